@@ -1,0 +1,108 @@
+"""Creates what template.yaml declares (tables, bus, rules, queues, secrets, the signing key)
+on an AWS endpoint such as the embedded emulator, and returns the functions' environment.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+from typing import Any
+
+import botocore.session
+
+from devstack.template import ACCOUNT, REGION, Resolver
+
+
+def _clients(endpoint: str) -> dict[str, Any]:
+    session = botocore.session.get_session()
+    make = lambda service: session.create_client(  # noqa: E731
+        service, region_name=REGION, endpoint_url=endpoint,
+        aws_access_key_id="local", aws_secret_access_key="local")
+    return {s: make(s) for s in ("dynamodb", "sqs", "events", "secretsmanager")}
+
+
+def _create_table(ddb, name: str, props: dict[str, Any]) -> None:
+    request: dict[str, Any] = {
+        "TableName": name, "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": props["AttributeDefinitions"], "KeySchema": props["KeySchema"],
+    }
+    if props.get("GlobalSecondaryIndexes"):
+        request["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    if props.get("StreamSpecification"):
+        request["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
+    if props.get("SSESpecification", {}).get("SSEEnabled"):
+        request["SSESpecification"] = {"Enabled": True}
+    ddb.create_table(**request)
+    ttl = props.get("TimeToLiveSpecification")
+    if ttl and ttl.get("Enabled"):
+        ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={
+            "AttributeName": ttl["AttributeName"], "Enabled": True})
+
+
+def _generated_secret(spec: dict[str, Any]) -> str:
+    alphabet = string.ascii_letters + string.digits
+    if not spec.get("ExcludePunctuation"):
+        alphabet += "!#$%&()*+,-.:;<=>?@[]^_{|}~"
+    value = "".join(secrets.choice(alphabet) for _ in range(int(spec.get("PasswordLength", 32))))
+    document = json.loads(spec.get("SecretStringTemplate", "{}"))
+    document[spec["GenerateStringKey"]] = value
+    return json.dumps(document)
+
+
+def provision(endpoint: str, parameters: dict[str, str] | None = None) -> dict[str, str]:
+    """Create every resource; return the environment template.yaml gives the functions."""
+    resolver = Resolver(parameters or {})
+    c = _clients(endpoint)
+    queue_urls: dict[str, str] = {}
+
+    for logical_id, resource in resolver.of_type("AWS::DynamoDB::Table").items():
+        _create_table(c["dynamodb"], resolver.physical_name(logical_id), resolver.resolve(resource["Properties"]))
+
+    queues = resolver.of_type("AWS::SQS::Queue")
+    # Dead-letter queues first, so redrive policies can name them.
+    for logical_id in sorted(queues, key=lambda q: "RedrivePolicy" in queues[q]["Properties"]):
+        props = resolver.resolve(queues[logical_id]["Properties"])
+        attributes = {k: str(props[k]) for k in ("VisibilityTimeout", "MessageRetentionPeriod", "DelaySeconds",
+                                                 "ReceiveMessageWaitTimeSeconds") if k in props}
+        if "RedrivePolicy" in props:
+            attributes["RedrivePolicy"] = json.dumps(props["RedrivePolicy"])
+        url = c["sqs"].create_queue(QueueName=resolver.physical_name(logical_id), Attributes=attributes)["QueueUrl"]
+        queue_urls[f"queue:{logical_id}"] = url
+
+    for logical_id, resource in resolver.of_type("AWS::Events::EventBus").items():
+        c["events"].create_event_bus(Name=resolver.physical_name(logical_id))
+
+    for logical_id, resource in resolver.of_type("AWS::Events::Rule").items():
+        props = resolver.resolve(resource["Properties"])
+        bus = props.get("EventBusName", "default")
+        c["events"].put_rule(Name=logical_id, EventBusName=bus, EventPattern=json.dumps(props["EventPattern"]),
+                             State="ENABLED")
+        c["events"].put_targets(Rule=logical_id, EventBusName=bus,
+                                Targets=[{"Id": t["Id"], "Arn": t["Arn"]} for t in props["Targets"]])
+
+    for logical_id, resource in resolver.of_type("AWS::SecretsManager::Secret").items():
+        props = resource["Properties"]
+        value = props.get("SecretString") or _generated_secret(props["GenerateSecretString"])
+        c["secretsmanager"].create_secret(Name=resolver.physical_name(logical_id), SecretString=value)
+
+    environment = {}
+    for logical_id in resolver.of_type("AWS::Serverless::Function"):
+        environment = resolver.function_environment(logical_id)
+        break
+    environment = {k: queue_urls.get(v, v) for k, v in environment.items()}
+    environment.update({"AWS_ENDPOINT_URL": endpoint, "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION,
+                        "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"})
+    return environment
+
+
+def run_custom_resources(parameters: dict[str, str] | None = None) -> None:
+    """Play the template's custom resources in-process (the environment must be set)."""
+    resolver = Resolver(parameters or {})
+    for logical_id, resource in resolver.resources.items():
+        if resource["Type"] == "Custom::SigningKeys":
+            from svc_core.auth.signing_keys import ensure_active_key
+            ensure_active_key(resolver.resolve(resource["Properties"]["SecretId"]))
+
+
+__all__ = ["provision", "run_custom_resources", "ACCOUNT"]

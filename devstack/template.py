@@ -1,0 +1,178 @@
+"""template.yaml, read and resolved for the local stack and the tests.
+
+Resources get their logical id as their physical name (the EventBus its declared Name), and
+Ref / Fn::GetAtt / Fn::Sub / Fn::If resolve the way CloudFormation would, which is all the
+functions' environment needs. Nothing here lists a table, route or queue a second time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = ROOT / "template.yaml"
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+
+
+class _CfnLoader(yaml.SafeLoader):
+    pass
+
+
+def _tag(name: str):
+    def construct(loader: yaml.Loader, node: yaml.Node) -> dict[str, Any]:
+        if isinstance(node, yaml.ScalarNode):
+            value: Any = loader.construct_scalar(node)
+            if name == "Fn::GetAtt":
+                value = value.split(".", 1)
+        elif isinstance(node, yaml.SequenceNode):
+            value = loader.construct_sequence(node, deep=True)
+        else:
+            value = loader.construct_mapping(node, deep=True)
+        return {name: value}
+    return construct
+
+
+for _short in ("Ref", "GetAtt", "Sub", "If", "Equals", "Not", "And", "Or", "Join", "Select", "Split",
+               "FindInMap", "ImportValue", "Condition", "Base64", "GetAZs"):
+    _CfnLoader.add_constructor(f"!{_short}", _tag(_short if _short in ("Ref", "Condition") else f"Fn::{_short}"))
+
+
+@lru_cache(maxsize=1)
+def load() -> dict[str, Any]:
+    return yaml.load(TEMPLATE.read_text(), Loader=_CfnLoader)
+
+
+@dataclass
+class Resolver:
+    """Resolves intrinsic functions for a stack with the given parameter values."""
+    parameters: dict[str, str]
+    stack_name: str = "svc-local"
+
+    def __post_init__(self) -> None:
+        self.template = load()
+        defaults = {k: str(v.get("Default", "")) for k, v in self.template.get("Parameters", {}).items()}
+        self.parameters = {**defaults, **self.parameters}
+
+    @property
+    def resources(self) -> dict[str, Any]:
+        return self.template["Resources"]
+
+    def physical_name(self, logical_id: str) -> str:
+        resource = self.resources[logical_id]
+        if resource["Type"] == "AWS::Events::EventBus":
+            return self.resolve(resource["Properties"]["Name"])
+        return logical_id
+
+    def arn(self, logical_id: str) -> str:
+        kind = self.resources[logical_id]["Type"]
+        name = self.physical_name(logical_id)
+        return {
+            "AWS::SQS::Queue": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}",
+            "AWS::DynamoDB::Table": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}",
+            "AWS::Events::EventBus": f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{name}",
+            "AWS::Events::Rule": f"arn:aws:events:{REGION}:{ACCOUNT}:rule/{name}",
+        }.get(kind, f"arn:aws:local:{REGION}:{ACCOUNT}:{name}")
+
+    def _pseudo(self, name: str) -> str | None:
+        return {"AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::StackName": self.stack_name,
+                "AWS::URLSuffix": "amazonaws.com", "AWS::Partition": "aws"}.get(name)
+
+    def ref(self, name: str) -> str:
+        if name in self.parameters:
+            return self.parameters[name]
+        pseudo = self._pseudo(name)
+        if pseudo is not None:
+            return pseudo
+        if self.resources[name]["Type"] == "AWS::SQS::Queue":
+            return f"queue:{name}"  # a queue's Ref is its URL; the provisioner maps it
+        return self.physical_name(name)
+
+    def condition(self, name: str) -> bool:
+        return bool(self.resolve(self.template["Conditions"][name]))
+
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if len(value) == 1:
+            (key, arg), = value.items()
+            if key == "Ref":
+                return self.ref(arg)
+            if key == "Fn::GetAtt":
+                logical_id, attribute = arg
+                if attribute == "Arn":
+                    return self.arn(logical_id)
+                if attribute == "QueueName":
+                    return self.physical_name(logical_id)
+                if attribute == "StreamArn":
+                    return f"stream:{logical_id}"
+                raise ValueError(f"unsupported attribute {attribute}")
+            if key == "Fn::Sub":
+                return re.sub(r"\$\{([^}]+)\}", lambda m: self._sub(m.group(1)), arg)
+            if key == "Fn::If":
+                name, then, otherwise = arg
+                return self.resolve(then if self.condition(name) else otherwise)
+            if key == "Fn::Equals":
+                left, right = self.resolve(arg)
+                return str(left) == str(right)
+            if key == "Fn::Not":
+                return not self.resolve(arg[0])
+            if key == "Condition":
+                return self.condition(arg)
+        return {k: self.resolve(v) for k, v in value.items()}
+
+    def _sub(self, expression: str) -> str:
+        if "." in expression:
+            logical_id, attribute = expression.split(".", 1)
+            return str(self.resolve({"Fn::GetAtt": [logical_id, attribute]}))
+        return str(self.ref(expression))
+
+    # ---- what the local stack needs --------------------------------------------------
+
+    def of_type(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.resources.items() if v["Type"] == kind}
+
+    def function_environment(self, logical_id: str) -> dict[str, str]:
+        globals_env = self.template.get("Globals", {}).get("Function", {}).get("Environment", {})
+        own_env = self.resources[logical_id]["Properties"].get("Environment", {})
+        merged = {**globals_env.get("Variables", {}), **own_env.get("Variables", {})}
+        return {k: str(self.resolve(v)) for k, v in merged.items()}
+
+    def function_code_dir(self, logical_id: str) -> Path:
+        return ROOT / self.resources[logical_id]["Properties"]["CodeUri"]
+
+    def api_routes(self) -> list[tuple[str, str, str]]:
+        """(method, path, function logical id) for every Api event."""
+        routes = []
+        for logical_id, resource in self.of_type("AWS::Serverless::Function").items():
+            for event in resource["Properties"].get("Events", {}).values():
+                if event["Type"] == "Api":
+                    routes.append((event["Properties"]["Method"].upper(), event["Properties"]["Path"], logical_id))
+        return routes
+
+    def stream_subscriptions(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(table logical id, function logical id, event properties) for DynamoDB stream events."""
+        found = []
+        for logical_id, resource in self.of_type("AWS::Serverless::Function").items():
+            for event in resource["Properties"].get("Events", {}).values():
+                if event["Type"] == "DynamoDB":
+                    stream = event["Properties"]["Stream"]
+                    found.append((stream["Fn::GetAtt"][0], logical_id, event["Properties"]))
+        return found
+
+    def queue_subscriptions(self) -> list[tuple[str, str, dict[str, Any]]]:
+        found = []
+        for logical_id, resource in self.of_type("AWS::Serverless::Function").items():
+            for event in resource["Properties"].get("Events", {}).values():
+                if event["Type"] == "SQS":
+                    queue = event["Properties"]["Queue"]
+                    found.append((queue["Fn::GetAtt"][0], logical_id, event["Properties"]))
+        return found

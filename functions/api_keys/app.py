@@ -1,0 +1,47 @@
+"""API keys: create, list, read, revoke, rotate."""
+
+from typing import Annotated, Optional
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+
+from svc_core.api import Api
+from svc_core.domain import api_keys
+from svc_core.domain.api_keys import ApiKey, ApiKeyCreate, ApiKeyPage, ApiKeyRotate, ApiKeyWithSecret
+from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+
+api = Api()
+TAGS = ["API keys"]
+
+
+@api.post("/api/v1/api-keys", scope="keys:write", status=201, response_model=ApiKeyWithSecret, tags=TAGS,
+          summary="Create an API key (its value is returned this once)")
+def create_key(body: ApiKeyCreate):
+    return api_keys.create_key(api.tenant_context(), body)
+
+
+@api.get("/api/v1/api-keys", scope="keys:read", response_model=ApiKeyPage, tags=TAGS,
+         summary="List the tenant's API keys, newest first")
+def list_keys(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+              cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+    return api_keys.list_keys(api.tenant_context(), limit, cursor)
+
+
+@api.get("/api/v1/api-keys/{id}", scope="keys:read", response_model=ApiKey, tags=TAGS,
+         summary="Read one API key (never its value)")
+def get_key(id: str):  # noqa: A002 - the path parameter's name
+    return api_keys.get_key(api.tenant_context(), id)
+
+
+@api.delete("/api/v1/api-keys/{id}", scope="keys:write", response_model=ApiKey, tags=TAGS,
+            summary="Revoke an API key: its next use is refused")
+def revoke_key(id: str):  # noqa: A002
+    return api_keys.revoke_key(api.tenant_context(), id)
+
+
+@api.post("/api/v1/api-keys/{id}/rotate", scope="keys:write", response_model=ApiKeyWithSecret, tags=TAGS,
+          summary="Give a key a new value; the old one works for the chosen overlap")
+def rotate_key(id: str, body: Annotated[Optional[ApiKeyRotate], Body()] = None):  # noqa: A002
+    return api_keys.rotate_key(api.tenant_context(), id, body or ApiKeyRotate())
+
+
+lambda_handler = api.handler

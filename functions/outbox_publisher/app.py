@@ -1,0 +1,48 @@
+"""Publishes outbox events from the outbox table's stream to the EventBridge bus.
+
+Each stream record is one event; a record whose put fails is reported as a batch item
+failure, so the stream hands it (and what follows it in its shard) back until it succeeds.
+Consumers deduplicate by the event id: a retried batch may publish an event twice.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+from svc_core import aws
+from svc_core.config import settings
+from svc_core.dynamo import from_item
+from svc_core.log import logger
+
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+
+
+class PublishFailed(Exception):
+    pass
+
+
+def to_entry(event: dict[str, Any]) -> dict[str, Any]:
+    cfg = settings()
+    return {"EventBusName": cfg.event_bus_name, "Source": cfg.event_source, "DetailType": event["type"],
+            "Detail": json.dumps(event, separators=(",", ":")), "Resources": []}
+
+
+def publish(record) -> None:
+    image = record.dynamodb.raw_event["dynamodb"].get("NewImage")
+    if not image:
+        return  # removals (TTL clean-up) carry nothing to publish
+    event = from_item(image)
+    event.pop("ttl", None)
+    answer = aws.client("events").put_events(Entries=[to_entry(event)])
+    if answer.get("FailedEntryCount"):
+        code = answer["Entries"][0].get("ErrorCode")
+        raise PublishFailed(f"EventBridge refused event {event['id']}: {code}")
+    logger.info("event published", extra={"event_id": event["id"], "event_type": event["type"],
+                                           "tenant_id": event["tenantId"]})
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return process_partial_response(event=event, record_handler=publish, processor=processor, context=context)

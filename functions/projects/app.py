@@ -1,0 +1,46 @@
+"""Projects: the five endpoints of the spec."""
+
+from typing import Annotated, Optional
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from svc_core.api import Api
+from svc_core.domain import projects
+from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+from svc_core.domain.projects import Project, ProjectCreate, ProjectPage, ProjectUpdate
+
+api = Api()
+TAGS = ["Projects"]
+
+
+@api.get("/api/v1/projects", scope="projects:read", response_model=ProjectPage, tags=TAGS,
+         summary="List the tenant's projects, newest first")
+def list_projects(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+                  cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+    return projects.list_projects(api.tenant_context(), limit, cursor)
+
+
+@api.post("/api/v1/projects", scope="projects:write", status=201, response_model=Project, tags=TAGS,
+          summary="Create a project")
+def create_project(body: ProjectCreate):
+    return projects.create_project(api.tenant_context(), body)
+
+
+@api.get("/api/v1/projects/{id}", scope="projects:read", response_model=Project, tags=TAGS,
+         summary="Read one project")
+def get_project(id: str):  # noqa: A002 - the path parameter's name
+    return projects.get_project(api.tenant_context(), id)
+
+
+@api.patch("/api/v1/projects/{id}", scope="projects:write", response_model=Project, tags=TAGS,
+           summary="Change the fields sent, and only those")
+def update_project(id: str, body: ProjectUpdate):  # noqa: A002
+    return projects.update_project(api.tenant_context(), id, body)
+
+
+@api.delete("/api/v1/projects/{id}", scope="projects:write", tags=TAGS, summary="Delete a project")
+def delete_project(id: str):  # noqa: A002
+    return projects.delete_project(api.tenant_context(), id)
+
+
+lambda_handler = api.handler

@@ -1,0 +1,323 @@
+"""The HTTP layer every API function shares.
+
+A function declares its routes with the scope each needs:
+
+    api = Api()
+
+    @api.get("/api/v1/projects/{id}", scope="projects:read", response_model=Project,
+             summary="Read one project")
+    def get_project(id: str):
+        return projects.get_project(api.tenant_context(), id)
+
+    lambda_handler = api.handler
+
+and gets, for every request: the credential checked (before the body is looked at), the
+request counted against the credential's rate limit, the scope checked, the body size and
+type checked, the input validated by Powertools (pydantic), the result wrapped in the
+envelope, every error mapped to its code, and the X-Request-Id, X-RateLimit-* and security
+headers on every response, errors included. Paths are written as in template.yaml.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from pydantic import BaseModel, create_model
+
+from svc_core import envelope, ids, rate_limit
+from svc_core.auth.authenticate import authenticate
+from svc_core.auth.principal import Principal
+from svc_core.config import settings
+from svc_core.context import TenantContext
+from svc_core.errors import (
+    Forbidden, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited, ServiceError, Unauthorized,
+    UnsupportedMediaType, ValidationFailed,
+)
+from svc_core.log import logger
+
+JSON = "application/json"
+SECURITY_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    method: str
+    path: str                 # as in template.yaml: /api/v1/projects/{id}
+    scope: str | None
+    public: bool
+
+
+@dataclass
+class RequestState:
+    request_id: str
+    source_ip: str
+    principal: Principal | None = None
+    allowance: rate_limit.Allowance | None = None
+    extra_headers: dict[str, str] = field(default_factory=dict)
+
+
+_state: contextvars.ContextVar[RequestState] = contextvars.ContextVar("request_state")
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any]
+
+
+class Meta(BaseModel):
+    request_id: str
+    timestamp: str
+
+
+class ErrorEnvelope(BaseModel):
+    error: ErrorBody
+    meta: Meta
+
+
+_envelopes: dict[type, type[BaseModel]] = {}
+
+
+def envelope_of(model: type) -> type[BaseModel]:
+    """The OpenAPI model of a success body: {data: model, meta}."""
+    if model not in _envelopes:
+        name = getattr(model, "__name__", "Data") + "Response"
+        _envelopes[model] = create_model(name, data=(model, ...), meta=(Meta, ...))
+    return _envelopes[model]
+
+
+_ERROR_RESPONSES = {
+    400: "VALIDATION_ERROR: the input is not valid (details.fields names each bad field)",
+    401: "UNAUTHORIZED: credential missing, invalid, expired or revoked",
+    403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
+    404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
+    413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
+    429: "RATE_LIMIT_EXCEEDED: too many requests; see Retry-After",
+    500: "INTERNAL_ERROR: the server failed; the body never says why",
+}
+
+
+def _template_to_regex(path: str) -> re.Pattern[str]:
+    return re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path)) + "$")
+
+
+class Api:
+    def __init__(self) -> None:
+        self.resolver = APIGatewayRestResolver(enable_validation=True)
+        self.specs: dict[tuple[str, str], RouteSpec] = {}
+        self._patterns: list[tuple[str, re.Pattern[str]]] = []
+        self.resolver.exception_handler(ServiceError)(self._on_service_error)
+        self.resolver.exception_handler(RequestValidationError)(self._on_validation_error)
+        self.resolver.exception_handler(NotFoundError)(self._on_no_route)
+        self.resolver.exception_handler(Exception)(self._on_unexpected)
+
+    # ---- declaring routes -------------------------------------------------------------
+
+    def route(self, method: str, path: str, *, scope: str | None = None, public: bool = False,
+              status: int = 200, response_model: type | None = None, summary: str,
+              description: str | None = None, tags: list[str] | None = None,
+              raw: bool = False, cache_seconds: int = 0) -> Callable:
+        """raw: the body is the result itself, not the envelope (for documents whose format a
+        standard fixes, such as a JWKS). cache_seconds: let clients cache a public document."""
+        if not public and scope is None:
+            raise ValueError(f"{method} {path}: a route is either public or names its scope")
+        spec = RouteSpec(method=method, path=path, scope=scope, public=public)
+        self.specs[(method, path)] = spec
+        self._patterns.append((method, _template_to_regex(path)))
+        success_model = (response_model or dict) if raw else envelope_of(response_model or dict)
+        responses: dict[int, dict[str, Any]] = {
+            status: {"description": "Success", "content": {JSON: {"model": success_model}}},
+        }
+        for code, text in _ERROR_RESPONSES.items():
+            if public and code in (401, 403, 429):
+                continue
+            responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
+        security = [] if public else [{"bearerAuth": [scope]}]
+        rule = re.sub(r"\{([^/]+?)\}", r"<\1>", path)
+
+        def decorator(func: Callable) -> Callable:
+            @functools.wraps(func)
+            def wrapper(*args: Any, **kwargs: Any) -> Response:
+                result = func(*args, **kwargs)
+                if isinstance(result, BaseModel):
+                    result = result.model_dump(mode="json")
+                return Response(status_code=status, content_type=JSON,
+                                 body=envelope.success_body(result, _state.get().request_id))
+
+            # The envelope is built here, so Powertools must not validate the return value.
+            wrapper.__signature__ = inspect.signature(func).replace(return_annotation=inspect.Signature.empty)
+            self.resolver.route(rule=rule, method=method, summary=summary, description=description,
+                                responses=responses, security=security, tags=tags,
+                                operation_id=func.__name__)(wrapper)
+            return func
+
+        return decorator
+
+    def get(self, path: str, **kw: Any) -> Callable:
+        return self.route("GET", path, **kw)
+
+    def post(self, path: str, **kw: Any) -> Callable:
+        return self.route("POST", path, **kw)
+
+    def put(self, path: str, **kw: Any) -> Callable:
+        return self.route("PUT", path, **kw)
+
+    def patch(self, path: str, **kw: Any) -> Callable:
+        return self.route("PATCH", path, **kw)
+
+    def delete(self, path: str, **kw: Any) -> Callable:
+        return self.route("DELETE", path, **kw)
+
+    # ---- inside a route ---------------------------------------------------------------
+
+    def tenant_context(self) -> TenantContext:
+        state = _state.get()
+        if state.principal is None:
+            raise Unauthorized()
+        return TenantContext(tenant_id=state.principal.tenant_id, principal=state.principal,
+                             request_id=state.request_id)
+
+    def request_state(self) -> RequestState:
+        return _state.get()
+
+    # ---- the Lambda entry point -------------------------------------------------------
+
+    def handler(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        started = time.perf_counter()
+        request_context = event.get("requestContext") or {}
+        state = RequestState(
+            request_id=request_context.get("requestId") or ids.new_ulid(),
+            source_ip=(request_context.get("identity") or {}).get("sourceIp") or "",
+        )
+        token = _state.set(state)
+        logger.append_keys(request_id=state.request_id, tenant_id=None)
+        try:
+            try:
+                self._admit(event, state)
+            except ServiceError as exc:
+                response = _proxy_response(exc.status, envelope.error_body(exc.code, exc.message, exc.details,
+                                                                           state.request_id), exc.headers)
+            else:
+                response = self.resolver.resolve(event, context)
+            self._finish(response, state)
+            logger.info("request", extra={"method": event.get("httpMethod"), "resource": event.get("resource"),
+                                          "status": response["statusCode"],
+                                          "latency_ms": round((time.perf_counter() - started) * 1000, 2)})
+            return response
+        finally:
+            logger.remove_keys(["request_id", "tenant_id"])
+            _state.reset(token)
+
+    def _admit(self, event: dict[str, Any], state: RequestState) -> None:
+        """Authenticate, count, check scope and body, before any input is parsed."""
+        method = event.get("httpMethod", "")
+        spec = self.specs.get((method, event.get("resource", "")))
+        if spec is None or not spec.public:
+            headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+            try:
+                state.principal = authenticate(headers.get("authorization"))
+            except Unauthorized:
+                self._count(f"ip#{state.source_ip}", state)  # failed attempts count per address
+                raise
+            logger.append_keys(tenant_id=state.principal.tenant_id)
+            self._count(state.principal.rate_limit_key, state)
+            if spec is not None and spec.scope not in state.principal.scopes:
+                raise Forbidden(f"This needs the {spec.scope} scope.", {"requiredScope": spec.scope})
+        _check_body(event)
+
+    def _count(self, counter_key: str, state: RequestState) -> None:
+        try:
+            state.allowance = rate_limit.consume(counter_key)
+        except rate_limit.CredentialRevoked:
+            raise Unauthorized("The API key was revoked.") from None
+        if state.allowance.exceeded:
+            raise RateLimited(f"More than {state.allowance.limit} requests in this window.",
+                              {"limit": state.allowance.limit, "resetAt": state.allowance.reset})
+
+    def _finish(self, response: dict[str, Any], state: RequestState) -> None:
+        headers = {"X-Request-Id": state.request_id, **SECURITY_HEADERS, **state.extra_headers}
+        if state.allowance is not None:
+            headers.update(state.allowance.headers())
+        multi = response.setdefault("multiValueHeaders", {})
+        for name, value in headers.items():
+            multi[name] = [value]
+        if "headers" in response and response["headers"] is not None:
+            response["headers"].update(headers)
+
+    # ---- errors -----------------------------------------------------------------------
+
+    def _error(self, status: int, code: str, message: str, details: dict[str, Any] | None = None,
+               headers: dict[str, str] | None = None) -> Response:
+        return Response(status_code=status, content_type=JSON, headers=headers or {},
+                        body=envelope.error_body(code, message, details, _state.get().request_id))
+
+    def _on_service_error(self, exc: ServiceError) -> Response:
+        return self._error(exc.status, exc.code, exc.message, exc.details, exc.headers)
+
+    def _on_validation_error(self, exc: RequestValidationError) -> Response:
+        fields = [_field_problem(error) for error in exc.errors()]
+        if any(f["reason"] == "UNSUPPORTED_MEDIA_TYPE" for f in fields):
+            err = UnsupportedMediaType("Send the body as application/json.")
+            return self._on_service_error(err)
+        err = ValidationFailed("The request is not valid.", {"fields": fields})
+        return self._on_service_error(err)
+
+    def _on_no_route(self, _exc: NotFoundError) -> Response:
+        event = self.resolver.current_event
+        path, method = event.path, event.http_method
+        if any(p.match(path) for m, p in self._patterns if m != method):
+            allowed = sorted({m for m, p in self._patterns if p.match(path)})
+            return self._on_service_error(MethodNotAllowed(
+                f"{method} is not allowed on this path.", {"allowed": allowed}, {"Allow": ", ".join(allowed)}))
+        return self._on_service_error(NotFound("No such route.", {"path": path, "method": method}))
+
+    def _on_unexpected(self, exc: Exception) -> Response:
+        logger.exception("unhandled error")
+        return self._on_service_error(ServiceError())
+
+
+def _field_problem(error: dict[str, Any]) -> dict[str, str]:
+    loc = [str(part) for part in error.get("loc", ())]
+    where = loc[0] if loc else "body"
+    name = ".".join(loc[1:]) or where
+    kind = error.get("type", "")
+    if kind == "json_invalid":
+        reason = "the body is not valid JSON"
+    elif kind == "unsupported_content_type":
+        reason = "UNSUPPORTED_MEDIA_TYPE"
+    elif kind == "missing" and name == "body":
+        reason = "a JSON body is required"
+    else:
+        reason = error.get("msg", "is not valid")
+    return {"field": name, "in": where, "reason": reason}
+
+
+def _check_body(event: dict[str, Any]) -> None:
+    body = event.get("body")
+    if not body:
+        return
+    size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode())
+    limit = settings().max_body_bytes
+    if size > limit:
+        raise PayloadTooLarge(f"The body is {size} bytes; the limit is {limit}.", {"limitBytes": limit})
+
+
+def _proxy_response(status: int, body: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    multi = {"Content-Type": [JSON]}
+    for name, value in (headers or {}).items():
+        multi[name] = [value]
+    return {"statusCode": status, "multiValueHeaders": multi, "body": body, "isBase64Encoded": False}
+

@@ -1,0 +1,94 @@
+"""From an Authorization header to a verified Principal.
+
+- `Bearer svc_<type>_...`: an API key. Its format and checksum are checked first (a bad one
+  is refused with no database read); then the HMAC of the value (pepper from Secrets
+  Manager) finds the secret's record. The service mints a short-lived JWT for the key and
+  verifies it, so the rest of the request sees only verified claims. Records and their
+  tokens are cached per container for a minute; revocation still takes effect on the next
+  request because the per-request rate-limit count refuses a revoked key (see
+  data/rate_limits_table.py).
+- `Bearer <JWT>`: a service access token, verified by auth/tokens.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import threading
+import time
+from dataclasses import dataclass
+
+from svc_core import secrets_cache, timeutil
+from svc_core.auth import key_format, tokens
+from svc_core.auth.principal import Principal
+from svc_core.config import settings
+from svc_core.data import api_keys_table
+from svc_core.errors import Unauthorized
+from svc_core.log import logger
+
+
+@dataclass(frozen=True)
+class _CachedKey:
+    fetched: float
+    principal: Principal
+    not_after: int | None
+
+
+_key_cache: dict[str, _CachedKey] = {}
+_cache_lock = threading.Lock()
+
+
+def hash_key(value: str) -> str:
+    pepper = secrets_cache.get_json_secret(settings().key_pepper_secret_id)["pepper"]
+    return hmac.new(pepper.encode(), value.encode(), hashlib.sha256).hexdigest()
+
+
+def authenticate(authorization: str | None) -> Principal:
+    if not authorization:
+        raise Unauthorized("Send a credential: Authorization: Bearer <API key or access token>.")
+    scheme, _, credential = authorization.strip().partition(" ")
+    credential = credential.strip()
+    if scheme.lower() != "bearer" or not credential:
+        raise Unauthorized("The Authorization header must be 'Bearer <credential>'.")
+    if credential.startswith("svc_"):
+        return _from_api_key(credential)
+    return tokens.verify(credential)
+
+
+def _from_api_key(value: str) -> Principal:
+    if key_format.parse_type(value) is None:
+        raise Unauthorized("The API key is malformed.")
+    secret_hash = hash_key(value)
+    now = timeutil.now()
+    cached = _key_cache.get(secret_hash)
+    if cached is None or time.monotonic() - cached.fetched > settings().key_cache_seconds:
+        cached = _load(secret_hash, now)
+    if cached.not_after is not None and now >= cached.not_after:
+        raise Unauthorized("The API key has expired or was revoked.")
+    return cached.principal
+
+
+def _load(secret_hash: str, now: float) -> _CachedKey:
+    record = api_keys_table.find_secret(secret_hash)
+    if record is None:
+        raise Unauthorized("The API key is not valid.")
+    not_after = record.get("notAfter")
+    if not_after is not None and now >= not_after:
+        raise Unauthorized("The API key has expired or was revoked.")
+    token, _ = tokens.mint(subject=record["keyId"], tenant_id=record["tenantId"],
+                           scopes=record["scopes"], credential="api_key")
+    cached = _CachedKey(fetched=time.monotonic(), principal=tokens.verify(token), not_after=not_after)
+    with _cache_lock:
+        _key_cache[secret_hash] = cached
+    try:
+        api_keys_table.touch(record["keyId"], int(now))  # last_used_at, to the minute
+    except Exception:
+        logger.warning("could not record last use of an API key", extra={"key_id": record["keyId"]})
+    return cached
+
+
+def forget_key(key_id: str) -> None:
+    """Drop a key's cached records (after revoking or rotating it in this container)."""
+    with _cache_lock:
+        for secret_hash in [h for h, c in _key_cache.items() if c.principal.subject == key_id]:
+            del _key_cache[secret_hash]

@@ -1,0 +1,32 @@
+"""Who is calling: built only from verified JWT claims."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Principal:
+    subject: str              # key_... for API keys, usr_... for users
+    tenant_id: str
+    scopes: frozenset[str]
+    credential: str           # "api_key" or "user"
+    token_id: str             # the JWT's jti
+    claims: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @property
+    def rate_limit_key(self) -> str:
+        """Requests are counted per credential: one API key, or one user's tokens."""
+        return self.subject
+
+    @classmethod
+    def from_claims(cls, claims: dict[str, Any]) -> "Principal":
+        return cls(
+            subject=claims["sub"],
+            tenant_id=claims["tid"],
+            scopes=frozenset(claims["scopes"]),
+            credential=claims.get("cred", "user"),
+            token_id=claims["jti"],
+            claims=claims,
+        )

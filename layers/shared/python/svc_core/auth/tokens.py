@@ -1,0 +1,70 @@
+"""Service access tokens: ES256 JWTs, explicitly typed, verified per RFC 8725.
+
+Verification accepts exactly one algorithm (ES256) for keys we publish, requires typ at+jwt,
+a known kid, and the iss, aud, sub, tid, scopes, exp, iat and jti claims. alg "none" in any
+spelling, HS256 keyed with our public key, an unknown kid, an expired token or a wrong
+issuer or audience all raise Unauthorized.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import jwt
+
+from svc_core import timeutil
+from svc_core.auth import signing_keys
+from svc_core.auth.principal import Principal
+from svc_core.config import settings
+from svc_core.errors import Unauthorized
+
+TOKEN_TYPE = "at+jwt"
+_REQUIRED = ["iss", "aud", "sub", "exp", "iat", "jti"]
+LEEWAY_SECONDS = 5  # clock skew between containers
+
+
+def mint(*, subject: str, tenant_id: str, scopes: list[str] | frozenset[str], credential: str,
+         lifetime: int | None = None, extra: dict[str, Any] | None = None) -> tuple[str, int]:
+    """A signed token and its lifetime in seconds."""
+    cfg = settings()
+    lifetime = lifetime or cfg.jwt_lifetime_seconds
+    issued = int(timeutil.now())
+    claims = {
+        "iss": cfg.jwt_issuer, "aud": cfg.jwt_audience, "sub": subject, "tid": tenant_id,
+        "scopes": sorted(scopes), "cred": credential, "iat": issued, "nbf": issued,
+        "exp": issued + lifetime, "jti": secrets.token_urlsafe(16), **(extra or {}),
+    }
+    keyset = signing_keys.current()
+    token = jwt.encode(claims, keyset.active_private, algorithm=signing_keys.ALGORITHM,
+                       headers={"kid": keyset.active_kid, "typ": TOKEN_TYPE})
+    return token, lifetime
+
+
+def verify(token: str) -> Principal:
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.PyJWTError:
+        raise Unauthorized("The access token is malformed.") from None
+    if header.get("typ") != TOKEN_TYPE or header.get("alg") != signing_keys.ALGORITHM:
+        raise Unauthorized("The access token's type or algorithm is not accepted.")
+    kid = header.get("kid")
+    keyset = signing_keys.current()
+    if kid not in keyset.public:
+        # A key added by a rotation elsewhere may not be in our cached copy yet.
+        keyset = signing_keys.current(force_fetch=True)
+    public = keyset.public.get(kid)
+    if public is None:
+        raise Unauthorized("The access token was signed by an unknown key.")
+    cfg = settings()
+    try:
+        claims = jwt.decode(token, public, algorithms=[signing_keys.ALGORITHM],
+                            audience=cfg.jwt_audience, issuer=cfg.jwt_issuer,
+                            options={"require": _REQUIRED}, leeway=LEEWAY_SECONDS)
+    except jwt.ExpiredSignatureError:
+        raise Unauthorized("The access token has expired.") from None
+    except jwt.PyJWTError:
+        raise Unauthorized("The access token is not valid.") from None
+    if not isinstance(claims.get("tid"), str) or not isinstance(claims.get("scopes"), list):
+        raise Unauthorized("The access token lacks tenant or scope claims.")
+    return Principal.from_claims(claims)

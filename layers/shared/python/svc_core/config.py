@@ -1,0 +1,62 @@
+"""Deployment settings, read from the environment once per container.
+
+template.yaml sets these variables on every function; the local stack and the tests set the
+same names. Nothing else reads os.environ for settings.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class Settings:
+    projects_table: str
+    api_keys_table: str
+    rate_limits_table: str
+    outbox_table: str
+    tenants_table: str
+    event_bus_name: str
+    event_source: str
+    signing_keys_secret_id: str
+    key_pepper_secret_id: str
+    jwt_issuer: str
+    jwt_audience: str
+    jwt_lifetime_seconds: int
+    rate_limit_per_window: int
+    rate_limit_window_seconds: int
+    max_body_bytes: int
+    secrets_cache_seconds: int
+    key_cache_seconds: int
+    stage: str
+
+
+def _int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    env = os.environ.get
+    return Settings(
+        projects_table=env("PROJECTS_TABLE", "projects"),
+        api_keys_table=env("API_KEYS_TABLE", "api-keys"),
+        rate_limits_table=env("RATE_LIMITS_TABLE", "rate-limits"),
+        outbox_table=env("OUTBOX_TABLE", "outbox"),
+        tenants_table=env("TENANTS_TABLE", "tenants"),
+        event_bus_name=env("EVENT_BUS_NAME", "svc-events"),
+        event_source=env("EVENT_SOURCE", "svc.api"),
+        signing_keys_secret_id=env("SIGNING_KEYS_SECRET_ID", "svc/jwt-signing-keys"),
+        key_pepper_secret_id=env("KEY_PEPPER_SECRET_ID", "svc/api-key-pepper"),
+        jwt_issuer=env("JWT_ISSUER", "https://api.svc.local"),
+        jwt_audience=env("JWT_AUDIENCE", "svc-api"),
+        jwt_lifetime_seconds=_int("JWT_LIFETIME_SECONDS", 900),
+        rate_limit_per_window=_int("RATE_LIMIT_PER_WINDOW", 1000),
+        rate_limit_window_seconds=_int("RATE_LIMIT_WINDOW_SECONDS", 60),
+        max_body_bytes=_int("MAX_BODY_BYTES", 256 * 1024),
+        secrets_cache_seconds=_int("SECRETS_CACHE_SECONDS", 300),
+        key_cache_seconds=_int("API_KEY_CACHE_SECONDS", 60),
+        stage=env("STAGE", "dev"),
+    )

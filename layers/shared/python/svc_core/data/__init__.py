@@ -1,0 +1,1 @@
+"""Data access: one module per DynamoDB table. Only this package speaks to DynamoDB."""

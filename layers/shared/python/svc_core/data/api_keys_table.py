@@ -1,0 +1,142 @@
+"""The API keys table.
+
+Two kinds of item:
+- KEY#<id>: the key's record (name, type, environment, scopes, tenant, creator, times, the
+  secrets it has, each {hash, notAfter}). Only these carry `id`, so the byTenant index (tenantId, id) lists
+  keys and nothing else.
+- SECRET#<hash>: looked up by the HMAC of a presented key; carries what authentication needs
+  (key id, tenant, scopes) and `notAfter`, the end of that secret's life (a rotated-out
+  secret lives on for the overlap; a revoked key's secrets end at once).
+The key value itself is never stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svc_core import aws
+from svc_core.config import settings
+from svc_core.data import rate_limits_table
+from svc_core.data.common import ConditionFailed, decode_cursor, encode_cursor, transact
+from svc_core.dynamo import from_item, to_item, values
+
+BY_TENANT_INDEX = "byTenant"
+
+
+def _table() -> str:
+    return settings().api_keys_table
+
+
+def _public(item: dict[str, Any]) -> dict[str, Any]:
+    record = from_item(item)
+    record.pop("pk", None)
+    return record
+
+
+def create(record: dict[str, Any], secret_hash: str) -> None:
+    secret = _secret_record(record, secret_hash, record.get("expiresAt"))
+    transact([
+        {"Put": {"TableName": _table(), "Item": to_item({"pk": f"KEY#{record['id']}", **record}),
+                 "ConditionExpression": "attribute_not_exists(pk)"}},
+        {"Put": {"TableName": _table(), "Item": to_item(secret),
+                 "ConditionExpression": "attribute_not_exists(pk)"}},
+    ])
+
+
+def _secret_record(record: dict[str, Any], secret_hash: str, not_after: int | None) -> dict[str, Any]:
+    return {"pk": f"SECRET#{secret_hash}", "keyId": record["id"], "tenantId": record["tenantId"],
+            "scopes": record["scopes"], "type": record["type"], "environment": record["environment"],
+            "notAfter": not_after}
+
+
+def find_secret(secret_hash: str) -> dict[str, Any] | None:
+    answer = aws.client("dynamodb").get_item(TableName=_table(), Key={"pk": {"S": f"SECRET#{secret_hash}"}},
+                                             ConsistentRead=True)
+    item = answer.get("Item")
+    return _public(item) if item else None
+
+
+def get(tenant_id: str, key_id: str) -> dict[str, Any] | None:
+    answer = aws.client("dynamodb").get_item(TableName=_table(), Key={"pk": {"S": f"KEY#{key_id}"}},
+                                             ConsistentRead=True)
+    item = answer.get("Item")
+    if not item or item["tenantId"]["S"] != tenant_id:
+        return None  # another tenant's key is as absent as a missing one
+    return _public(item)
+
+
+def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """Newest first; the cursor names the last key of the previous page."""
+    query: dict[str, Any] = {
+        "TableName": _table(), "IndexName": BY_TENANT_INDEX,
+        "KeyConditionExpression": "tenantId = :t", "ExpressionAttributeValues": values(t=tenant_id),
+        "ScanIndexForward": False, "Limit": limit,
+    }
+    if cursor:
+        after = decode_cursor(cursor)["after"]
+        query["ExclusiveStartKey"] = {"tenantId": {"S": tenant_id}, "id": {"S": after},
+                                      "pk": {"S": f"KEY#{after}"}}
+    answer = aws.client("dynamodb").query(**query)
+    items = [_public(i) for i in answer.get("Items", [])]
+    next_cursor = None
+    if answer.get("LastEvaluatedKey") and items:
+        next_cursor = encode_cursor({"after": items[-1]["id"]})
+    return items, next_cursor
+
+
+def touch(key_id: str, now: int) -> None:
+    aws.client("dynamodb").update_item(
+        TableName=_table(), Key={"pk": {"S": f"KEY#{key_id}"}},
+        UpdateExpression="SET lastUsedAt = :now", ConditionExpression="attribute_exists(pk)",
+        ExpressionAttributeValues=values(now=now),
+    )
+
+
+def revoke(record: dict[str, Any], now: int) -> None:
+    """Mark the key revoked, end all its secrets, and mark its rate-limit counter revoked."""
+    writes = [{"Update": {
+        "TableName": _table(), "Key": {"pk": {"S": f"KEY#{record['id']}"}},
+        "UpdateExpression": "SET revokedAt = :now",
+        "ConditionExpression": "tenantId = :t AND attribute_not_exists(revokedAt)",
+        "ExpressionAttributeValues": values(now=now, t=record["tenantId"]),
+    }}]
+    for secret in record["secrets"]:
+        if secret["notAfter"] is None or secret["notAfter"] > now:
+            writes.append(_end_secret(secret["hash"], now))
+    writes.append(rate_limits_table.revoke_item(record["id"], now))
+    transact(writes)
+
+
+def _end_secret(secret_hash: str, not_after: int) -> dict[str, Any]:
+    return {"Update": {
+        "TableName": _table(), "Key": {"pk": {"S": f"SECRET#{secret_hash}"}},
+        "UpdateExpression": "SET notAfter = :na",
+        "ConditionExpression": "attribute_exists(pk) AND (attribute_not_exists(notAfter) OR notAfter >= :na)",
+        "ExpressionAttributeValues": values(na=not_after),
+    }}
+
+
+def rotate(record: dict[str, Any], new_hash: str, hint: str, old_secret_ends: int, now: int) -> dict[str, Any]:
+    """Give the key a new secret; the current one lives on until old_secret_ends.
+
+    The record lists its live secrets with their ends; ended ones are dropped here.
+    Returns the updated record; ConditionFailed when the key changed meanwhile.
+    """
+    current, *older = record["secrets"]
+    live = [s for s in older if s["notAfter"] is None or s["notAfter"] > now]
+    new_secrets = [{"hash": new_hash, "notAfter": record.get("expiresAt")},
+                   {"hash": current["hash"], "notAfter": old_secret_ends}] + live
+    updated = {**record, "hint": hint, "rotatedAt": now, "secrets": new_secrets}
+    transact([
+        {"Update": {
+            "TableName": _table(), "Key": {"pk": {"S": f"KEY#{record['id']}"}},
+            "UpdateExpression": "SET hint = :hint, rotatedAt = :now, secrets = :new",
+            "ConditionExpression": "tenantId = :t AND attribute_not_exists(revokedAt) AND secrets = :old",
+            "ExpressionAttributeValues": values(hint=hint, now=now, new=new_secrets,
+                                                t=record["tenantId"], old=record["secrets"]),
+        }},
+        {"Put": {"TableName": _table(), "Item": to_item(_secret_record(record, new_hash, record.get("expiresAt"))),
+                 "ConditionExpression": "attribute_not_exists(pk)"}},
+        _end_secret(current["hash"], old_secret_ends),
+    ])
+    return updated

@@ -1,0 +1,46 @@
+"""What the table modules share: cursors, conditional-failure detection, transactions."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from svc_core import aws
+
+
+class ConditionFailed(Exception):
+    """A conditional write found the item not in the state it required."""
+
+
+def is_condition_failure(exc: Exception) -> bool:
+    return aws.error_code(exc) == "ConditionalCheckFailedException"
+
+
+def transact(items: list[dict[str, Any]]) -> None:
+    """All the writes or none; ConditionFailed when any condition does not hold."""
+    try:
+        aws.client("dynamodb").transact_write_items(TransactItems=items)
+    except Exception as exc:
+        if aws.error_code(exc) == "TransactionCanceledException":
+            reasons = getattr(exc, "response", {}).get("CancellationReasons", [])
+            if any(r.get("Code") == "ConditionalCheckFailed" for r in reasons) or not reasons:
+                raise ConditionFailed() from exc
+        raise
+
+
+def encode_cursor(position: dict[str, str]) -> str:
+    raw = json.dumps(position, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def decode_cursor(cursor: str) -> dict[str, str] | None:
+    """The position a cursor names, or None when it is not one this service made."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        value = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        return None
+    return value

@@ -1,0 +1,87 @@
+"""The rate-limits table: one counter item per credential, for fixed windows.
+
+Item: {pk: credential id, windowStart, hits, ttl, revokedAt?}. Each request is one
+conditional UpdateItem that adds to the counter of the current window (or starts a new
+window), so the count is exact under any concurrency. The same condition refuses a
+credential that carries a revocation mark, which makes a revoked API key fail on its next
+use in every container, although containers cache key records.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svc_core import aws
+from svc_core.config import settings
+from svc_core.data.common import is_condition_failure
+from svc_core.dynamo import values
+
+
+class CredentialRevoked(Exception):
+    pass
+
+
+_NAMES = {"#w": "windowStart", "#h": "hits", "#ttl": "ttl"}
+
+
+def _add_hit(pk: str, window_start: int) -> int:
+    answer = aws.client("dynamodb").update_item(
+        TableName=settings().rate_limits_table,
+        Key={"pk": {"S": pk}},
+        UpdateExpression="SET #h = #h + :one",
+        ConditionExpression="#w = :w AND attribute_not_exists(revokedAt)",
+        ExpressionAttributeNames={"#w": "windowStart", "#h": "hits"},
+        ExpressionAttributeValues=values(one=1, w=window_start),
+        ReturnValues="UPDATED_NEW",
+        ReturnValuesOnConditionCheckFailure="ALL_OLD",
+    )
+    return int(answer["Attributes"]["hits"]["N"])
+
+
+def _start_window(pk: str, window_start: int, ttl: int) -> None:
+    aws.client("dynamodb").update_item(
+        TableName=settings().rate_limits_table,
+        Key={"pk": {"S": pk}},
+        UpdateExpression="SET #w = :w, #h = :one, #ttl = :ttl",
+        ConditionExpression="(attribute_not_exists(#w) OR #w < :w) AND attribute_not_exists(revokedAt)",
+        ExpressionAttributeNames=_NAMES,
+        ExpressionAttributeValues=values(w=window_start, one=1, ttl=ttl),
+    )
+
+
+def count_request(pk: str, window_start: int, window_seconds: int) -> tuple[int, int]:
+    """Count one request; returns (hits in the window, the window's start).
+
+    Usually one call: add to the current window. The first request of a window starts it
+    with a second conditional call; if another request started it first, we add again.
+    """
+    for _ in range(4):
+        try:
+            return _add_hit(pk, window_start), window_start
+        except Exception as exc:
+            if not is_condition_failure(exc):
+                raise
+            old = getattr(exc, "response", {}).get("Item") or {}
+            if "revokedAt" in old:
+                raise CredentialRevoked() from None
+            if "windowStart" in old and int(old["windowStart"]["N"]) > window_start:
+                window_start = int(old["windowStart"]["N"])  # another clock is ahead: use its window
+                continue
+        try:
+            _start_window(pk, window_start, window_start + 2 * window_seconds)
+            return 1, window_start
+        except Exception as exc:
+            if not is_condition_failure(exc):
+                raise
+    raise RuntimeError("rate-limit counter did not settle")
+
+
+def revoke_item(pk: str, now: float) -> dict[str, Any]:
+    """A TransactWriteItems entry that marks a credential revoked (kept: no TTL)."""
+    return {"Update": {
+        "TableName": settings().rate_limits_table,
+        "Key": {"pk": {"S": pk}},
+        "UpdateExpression": "SET revokedAt = :now REMOVE #ttl",
+        "ExpressionAttributeNames": {"#ttl": "ttl"},
+        "ExpressionAttributeValues": values(now=int(now)),
+    }}

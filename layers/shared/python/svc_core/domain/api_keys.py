@@ -1,0 +1,174 @@
+"""API keys: created, listed, rotated and revoked through the API (there is no dashboard).
+
+The full value is returned once, by create (and by rotate for the new value); only an HMAC
+of it is stored. A key never holds a scope its creator does not hold.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+from svc_core import ids, timeutil
+from svc_core.auth import authenticate, key_format
+from svc_core.context import TenantContext
+from svc_core.data import api_keys_table
+from svc_core.data.common import ConditionFailed
+from svc_core.domain.paging import check_cursor, page
+from svc_core.errors import Conflict, Forbidden, NotFound
+from svc_core.scopes import unknown_scopes
+
+KeyType = Literal["sdk", "cli", "ci", "int", "mkt"]
+Environment = Literal["Development", "Staging", "Production"]
+MAX_OVERLAP_SECONDS = 7 * 24 * 3600
+DEFAULT_OVERLAP_SECONDS = 24 * 3600
+
+
+class ApiKeyCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+    type: KeyType
+    environment: Environment
+    scopes: list[str] | None = Field(
+        default=None, max_length=64,
+        description="Scopes the key holds; omitted means all the scopes of its creator.")
+    expiresInDays: int | None = Field(default=None, ge=1, le=730,
+                                      description="Omitted means the key does not expire.")
+
+    @field_validator("scopes")
+    @classmethod
+    def _known_scopes(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        unknown = unknown_scopes(value)
+        if unknown:
+            raise ValueError(f"unknown scopes: {', '.join(unknown)}")
+        return sorted(set(value))
+
+
+class ApiKeyRotate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    overlapSeconds: int = Field(default=DEFAULT_OVERLAP_SECONDS, ge=0, le=MAX_OVERLAP_SECONDS,
+                                description="How long the old value keeps working (0 to 7 days).")
+
+
+class ApiKey(BaseModel):
+    id: str
+    name: str
+    type: KeyType
+    environment: Environment
+    scopes: list[str]
+    tenantId: str
+    createdBy: str
+    hint: str = Field(description="The key's prefix and last four characters")
+    status: Literal["active", "expired", "revoked"]
+    created_at: str
+    last_used_at: str | None
+    expires_at: str | None
+    revoked_at: str | None
+    rotated_at: str | None
+
+
+class ApiKeyWithSecret(ApiKey):
+    key: str = Field(description="The full key value. Shown this once; store it now.")
+
+
+class ApiKeyPage(BaseModel):
+    items: list[ApiKey]
+    nextCursor: str | None
+
+
+def _status(record: dict[str, Any], now: float) -> str:
+    if record.get("revokedAt") is not None:
+        return "revoked"
+    if record.get("expiresAt") is not None and now >= record["expiresAt"]:
+        return "expired"
+    return "active"
+
+
+def _view(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": record["id"], "name": record["name"], "type": record["type"],
+        "environment": record["environment"], "scopes": list(record["scopes"]),
+        "tenantId": record["tenantId"], "createdBy": record["createdBy"], "hint": record["hint"],
+        "status": _status(record, timeutil.now()),
+        "created_at": timeutil.iso(record["createdAt"]), "last_used_at": timeutil.iso(record.get("lastUsedAt")),
+        "expires_at": timeutil.iso(record.get("expiresAt")), "revoked_at": timeutil.iso(record.get("revokedAt")),
+        "rotated_at": timeutil.iso(record.get("rotatedAt")),
+    }
+
+
+def issue_key(*, tenant_id: str, created_by: str, name: str, key_type: str, environment: str,
+              scopes: list[str], expires_in_days: int | None = None, store=api_keys_table) -> dict[str, Any]:
+    """Create a key and return its view with the full value (the only time it is shown)."""
+    now = int(timeutil.now())
+    value = key_format.generate(key_type)
+    secret_hash = authenticate.hash_key(value)
+    expires_at = now + expires_in_days * 86400 if expires_in_days else None
+    record = {
+        "id": ids.new_id("key"), "tenantId": tenant_id, "name": name, "type": key_type,
+        "environment": environment, "scopes": sorted(scopes), "createdBy": created_by,
+        "createdAt": now, "expiresAt": expires_at, "hint": key_format.display_hint(value),
+        "secrets": [{"hash": secret_hash, "notAfter": expires_at}],
+    }
+    store.create(record, secret_hash)
+    return {**_view(record), "key": value}
+
+
+def create_key(ctx: TenantContext, body: ApiKeyCreate, store=api_keys_table) -> dict[str, Any]:
+    scopes = sorted(ctx.scopes) if body.scopes is None else body.scopes
+    not_held = sorted(set(scopes) - ctx.scopes)
+    if not_held:
+        raise Forbidden("A key cannot hold scopes its creator does not hold.", {"scopes": not_held})
+    return issue_key(tenant_id=ctx.tenant_id, created_by=ctx.actor, name=body.name, key_type=body.type,
+                     environment=body.environment, scopes=scopes, expires_in_days=body.expiresInDays,
+                     store=store)
+
+
+def _record(ctx: TenantContext, key_id: str, store) -> dict[str, Any]:
+    record = store.get(ctx.tenant_id, key_id) if ids.is_id(key_id, "key") else None
+    if record is None:
+        raise NotFound("The API key does not exist.", {"id": key_id, "resource": "api_key"})
+    return record
+
+
+def get_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[str, Any]:
+    return _view(_record(ctx, key_id, store))
+
+
+def list_keys(ctx: TenantContext, limit: int, cursor: str | None, store=api_keys_table) -> dict[str, Any]:
+    check_cursor(cursor, lambda after: ids.is_id(after, "key"))
+    items, next_cursor = store.list_for_tenant(ctx.tenant_id, limit, cursor)
+    return page([_view(i) for i in items], next_cursor)
+
+
+def revoke_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[str, Any]:
+    """Revoke: every value of the key is refused from its next use. Revoking twice is harmless."""
+    record = _record(ctx, key_id, store)
+    if record.get("revokedAt") is None:
+        now = int(timeutil.now())
+        try:
+            store.revoke(record, now)
+        except ConditionFailed:
+            pass  # revoked meanwhile by another request: the outcome is the same
+        authenticate.forget_key(key_id)
+        record = _record(ctx, key_id, store)
+    return _view(record)
+
+
+def rotate_key(ctx: TenantContext, key_id: str, body: ApiKeyRotate, store=api_keys_table) -> dict[str, Any]:
+    record = _record(ctx, key_id, store)
+    now = int(timeutil.now())
+    if _status(record, now) != "active":
+        raise Conflict("Only an active key can be rotated.", {"id": key_id, "status": _status(record, now)})
+    value = key_format.generate(record["type"])
+    old_ends = now + body.overlapSeconds
+    if record.get("expiresAt") is not None:
+        old_ends = min(old_ends, record["expiresAt"])
+    try:
+        updated = store.rotate(record, authenticate.hash_key(value), key_format.display_hint(value), old_ends, now)
+    except ConditionFailed:
+        raise Conflict("The key changed while it was being rotated; read it again.", {"id": key_id}) from None
+    authenticate.forget_key(key_id)
+    return {**_view(updated), "key": value}

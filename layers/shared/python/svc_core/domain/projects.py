@@ -1,0 +1,124 @@
+"""Projects: workspaces inside a tenant."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from svc_core import events, ids, timeutil
+from svc_core.context import TenantContext
+from svc_core.data import projects_table
+from svc_core.data.common import ConditionFailed
+from svc_core.domain.paging import check_cursor, page
+from svc_core.errors import Conflict, NotFound
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Description = Annotated[str, StringConstraints(max_length=2000)]
+Language = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64,
+                                            pattern=r"^[A-Za-z0-9 ._+#-]+$")]
+
+
+class ProjectCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: Name
+    description: Description | None = None
+    language: Language | None = None
+
+
+class ProjectUpdate(BaseModel):
+    """Only the fields sent change; description and language may be set to null."""
+    model_config = ConfigDict(extra="forbid")
+    name: Name | None = None
+    description: Description | None = None
+    language: Language | None = None
+
+    @model_validator(mode="after")
+    def _at_least_one_and_name_not_null(self) -> "ProjectUpdate":
+        if not self.model_fields_set:
+            raise ValueError("send at least one of name, description, language")
+        if "name" in self.model_fields_set and self.name is None:
+            raise ValueError("name cannot be null")
+        return self
+
+
+class Project(BaseModel):
+    id: str = Field(examples=["proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    name: str
+    description: str | None
+    language: str | None
+    created_at: str = Field(description="ISO 8601 UTC")
+    updated_at: str = Field(description="ISO 8601 UTC")
+
+
+class ProjectPage(BaseModel):
+    items: list[Project]
+    nextCursor: str | None
+
+
+def _view(record: dict[str, Any]) -> dict[str, Any]:
+    return {"id": record["id"], "name": record["name"], "description": record.get("description"),
+            "language": record.get("language"), "created_at": record["created_at"],
+            "updated_at": record["updated_at"]}
+
+
+def _not_found(project_id: str) -> NotFound:
+    return NotFound("The project does not exist.", {"id": project_id, "resource": "project"})
+
+
+def create_project(ctx: TenantContext, body: ProjectCreate, store=projects_table) -> dict[str, Any]:
+    now = timeutil.now()
+    stamp = timeutil.iso(now)
+    project = {"id": ids.new_id("proj"), "name": body.name, "description": body.description,
+               "language": body.language, "created_at": stamp, "updated_at": stamp}
+    view = _view(project)
+    store.create(ctx.tenant_id, project, events.new_event("project.created", ctx.tenant_id, view), now)
+    return view
+
+
+def get_project(ctx: TenantContext, project_id: str, store=projects_table) -> dict[str, Any]:
+    record = store.get(ctx.tenant_id, project_id) if ids.is_id(project_id, "proj") else None
+    if record is None:
+        raise _not_found(project_id)
+    return _view(record)
+
+
+def list_projects(ctx: TenantContext, limit: int, cursor: str | None, store=projects_table) -> dict[str, Any]:
+    check_cursor(cursor, lambda after: ids.is_id(after, "proj"))
+    items, next_cursor = store.list_for_tenant(ctx.tenant_id, limit, cursor)
+    return page([_view(i) for i in items], next_cursor)
+
+
+def update_project(ctx: TenantContext, project_id: str, body: ProjectUpdate, store=projects_table) -> dict[str, Any]:
+    current = get_project(ctx, project_id, store)
+    now = timeutil.now()
+    changes = body.model_dump(include=body.model_fields_set)
+    updated = {**current, **changes, "updated_at": _later_stamp(now, current["updated_at"])}
+    event = events.new_event("project.updated", ctx.tenant_id,
+                             {**updated, "changes": sorted(changes)})
+    try:
+        store.replace(ctx.tenant_id, updated, current["updated_at"], event, now)
+    except ConditionFailed:
+        raise Conflict("The project changed or was deleted while it was being updated; read it again.",
+                       {"id": project_id}) from None
+    return updated
+
+
+def delete_project(ctx: TenantContext, project_id: str, store=projects_table) -> dict[str, Any]:
+    current = get_project(ctx, project_id, store)
+    now = timeutil.now()
+    event = events.new_event("project.deleted", ctx.tenant_id, current)
+    try:
+        store.delete(ctx.tenant_id, project_id, current["updated_at"], event, now)
+    except ConditionFailed:
+        raise Conflict("The project changed while it was being deleted; try again.", {"id": project_id}) from None
+    return {"id": project_id, "deleted": True}
+
+
+def _later_stamp(now: float, previous: str) -> str:
+    """updated_at is the version guard, so a new version never reuses the old stamp."""
+    stamp = timeutil.iso(now)
+    while stamp <= previous:
+        now += 0.001
+        stamp = timeutil.iso(now)
+    return stamp

@@ -1,0 +1,69 @@
+"""Errors of the API: each has a code, an HTTP status and optional details.
+
+Raising one anywhere below a handler gives the error envelope with that code; anything else
+becomes a 500 INTERNAL_ERROR whose body says nothing of the cause.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    code = "INTERNAL_ERROR"
+    status = 500
+    default_message = "The server failed to handle the request."
+
+    def __init__(self, message: str | None = None, details: dict[str, Any] | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        self.message = message or self.default_message
+        self.details = details or {}
+        self.headers = headers or {}
+        super().__init__(self.message)
+
+
+class ValidationFailed(ServiceError):
+    code, status, default_message = "VALIDATION_ERROR", 400, "The request is not valid."
+
+
+class Unauthorized(ServiceError):
+    code, status, default_message = "UNAUTHORIZED", 401, "Missing, invalid or expired credential."
+
+
+class Forbidden(ServiceError):
+    code, status, default_message = "FORBIDDEN", 403, "The credential may not do this."
+
+
+class NotFound(ServiceError):
+    code, status, default_message = "RESOURCE_NOT_FOUND", 404, "The resource does not exist."
+
+
+class MethodNotAllowed(ServiceError):
+    code, status, default_message = "METHOD_NOT_ALLOWED", 405, "The method is not allowed on this path."
+
+
+class Conflict(ServiceError):
+    code, status, default_message = "CONFLICT", 409, "The request conflicts with the current state."
+
+
+class PayloadTooLarge(ServiceError):
+    code, status, default_message = "PAYLOAD_TOO_LARGE", 413, "The request body is too large."
+
+
+class UnsupportedMediaType(ServiceError):
+    code, status, default_message = "UNSUPPORTED_MEDIA_TYPE", 415, "Send the body as application/json."
+
+
+class RateLimited(ServiceError):
+    code, status, default_message = "RATE_LIMIT_EXCEEDED", 429, "Too many requests."
+
+
+class InternalError(ServiceError):
+    pass
+
+
+# The table of codes the API reference lists; tests check that it stays complete.
+ALL_ERRORS: tuple[type[ServiceError], ...] = (
+    ValidationFailed, Unauthorized, Forbidden, NotFound, MethodNotAllowed, Conflict,
+    PayloadTooLarge, UnsupportedMediaType, RateLimited, InternalError,
+)

@@ -1,0 +1,33 @@
+"""Structured JSON logs (Powertools Logger) that never carry a credential.
+
+Handlers never log events, headers or bodies; as a second line of defence the formatter
+scrubs anything shaped like an API key, a bearer token, a JWT, a webhook secret or a
+password field from every line before it is written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+
+_SECRET_SHAPES = re.compile(
+    r"svc_(?:sdk|cli|ci|int|mkt)_[0-9A-Za-z]+"          # API keys
+    r"|(?i:bearer)\s+[^\s\"',]+"                         # Authorization values
+    r"|eyJ[0-9A-Za-z_-]+\.[0-9A-Za-z_-]+\.[0-9A-Za-z_-]*"  # JWTs
+    r"|whsec_[0-9A-Za-z+/=]+"                            # webhook secrets
+    r"|(?i:\"(?:password|secret|token|apiKey|key)\"\s*:\s*\"[^\"]*\")"
+)
+
+
+def scrub(text: str) -> str:
+    return _SECRET_SHAPES.sub("[REDACTED]", text)
+
+
+class RedactingFormatter(LambdaPowertoolsFormatter):
+    def format(self, record):  # noqa: A003 - logging API name
+        return scrub(super().format(record))
+
+
+logger = Logger(logger_formatter=RedactingFormatter())

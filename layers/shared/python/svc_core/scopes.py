@@ -1,0 +1,26 @@
+"""The scope catalogue: every scope a credential may hold, and what it grants.
+
+Routes name the scope they need next to their path (see api.py); the API reference and the
+OpenAPI document list this table.
+"""
+
+from __future__ import annotations
+
+SCOPES: dict[str, str] = {
+    "projects:read": "read project data",
+    "projects:write": "create, update, delete projects",
+    "agents:read": "view agent configurations and runs",
+    "agents:write": "create, configure, run agents",
+    "billing:read": "view billing summary and invoices",
+    "billing:write": "purchase credits, manage subscriptions, redeem gift cards",
+    "secrets:read": "list and view secret metadata",
+    "secrets:write": "create, update, delete secrets",
+    "keys:read": "list and view API keys (never their values)",
+    "keys:write": "create, rotate and revoke API keys",
+}
+
+ALL_SCOPES: frozenset[str] = frozenset(SCOPES)
+
+
+def unknown_scopes(requested: list[str]) -> list[str]:
+    return sorted(set(requested) - ALL_SCOPES)

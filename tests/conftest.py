@@ -1,0 +1,39 @@
+"""Shared fixtures. Integration and end-to-end tests run against the moto server (a child
+process), provisioned from template.yaml before each test."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+for path in (ROOT / "layers" / "shared" / "python", ROOT):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+# Tests never reach real AWS: no credentials of the machine are read.
+os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+                   "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
+                   "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_DISABLED": "true"})
+for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
+    os.environ.pop(name, None)
+
+
+@pytest.fixture(scope="session")
+def emulator():
+    from tests.support.emulator import MotoServer
+    server = MotoServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def stack(emulator, monkeypatch):
+    from tests.support.stack import Stack
+    emulator.reset()
+    stack = Stack(emulator.endpoint, monkeypatch)
+    yield stack
+    stack.forget_caches()

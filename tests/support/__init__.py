@@ -1,0 +1,1 @@
+"""Test support: the emulator, the functions, real API Gateway events."""

@@ -1,0 +1,92 @@
+"""Load a function's real handler module, and build API Gateway events for it from events/."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import importlib.util
+import json
+import uuid
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@lru_cache(maxsize=None)
+def load_function(directory: str):
+    path = ROOT / "functions" / directory / "app.py"
+    spec = importlib.util.spec_from_file_location(f"fn_{directory}_app", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@lru_cache(maxsize=None)
+def _event_file(name: str) -> dict[str, Any]:
+    return json.loads((ROOT / "events" / f"{name}.json").read_text())
+
+
+def api_event(name: str, *, token: str | None = None, path_params: dict[str, str] | None = None,
+              body: Any = None, query: dict[str, str] | None = None, headers: dict[str, str] | None = None,
+              source_ip: str = "203.0.113.10", raw_body: str | None = None, method: str | None = None) -> dict[str, Any]:
+    """A real event from events/<name>.json with this request's credential, ids, query and body."""
+    event = copy.deepcopy(_event_file(name))
+    path = event["resource"]
+    for key, value in (path_params or {}).items():
+        path = path.replace("{%s}" % key, value).replace("{%s+}" % key, value)
+    event["path"] = path
+    event["requestContext"]["path"] = "/v1" + path
+    event["pathParameters"] = dict(path_params) if path_params else None
+    if method:
+        event["httpMethod"] = event["requestContext"]["httpMethod"] = method
+    event["queryStringParameters"] = dict(query) if query else None
+    event["multiValueQueryStringParameters"] = {k: [v] for k, v in query.items()} if query else None
+    all_headers = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
+    if token is not None:
+        all_headers["Authorization"] = f"Bearer {token}"
+    event["headers"] = all_headers
+    event["multiValueHeaders"] = {k: [v] for k, v in all_headers.items()}
+    if raw_body is not None:
+        event["body"], event["isBase64Encoded"] = raw_body, False
+    elif body is not None:
+        encoded = json.dumps(body).encode()
+        event["body"], event["isBase64Encoded"] = base64.b64encode(encoded).decode(), True
+    else:
+        event["body"], event["isBase64Encoded"] = None, False
+    event["requestContext"]["requestId"] = str(uuid.uuid4())
+    event["requestContext"]["identity"]["sourceIp"] = source_ip
+    return event
+
+
+class Reply:
+    """A handler's proxy response, read as a client would."""
+
+    def __init__(self, response: dict[str, Any]) -> None:
+        self.raw = response
+        self.status = response["statusCode"]
+        headers = {k: v[-1] for k, v in (response.get("multiValueHeaders") or {}).items()}
+        headers.update(response.get("headers") or {})
+        self.headers = {k.lower(): v for k, v in headers.items()}
+        body = response.get("body") or ""
+        if response.get("isBase64Encoded"):
+            body = base64.b64decode(body).decode()
+        self.text = body
+        self.json = json.loads(body) if body else None
+
+    @property
+    def data(self) -> Any:
+        return self.json["data"]
+
+    @property
+    def error(self) -> dict[str, Any]:
+        return self.json["error"]
+
+    def __repr__(self) -> str:
+        return f"<Reply {self.status} {self.text[:300]}>"
+
+
+def call(function: str, event_name: str, **kwargs: Any) -> Reply:
+    module = load_function(function)
+    return Reply(module.lambda_handler(api_event(event_name, **kwargs), None))
