@@ -31,7 +31,9 @@ from typing import Any, Callable
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType, RequestValidationError,
+)
 from pydantic import BaseModel, create_model
 
 from svc_core import envelope, ids, rate_limit
@@ -121,6 +123,7 @@ class Api:
         self._patterns: list[tuple[str, re.Pattern[str]]] = []
         self.resolver.exception_handler(ServiceError)(self._on_service_error)
         self.resolver.exception_handler(RequestValidationError)(self._on_validation_error)
+        self.resolver.exception_handler(RequestUnsupportedContentType)(self._on_unsupported_type)
         self.resolver.exception_handler(NotFoundError)(self._on_no_route)
         self.resolver.exception_handler(Exception)(self._on_unexpected)
 
@@ -154,8 +157,12 @@ class Api:
                 result = func(*args, **kwargs)
                 if isinstance(result, BaseModel):
                     result = result.model_dump(mode="json")
+                if raw:
+                    if cache_seconds:
+                        _state.get().extra_headers["Cache-Control"] = f"public, max-age={cache_seconds}"
+                    return Response(status_code=status, content_type=JSON, body=json.dumps(result))
                 return Response(status_code=status, content_type=JSON,
-                                 body=envelope.success_body(result, _state.get().request_id))
+                                body=envelope.success_body(result, _state.get().request_id))
 
             # The envelope is built here, so Powertools must not validate the return value.
             wrapper.__signature__ = inspect.signature(func).replace(return_annotation=inspect.Signature.empty)
@@ -269,11 +276,10 @@ class Api:
 
     def _on_validation_error(self, exc: RequestValidationError) -> Response:
         fields = [_field_problem(error) for error in exc.errors()]
-        if any(f["reason"] == "UNSUPPORTED_MEDIA_TYPE" for f in fields):
-            err = UnsupportedMediaType("Send the body as application/json.")
-            return self._on_service_error(err)
-        err = ValidationFailed("The request is not valid.", {"fields": fields})
-        return self._on_service_error(err)
+        return self._on_service_error(ValidationFailed("The request is not valid.", {"fields": fields}))
+
+    def _on_unsupported_type(self, _exc: Exception) -> Response:
+        return self._on_service_error(UnsupportedMediaType("Send the body as application/json."))
 
     def _on_no_route(self, _exc: NotFoundError) -> Response:
         event = self.resolver.current_event
@@ -295,9 +301,7 @@ def _field_problem(error: dict[str, Any]) -> dict[str, str]:
     name = ".".join(loc[1:]) or where
     kind = error.get("type", "")
     if kind == "json_invalid":
-        reason = "the body is not valid JSON"
-    elif kind == "unsupported_content_type":
-        reason = "UNSUPPORTED_MEDIA_TYPE"
+        name, reason = "body", "the body is not valid JSON"
     elif kind == "missing" and name == "body":
         reason = "a JSON body is required"
     else:
