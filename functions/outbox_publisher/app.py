@@ -17,7 +17,9 @@ from svc_core.config import settings
 from svc_core.dynamo import from_item
 from svc_core.log import logger
 
-processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+# The stream is mapped with ReportBatchItemFailures: a batch whose every record failed is
+# reported record by record too, rather than raised (which would make Lambda bisect it).
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
 
 
 class PublishFailed(Exception):
@@ -31,7 +33,7 @@ def to_entry(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def publish(record) -> None:
-    image = record.dynamodb.raw_event["dynamodb"].get("NewImage")
+    image = record.raw_event["dynamodb"].get("NewImage")
     if not image:
         return  # removals (TTL clean-up) carry nothing to publish
     event = from_item(image)

@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from svc_core.api import Api
 from svc_core.domain import projects
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
-from svc_core.domain.projects import Project, ProjectCreate, ProjectPage, ProjectUpdate
+from svc_core.domain.projects import Project, ProjectCreate, ProjectDeleted, ProjectPage, ProjectUpdate
 
 api = Api()
 TAGS = ["Projects"]
@@ -38,7 +38,8 @@ def update_project(id: str, body: ProjectUpdate):  # noqa: A002
     return projects.update_project(api.tenant_context(), id, body)
 
 
-@api.delete("/api/v1/projects/{id}", scope="projects:write", tags=TAGS, summary="Delete a project")
+@api.delete("/api/v1/projects/{id}", scope="projects:write", response_model=ProjectDeleted, tags=TAGS,
+            summary="Delete a project")
 def delete_project(id: str):  # noqa: A002
     return projects.delete_project(api.tenant_context(), id)
 

@@ -20,6 +20,7 @@ headers on every response, errors included. Paths are written as in template.yam
 
 from __future__ import annotations
 
+import base64
 import contextvars
 import functools
 import inspect
@@ -107,6 +108,7 @@ _ERROR_RESPONSES = {
     403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
     404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
     413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
+    415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json",
     429: "RATE_LIMIT_EXCEEDED: too many requests; see Retry-After",
     500: "INTERNAL_ERROR: the server failed; the body never says why",
 }
@@ -146,6 +148,8 @@ class Api:
         }
         for code, text in _ERROR_RESPONSES.items():
             if public and code in (401, 403, 429):
+                continue
+            if code == 415 and method not in ("POST", "PUT", "PATCH"):
                 continue
             responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
         security = [] if public else [{"bearerAuth": [scope]}]
@@ -210,7 +214,7 @@ class Api:
             source_ip=(request_context.get("identity") or {}).get("sourceIp") or "",
         )
         token = _state.set(state)
-        logger.append_keys(request_id=state.request_id, tenant_id=None)
+        logger.thread_safe_append_keys(request_id=state.request_id, tenant_id=None)
         try:
             try:
                 self._admit(event, state)
@@ -225,7 +229,7 @@ class Api:
                                           "latency_ms": round((time.perf_counter() - started) * 1000, 2)})
             return response
         finally:
-            logger.remove_keys(["request_id", "tenant_id"])
+            logger.thread_safe_remove_keys(["request_id", "tenant_id"])
             _state.reset(token)
 
     def _admit(self, event: dict[str, Any], state: RequestState) -> None:
@@ -239,11 +243,11 @@ class Api:
             except Unauthorized:
                 self._count(f"ip#{state.source_ip}", state)  # failed attempts count per address
                 raise
-            logger.append_keys(tenant_id=state.principal.tenant_id)
+            logger.thread_safe_append_keys(tenant_id=state.principal.tenant_id)
             self._count(state.principal.rate_limit_key, state)
             if spec is not None and spec.scope not in state.principal.scopes:
                 raise Forbidden(f"This needs the {spec.scope} scope.", {"requiredScope": spec.scope})
-        _check_body(event)
+        _check_body(event, spec)
 
     def _count(self, counter_key: str, state: RequestState) -> None:
         try:
@@ -309,7 +313,7 @@ def _field_problem(error: dict[str, Any]) -> dict[str, str]:
     return {"field": name, "in": where, "reason": reason}
 
 
-def _check_body(event: dict[str, Any]) -> None:
+def _check_body(event: dict[str, Any], spec: RouteSpec | None = None) -> None:
     body = event.get("body")
     if not body:
         return
@@ -317,6 +321,21 @@ def _check_body(event: dict[str, Any]) -> None:
     limit = settings().max_body_bytes
     if size > limit:
         raise PayloadTooLarge(f"The body is {size} bytes; the limit is {limit}.", {"limitBytes": limit})
+    if spec is None or spec.method not in ("POST", "PUT", "PATCH"):
+        return
+    # Powertools would parse form and multipart bodies, and take a JSON array's first element
+    # as the body: every body of this API is a JSON object, so refuse anything else here.
+    content_type = next((str(v) for k, v in (event.get("headers") or {}).items()
+                         if k.lower() == "content-type"), "").strip()
+    if content_type and not content_type.lower().startswith(JSON):
+        raise UnsupportedMediaType("Send the body as application/json.")
+    try:
+        value = json.loads(base64.b64decode(body) if event.get("isBase64Encoded") else body)
+    except ValueError:
+        return  # the resolver answers malformed JSON with its own 400 on the body field
+    if not isinstance(value, dict):
+        raise ValidationFailed("The request is not valid.", {"fields": [
+            {"field": "body", "in": "body", "reason": "the body must be a JSON object"}]})
 
 
 def _proxy_response(status: int, body: str, headers: dict[str, str] | None = None) -> dict[str, Any]:

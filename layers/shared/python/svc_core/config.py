@@ -18,6 +18,7 @@ class Settings:
     rate_limits_table: str
     outbox_table: str
     tenants_table: str
+    users_table: str
     event_bus_name: str
     event_source: str
     signing_keys_secret_id: str
@@ -46,6 +47,7 @@ def settings() -> Settings:
         rate_limits_table=env("RATE_LIMITS_TABLE", "rate-limits"),
         outbox_table=env("OUTBOX_TABLE", "outbox"),
         tenants_table=env("TENANTS_TABLE", "tenants"),
+        users_table=env("USERS_TABLE", "users"),
         event_bus_name=env("EVENT_BUS_NAME", "svc-events"),
         event_source=env("EVENT_SOURCE", "svc.api"),
         signing_keys_secret_id=env("SIGNING_KEYS_SECRET_ID", "svc/jwt-signing-keys"),

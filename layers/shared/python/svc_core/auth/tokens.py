@@ -60,11 +60,19 @@ def verify(token: str) -> Principal:
     try:
         claims = jwt.decode(token, public, algorithms=[signing_keys.ALGORITHM],
                             audience=cfg.jwt_audience, issuer=cfg.jwt_issuer,
-                            options={"require": _REQUIRED}, leeway=LEEWAY_SECONDS)
-    except jwt.ExpiredSignatureError:
-        raise Unauthorized("The access token has expired.") from None
+                            options={"require": _REQUIRED, "verify_exp": False, "verify_nbf": False,
+                                     "verify_iat": False}, leeway=LEEWAY_SECONDS)
     except jwt.PyJWTError:
         raise Unauthorized("The access token is not valid.") from None
+    # Times are checked against the service's clock (timeutil), the one mint() stamps them with.
+    times = [claims.get(name) for name in ("exp", "iat", "nbf")]
+    if not all(t is None or (isinstance(t, (int, float)) and not isinstance(t, bool)) for t in times):
+        raise Unauthorized("The access token is not valid.")
+    now = timeutil.now()
+    if claims["exp"] <= now - LEEWAY_SECONDS:
+        raise Unauthorized("The access token has expired.")
+    if max(t for t in times[1:] if t is not None) > now + LEEWAY_SECONDS:
+        raise Unauthorized("The access token is not valid yet.")
     if not isinstance(claims.get("tid"), str) or not isinstance(claims.get("scopes"), list):
         raise Unauthorized("The access token lacks tenant or scope claims.")
     return Principal.from_claims(claims)

@@ -51,6 +51,11 @@ class Project(BaseModel):
     updated_at: str = Field(description="ISO 8601 UTC")
 
 
+class ProjectDeleted(BaseModel):
+    id: str
+    deleted: bool
+
+
 class ProjectPage(BaseModel):
     items: list[Project]
     nextCursor: str | None

@@ -1,0 +1,34 @@
+"""Creates the development tenant, its owner and an API key with every scope, and writes
+them to a JSON file for the developer (and the fuzzing and benchmarks)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+
+def bootstrap(base_url: str, credentials_file: Path) -> dict[str, Any]:
+    from svc_core.domain.api_keys import issue_key
+    from svc_core.domain.tenants import create_tenant_with_owner
+    from svc_core.scopes import ALL_SCOPES
+
+    password = secrets.token_urlsafe(18)
+    made = create_tenant_with_owner(tenant_name="Development", email="dev@example.com", password=password,
+                                    user_name="Local Developer")
+    key = issue_key(tenant_id=made["tenant"]["id"], created_by=made["user"]["id"], name="local development",
+                    key_type="sdk", environment="Development", scopes=sorted(ALL_SCOPES))
+    credentials = {
+        "baseUrl": base_url,
+        "tenantId": made["tenant"]["id"],
+        "apiKey": key["key"],
+        "apiKeyId": key["id"],
+        "user": {"id": made["user"]["id"], "email": made["user"]["email"], "password": password},
+    }
+    credentials_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(credentials_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump(credentials, out, indent=2)
+    return credentials

@@ -1,0 +1,217 @@
+"""An HTTP gateway on loopback that does what API Gateway's REST proxy integration does.
+
+Routes come from the Api events of template.yaml. As API Gateway does, a static path segment
+beats a {param}, which beats a {proxy+}, and an exact method beats ANY. Each request becomes
+the proxy event AWS would send (requestContext with requestId, identity.sourceIp, stage,
+resourcePath; pathParameters; single and multi-value headers and query strings; a base64
+body for binary content) and is passed to the function's real handler. A path no route
+matches gets the API's own 404 envelope, as the template's gateway response gives it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import threading
+import time
+import uuid
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+STAGE = "v1"
+API_ID = "local"
+_TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded", "application/xml",
+               "application/problem+json", "application/javascript")
+
+
+class Route:
+    def __init__(self, method: str, template: str, function: str) -> None:
+        self.method, self.template, self.function = method, template, function
+        parts = template.strip("/").split("/")
+        pattern, self.params = "", []
+        self.rank = []
+        for part in parts:
+            greedy = re.fullmatch(r"\{(\w+)\+\}", part)
+            named = re.fullmatch(r"\{(\w+)\}", part)
+            if greedy:
+                pattern += r"/(?P<%s>.+)" % greedy.group(1)
+                self.params.append(greedy.group(1))
+                self.rank.append(2)
+            elif named:
+                pattern += r"/(?P<%s>[^/]+)" % named.group(1)
+                self.params.append(named.group(1))
+                self.rank.append(1)
+            else:
+                pattern += "/" + re.escape(part)
+                self.rank.append(0)
+        self.regex = re.compile("^" + pattern + "/?$")
+
+    def sort_key(self) -> tuple:
+        # Most specific first: fewer variable segments earlier, then exact methods before ANY.
+        return (self.rank, self.method == "ANY")
+
+
+class Router:
+    def __init__(self, routes: list[tuple[str, str, str]]) -> None:
+        self.routes = sorted((Route(*r) for r in routes), key=Route.sort_key)
+
+    def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+        for route in self.routes:
+            found = route.regex.match(path)
+            if found and route.method in (method, "ANY"):
+                return route, found.groupdict()
+        return None
+
+
+def _is_text(content_type: str | None, body: bytes) -> bool:
+    if not content_type or content_type.lower().startswith(_TEXT_TYPES):
+        try:
+            body.decode("utf-8")
+            return True
+        except UnicodeDecodeError:
+            return False
+    return False
+
+
+def build_event(*, method: str, raw_path: str, headers: list[tuple[str, str]], body: bytes,
+                source_ip: str, route: Route, path_params: dict[str, str]) -> dict[str, Any]:
+    parts = urlsplit(raw_path)
+    single_headers: dict[str, str] = {}
+    multi_headers: dict[str, list[str]] = {}
+    for name, value in headers:
+        single_headers[name] = value
+        multi_headers.setdefault(name, []).append(value)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    single_query: dict[str, str] = {}
+    multi_query: dict[str, list[str]] = {}
+    for name, value in query:
+        single_query[name] = value
+        multi_query.setdefault(name, []).append(value)
+    now = datetime.now(timezone.utc)
+    content_type = next((v for k, v in headers if k.lower() == "content-type"), None)
+    text = _is_text(content_type, body)
+    return {
+        "resource": route.template,
+        "path": parts.path,
+        "httpMethod": method,
+        "headers": single_headers or None,
+        "multiValueHeaders": multi_headers or None,
+        "queryStringParameters": single_query or None,
+        "multiValueQueryStringParameters": multi_query or None,
+        "pathParameters": path_params or None,
+        "stageVariables": None,
+        "requestContext": {
+            "accountId": "123456789012",
+            "resourceId": format(abs(hash(route.template)) % 10**6, "06d"),
+            "stage": STAGE,
+            "requestId": str(uuid.uuid4()),
+            "extendedRequestId": str(uuid.uuid4()),
+            "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "requestTimeEpoch": int(now.timestamp() * 1000),
+            "path": f"/{STAGE}{parts.path}",
+            "resourcePath": route.template,
+            "httpMethod": method,
+            "apiId": API_ID,
+            "protocol": "HTTP/1.1",
+            "domainName": single_headers.get("Host", "127.0.0.1"),
+            "identity": {
+                "cognitoIdentityPoolId": None, "accountId": None, "cognitoIdentityId": None, "caller": None,
+                "accessKey": None, "sourceIp": source_ip, "cognitoAuthenticationType": None,
+                "cognitoAuthenticationProvider": None, "userArn": None,
+                "userAgent": single_headers.get("User-Agent"), "user": None,
+            },
+        },
+        "body": (body.decode("utf-8") if text else base64.b64encode(body).decode()) if body else None,
+        "isBase64Encoded": bool(body) and not text,
+    }
+
+
+def _not_found_body(path: str, request_id: str) -> bytes:
+    stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return json.dumps({"error": {"code": "RESOURCE_NOT_FOUND", "message": "No such route.", "details": {"path": path}},
+                       "meta": {"request_id": request_id, "timestamp": stamp}}).encode()
+
+
+class Gateway:
+    def __init__(self, router: Router, functions: dict[str, Any], host: str = "127.0.0.1", port: int = 3000,
+                 log=print) -> None:
+        self.router, self.functions, self.log = router, functions, log
+        gateway = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # the gateway logs its own line
+                pass
+
+            def _serve(self) -> None:
+                gateway.serve(self)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+
+        self.server = ThreadingHTTPServer((host, port), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "Gateway":
+        self._thread = threading.Thread(target=self.server.serve_forever, name="gateway", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def serve(self, request: BaseHTTPRequestHandler) -> None:
+        started = time.perf_counter()
+        length = int(request.headers.get("Content-Length") or 0)
+        body = request.rfile.read(length) if length else b""
+        path = urlsplit(request.path).path
+        matched = self.router.match(request.command, path)
+        if matched is None:
+            request_id = str(uuid.uuid4())
+            self._write(request, 404, [("Content-Type", "application/json"), ("X-Request-Id", request_id)],
+                        _not_found_body(path, request_id))
+            self.log(f"{request.command} {path} -> 404 (no route)")
+            return
+        route, params = matched
+        event = build_event(method=request.command, raw_path=request.path, headers=list(request.headers.items()),
+                            body=body, source_ip=request.client_address[0], route=route, path_params=params)
+        try:
+            result = self.functions[route.function].invoke(event)
+            status, headers, payload = _from_proxy_result(result)
+        except Exception:  # the function crashed: API Gateway answers 502
+            request_id = event["requestContext"]["requestId"]
+            status, headers = 502, [("Content-Type", "application/json"), ("X-Request-Id", request_id)]
+            payload = json.dumps({"error": {"code": "INTERNAL_ERROR", "message": "The function failed.", "details": {}},
+                                  "meta": {"request_id": request_id}}).encode()
+        self._write(request, status, headers, payload)
+        self.log(f"{request.command} {path} -> {status} {route.function} "
+                 f"{(time.perf_counter() - started) * 1000:.1f} ms")
+
+    @staticmethod
+    def _write(request: BaseHTTPRequestHandler, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
+        request.send_response(status)
+        for name, value in headers:
+            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                request.send_header(name, value)
+        request.send_header("Content-Length", str(len(payload)))
+        request.end_headers()
+        if request.command != "HEAD":
+            request.wfile.write(payload)
+
+
+def _from_proxy_result(result: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+    status = int(result.get("statusCode", 200))
+    headers: dict[str, list[str]] = {}
+    for name, value in (result.get("headers") or {}).items():
+        headers[name] = [str(value)]
+    for name, values in (result.get("multiValueHeaders") or {}).items():
+        headers[name] = [str(v) for v in values]
+    body = result.get("body") or ""
+    payload = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode()
+    return status, [(k, v) for k, vs in headers.items() for v in vs], payload

@@ -1,0 +1,100 @@
+"""The OpenAPI 3.1 document, generated from the code of every API function and merged.
+
+    python -m devstack.openapi --write   # regenerate functions/meta/openapi.json
+    python -m devstack.openapi --check   # exit 1 when the committed file and the code disagree
+
+The meta function serves the committed file at GET /api/v1/openapi.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from devstack.template import ROOT, Resolver
+
+LAYER = ROOT / "layers" / "shared" / "python"
+if str(LAYER) not in sys.path:
+    sys.path.insert(0, str(LAYER))
+
+DOCUMENT = ROOT / "functions" / "meta" / "openapi.json"
+DESCRIPTION = (
+    "Multi-tenant AI application service. Every response uses the envelope {data, meta} or "
+    "{error, meta}; errors carry a code from the API reference. Authenticate with "
+    "`Authorization: Bearer <API key or access token>`. Rate-limit headers X-RateLimit-Limit, "
+    "X-RateLimit-Remaining and X-RateLimit-Reset (Unix epoch seconds) come on every counted response."
+)
+
+
+def _api_of(code_dir: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(f"openapi_{code_dir.name}_app", code_dir / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, "api", None)
+
+
+def build_document() -> dict[str, Any]:
+    from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
+    from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
+
+    schemes = {"bearerAuth": HTTPBearer(bearerFormat="API key (svc_<type>_...) or service JWT")}
+    merge = OpenAPIMerge(
+        title="Multi-tenant AI application service API", version="1.0.0", description=DESCRIPTION,
+        servers=[Server(url="/", description="the API's base URL")], security_schemes=schemes,
+        on_conflict="error",
+    )
+    resolver = Resolver({})
+    seen = set()
+    for logical_id in sorted(resolver.of_type("AWS::Serverless::Function")):
+        code_dir = resolver.function_code_dir(logical_id)
+        if code_dir in seen:
+            continue
+        seen.add(code_dir)
+        api = _api_of(code_dir)
+        if api is not None and hasattr(api, "resolver"):
+            merge.add_schema(api.resolver.get_openapi_schema(security_schemes=schemes))
+    return _without_unused_validation_response(json.loads(merge.get_openapi_json_schema()))
+
+
+def _without_unused_validation_response(document: dict[str, Any]) -> dict[str, Any]:
+    """Powertools documents a 422 for every operation; this API answers bad input with 400."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            operation.get("responses", {}).pop("422", None)
+    schemas = document.get("components", {}).get("schemas", {})
+    text = json.dumps(document["paths"])
+    for name in ("HTTPValidationError", "ResponseValidationError", "ValidationError"):
+        if f"#/components/schemas/{name}" not in text and f"#/components/schemas/{name}" not in json.dumps(
+                {k: v for k, v in schemas.items() if k != name}):
+            schemas.pop(name, None)
+    return document
+
+
+def render() -> str:
+    return json.dumps(build_document(), indent=2, sort_keys=True) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--write", action="store_true")
+    group.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    text = render()
+    if args.write:
+        DOCUMENT.write_text(text)
+        print(f"wrote {DOCUMENT.relative_to(ROOT)}")
+        return 0
+    if DOCUMENT.read_text() != text:
+        print(f"{DOCUMENT.relative_to(ROOT)} is out of date: run python -m devstack.openapi --write")
+        return 1
+    print("openapi.json matches the code")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

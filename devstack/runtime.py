@@ -1,0 +1,100 @@
+"""Runs the functions of template.yaml in this process, as Lambda would run them.
+
+Each function gets a small pool of "containers": separate imports of its handler module,
+each serving one invocation at a time (Lambda never runs two requests in one container at
+once, and the handlers rely on that). The shared layer is imported once for all of them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import queue
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from devstack.template import ACCOUNT, REGION, ROOT, Resolver
+
+LAYER = ROOT / "layers" / "shared" / "python"
+if str(LAYER) not in sys.path:
+    sys.path.insert(0, str(LAYER))
+
+
+@dataclass
+class LambdaContext:
+    function_name: str
+    memory_limit_in_mb: int
+    timeout_seconds: int
+    aws_request_id: str
+    started: float
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.function_name}"
+
+    @property
+    def function_version(self) -> str:
+        return "$LATEST"
+
+    @property
+    def log_group_name(self) -> str:
+        return f"/aws/lambda/{self.function_name}"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.started + self.timeout_seconds - time.monotonic()) * 1000))
+
+
+class Function:
+    def __init__(self, logical_id: str, code_dir: Path, handler: str, memory: int, timeout: int,
+                 containers: int = 4) -> None:
+        self.logical_id = logical_id
+        self.code_dir = code_dir
+        self.module_file, self.handler_name = handler.rsplit(".", 1)
+        self.memory, self.timeout = memory, timeout
+        self._idle: queue.LifoQueue = queue.LifoQueue()
+        self._made = 0
+        self._max = containers
+        self._lock = threading.Lock()
+
+    def _new_container(self) -> Any:
+        name = f"devstack_fn_{self.logical_id}_{self._made}"
+        spec = importlib.util.spec_from_file_location(name, self.code_dir / f"{self.module_file}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return getattr(module, self.handler_name)
+
+    def _acquire(self) -> Any:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if self._made < self._max:
+                self._made += 1
+                return self._new_container()
+        return self._idle.get()  # every container is busy: wait, as Lambda would queue
+
+    def invoke(self, event: dict[str, Any]) -> Any:
+        handler = self._acquire()
+        try:
+            context = LambdaContext(self.logical_id, self.memory, self.timeout, str(uuid.uuid4()), time.monotonic())
+            return handler(event, context)
+        finally:
+            self._idle.put(handler)
+
+
+def load_functions(resolver: Resolver, containers: int = 4) -> dict[str, Function]:
+    globals_fn = resolver.template.get("Globals", {}).get("Function", {})
+    functions = {}
+    for logical_id, resource in resolver.of_type("AWS::Serverless::Function").items():
+        props = resource["Properties"]
+        functions[logical_id] = Function(
+            logical_id, resolver.function_code_dir(logical_id),
+            props.get("Handler", globals_fn.get("Handler", "app.lambda_handler")),
+            int(props.get("MemorySize", globals_fn.get("MemorySize", 128))),
+            int(props.get("Timeout", globals_fn.get("Timeout", 3))), containers)
+    return functions

@@ -1,0 +1,62 @@
+"""ids, DynamoDB conversion, envelope, cursors, rate-limit arithmetic, log scrubbing."""
+
+import json
+import re
+
+from svc_core import dynamo, envelope, ids, rate_limit
+from svc_core.data.common import decode_cursor, encode_cursor
+from svc_core.log import scrub
+
+
+def test_ids_carry_their_prefix_and_sort_by_creation_time():
+    first = ids.new_ulid(now_ms=1_700_000_000_000)
+    later = ids.new_ulid(now_ms=1_700_000_000_001)
+    assert first < later
+    assert ids.is_id(ids.new_id("proj"), "proj")
+    assert not ids.is_id(ids.new_id("proj"), "key")
+    assert not ids.is_id("proj_../../etc", "proj")
+
+
+def test_dynamo_round_trip_keeps_every_supported_type():
+    value = {"s": "x", "n": 42, "b": True, "none": None, "l": [1, "a", {"m": False}], "m": {"k": "v"},
+             "ss": {"a", "b"}}
+    item = dynamo.to_item(value)
+    assert "none" not in item  # top-level None means "attribute absent"
+    assert dynamo.from_item(item) == {k: v for k, v in value.items() if k != "none"}
+    assert dynamo.from_attr(dynamo.to_attr([None])) == [None]
+
+
+def test_envelope_bodies_have_the_spec_shape():
+    ok = json.loads(envelope.success_body({"a": 1}, "req-1"))
+    assert ok["data"] == {"a": 1} and ok["meta"]["request_id"] == "req-1"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", ok["meta"]["timestamp"])
+    err = json.loads(envelope.error_body("FORBIDDEN", "no", None, "req-2"))
+    assert err["error"] == {"code": "FORBIDDEN", "message": "no", "details": {}}
+    assert err["meta"]["request_id"] == "req-2" and "data" not in err
+
+
+def test_cursors_round_trip_and_garbage_is_refused():
+    assert decode_cursor(encode_cursor({"after": "proj_X"})) == {"after": "proj_X"}
+    for garbage in ["", "!!!", "bm90IGpzb24", "WzFd", encode_cursor({"after": 1})]:
+        assert decode_cursor(garbage) is None
+
+
+def test_window_start_and_headers():
+    assert rate_limit.window_start(1_000_059.9, 60) == 1_000_020
+    allowance = rate_limit.Allowance(limit=10, hits=4, reset=1_000_080)
+    assert allowance.headers() == {"X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "6",
+                                   "X-RateLimit-Reset": "1000080"}
+    over = rate_limit.Allowance(limit=10, hits=11, reset=2**40)
+    assert over.exceeded and over.headers()["X-RateLimit-Remaining"] == "0"
+    assert int(over.headers()["Retry-After"]) >= 1
+
+
+def test_scrub_removes_every_credential_shape():
+    key = "svc_sdk_" + "a" * 38
+    jwt = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
+    line = json.dumps({"msg": f"key {key} token {jwt}", "auth": "Bearer abc.def", "password": "hunter22",
+                       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
+    cleaned = scrub(line)
+    for secret in (key, jwt, "abc.def", "hunter22", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"):
+        assert secret not in cleaned
+    assert "[REDACTED]" in cleaned
