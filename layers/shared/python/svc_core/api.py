@@ -234,9 +234,11 @@ class Api:
 
     def _admit(self, event: dict[str, Any], state: RequestState) -> None:
         """Authenticate, count, check scope and body, before any input is parsed."""
-        method = event.get("httpMethod", "")
-        spec = self.specs.get((method, event.get("resource", "")))
-        if spec is None or not spec.public:
+        method, resource = event.get("httpMethod", ""), event.get("resource", "")
+        spec = self.specs.get((method, resource))
+        # A wrong method on a public path is answered (405) without asking for a credential.
+        public = spec.public if spec else any(s.public and s.path == resource for s in self.specs.values())
+        if not public:
             headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
             try:
                 state.principal = authenticate(headers.get("authorization"))
@@ -253,6 +255,8 @@ class Api:
         try:
             state.allowance = rate_limit.consume(counter_key)
         except rate_limit.CredentialRevoked:
+            # Counted as a failed attempt of the address, as any other 401 is (and so it has headers).
+            self._count(f"ip#{state.source_ip}", state)
             raise Unauthorized("The API key was revoked.") from None
         if state.allowance.exceeded:
             raise RateLimited(f"More than {state.allowance.limit} requests in this window.",

@@ -1,0 +1,53 @@
+"""The OpenAPI document is generated from the code, committed, and complete; and every route of
+template.yaml is served by the function the template names (and the other way round)."""
+
+from __future__ import annotations
+
+import json
+from devstack import openapi
+from devstack.template import Resolver
+from tests.support.functions import load_function
+
+
+def test_the_committed_document_is_what_the_code_generates():
+    assert openapi.DOCUMENT.read_text() == openapi.render(), \
+        "functions/meta/openapi.json is stale: run python -m devstack.openapi --write"
+
+
+def test_every_operation_has_summary_schemas_errors_and_security():
+    document = json.loads(openapi.DOCUMENT.read_text())
+    assert document["openapi"].startswith("3.1")
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            where = f"{method.upper()} {path}"
+            assert operation.get("summary"), where
+            responses = operation["responses"]
+            success = [code for code in responses if code.startswith("2")]
+            assert success and "content" in responses[success[0]], where
+            assert "500" in responses and "422" not in responses, where
+            if operation.get("security"):
+                assert operation["security"][0]["bearerAuth"], f"{where} names no scope"
+                assert {"401", "403", "429"} <= set(responses), where
+            else:
+                assert path in ("/api/v1/.well-known/jwks.json", "/api/v1/openapi.json"), f"{where} is public"
+            if method in ("post", "put", "patch") and "requestBody" in operation:
+                assert {"400", "413", "415"} <= set(responses), where
+
+
+def test_template_routes_and_function_routes_agree():
+    resolver = Resolver({})
+    declared = {(m, p, f) for m, p, f in resolver.api_routes() if m != "ANY" and "{proxy+}" not in p}
+    served = set()
+    for logical_id in resolver.of_type("AWS::Serverless::Function"):
+        code_dir = resolver.function_code_dir(logical_id)
+        api = getattr(load_function(code_dir.name), "api", None)
+        for (method, path) in getattr(api, "specs", {}):
+            served.add((method, path, logical_id))
+    assert declared == served
+
+
+def test_every_resource_with_routes_answers_other_methods_with_405():
+    routes = Resolver({}).api_routes()
+    paths = {p for m, p, f in routes if m != "ANY" and "{proxy+}" not in p}
+    any_paths = {p for m, p, f in routes if m == "ANY"}
+    assert paths <= any_paths
