@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
 
     log = (lambda _msg: None) if args.quiet else (lambda msg: print(msg, flush=True))
-    stack = LocalStack(port=args.port, log=log)
+    # Quiet also keeps the functions' own INFO lines (one JSON line per request) out.
+    stack = LocalStack(port=args.port, log=log, parameters={"LogLevel": "WARNING"} if args.quiet else None)
     try:
         stack.start()
         credentials = bootstrap(stack.base_url, args.credentials)

@@ -150,7 +150,11 @@ class Gateway:
             def _serve(self) -> None:
                 gateway.serve(self)
 
-            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+            def __getattr__(self, name: str) -> Any:
+                # Every method reaches the routes (ANY routes answer the unknown ones with 405).
+                if name.startswith("do_"):
+                    return self._serve
+                raise AttributeError(name)
 
         self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True

@@ -14,12 +14,13 @@ import botocore.session
 from devstack.template import ACCOUNT, REGION, Resolver
 
 
-def _clients(endpoint: str) -> dict[str, Any]:
+def _clients(endpoint: str, services: tuple[str, ...] = ("dynamodb", "sqs", "events", "secretsmanager")
+             ) -> dict[str, Any]:
     session = botocore.session.get_session()
     make = lambda service: session.create_client(  # noqa: E731
         service, region_name=REGION, endpoint_url=endpoint,
         aws_access_key_id="local", aws_secret_access_key="local")
-    return {s: make(s) for s in ("dynamodb", "sqs", "events", "secretsmanager")}
+    return {s: make(s) for s in services}
 
 
 def _create_table(ddb, name: str, props: dict[str, Any]) -> None:
@@ -50,14 +51,23 @@ def _generated_secret(spec: dict[str, Any]) -> str:
     return json.dumps(document)
 
 
+def _create_tables(ddb, resolver: Resolver) -> None:
+    for logical_id, resource in resolver.of_type("AWS::DynamoDB::Table").items():
+        _create_table(ddb, resolver.physical_name(logical_id), resolver.resolve(resource["Properties"]))
+
+
+def provision_tables(endpoint: str, parameters: dict[str, str] | None = None) -> None:
+    """Create only the DynamoDB tables, e.g. on DynamoDB Local while the rest lives elsewhere."""
+    _create_tables(_clients(endpoint, ("dynamodb",))["dynamodb"], Resolver(parameters or {}))
+
+
 def provision(endpoint: str, parameters: dict[str, str] | None = None) -> dict[str, str]:
     """Create every resource; return the environment template.yaml gives the functions."""
     resolver = Resolver(parameters or {})
     c = _clients(endpoint)
     queue_urls: dict[str, str] = {}
 
-    for logical_id, resource in resolver.of_type("AWS::DynamoDB::Table").items():
-        _create_table(c["dynamodb"], resolver.physical_name(logical_id), resolver.resolve(resource["Properties"]))
+    _create_tables(c["dynamodb"], resolver)
 
     queues = resolver.of_type("AWS::SQS::Queue")
     # Dead-letter queues first, so redrive policies can name them.
@@ -105,4 +115,4 @@ def run_custom_resources(parameters: dict[str, str] | None = None) -> None:
             ensure_active_key(resolver.resolve(resource["Properties"]["SecretId"]))
 
 
-__all__ = ["provision", "run_custom_resources", "ACCOUNT"]
+__all__ = ["provision", "provision_tables", "run_custom_resources", "ACCOUNT"]

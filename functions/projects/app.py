@@ -32,13 +32,13 @@ def get_project(id: str):  # noqa: A002 - the path parameter's name
     return projects.get_project(api.tenant_context(), id)
 
 
-@api.patch("/api/v1/projects/{id}", scope="projects:write", response_model=Project, tags=TAGS,
+@api.patch("/api/v1/projects/{id}", scope="projects:write", response_model=Project, tags=TAGS, errors=(409,),
            summary="Change the fields sent, and only those")
 def update_project(id: str, body: ProjectUpdate):  # noqa: A002
     return projects.update_project(api.tenant_context(), id, body)
 
 
-@api.delete("/api/v1/projects/{id}", scope="projects:write", response_model=ProjectDeleted, tags=TAGS,
+@api.delete("/api/v1/projects/{id}", scope="projects:write", response_model=ProjectDeleted, tags=TAGS, errors=(409,),
             summary="Delete a project")
 def delete_project(id: str):  # noqa: A002
     return projects.delete_project(api.tenant_context(), id)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,28 +10,9 @@ import time
 
 import httpx
 
+from devstack.processes import children_of, is_alive
+
 from tests.support.functions import ROOT
-
-
-def _children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, ValueError, IndexError):
-                pass
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_start_serve_and_stop_on_sigterm_leaving_no_process(tmp_path):
@@ -52,14 +32,14 @@ def test_start_serve_and_stop_on_sigterm_leaving_no_process(tmp_path):
         assert oct(credentials.stat().st_mode & 0o777) == "0o600"
         answer = httpx.get(saved["baseUrl"] + "/api/v1/projects", headers={"Authorization": f"Bearer {saved['apiKey']}"})
         assert answer.status_code == 200
-        children = _children_of(process.pid)
+        children = children_of(process.pid)
         assert children, "the emulator should run as a child process"
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
         deadline = time.monotonic() + 10
-        while any(_alive(c) for c in children) and time.monotonic() < deadline:
+        while any(is_alive(c) for c in children) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not any(_alive(c) for c in children), "a child outlived the stack"
+        assert not any(is_alive(c) for c in children), "a child outlived the stack"
     finally:
         if process.poll() is None:
             process.kill()

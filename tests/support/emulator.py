@@ -1,20 +1,12 @@
-"""The moto server in a child process on a free loopback port (shared state is per process,
-so the server keeps the tests' AWS apart from anything moto in-process would do)."""
+"""The moto server in a child process on a free loopback port, started as the local stack
+starts it (the child never outlives the tests, however they end)."""
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import sys
-import time
 import urllib.request
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from devstack.stack import free_port, start_emulator
 
 
 class MotoServer:
@@ -24,21 +16,8 @@ class MotoServer:
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "MotoServer":
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "false"},
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1).close()
-                return self
-            except OSError:
-                if self.process.poll() is not None:
-                    raise RuntimeError("the moto server exited at start")
-                time.sleep(0.1)
-        raise RuntimeError("the moto server did not start")
+        self.process = start_emulator(self.port)
+        return self
 
     def reset(self) -> None:
         request = urllib.request.Request(f"{self.endpoint}/moto-api/reset", method="POST")

@@ -107,11 +107,15 @@ _ERROR_RESPONSES = {
     401: "UNAUTHORIZED: credential missing, invalid, expired or revoked",
     403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
     404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
+    409: "CONFLICT: the resource changed meanwhile, or its state forbids this",
     413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json",
     429: "RATE_LIMIT_EXCEEDED: too many requests; see Retry-After",
     500: "INTERNAL_ERROR: the server failed; the body never says why",
 }
+
+
+_OPTIONAL_ERRORS = {409}  # documented only on the routes that name them (errors=...)
 
 
 def _template_to_regex(path: str) -> re.Pattern[str]:
@@ -134,7 +138,7 @@ class Api:
     def route(self, method: str, path: str, *, scope: str | None = None, public: bool = False,
               status: int = 200, response_model: type | None = None, summary: str,
               description: str | None = None, tags: list[str] | None = None,
-              raw: bool = False, cache_seconds: int = 0) -> Callable:
+              raw: bool = False, cache_seconds: int = 0, errors: tuple[int, ...] = ()) -> Callable:
         """raw: the body is the result itself, not the envelope (for documents whose format a
         standard fixes, such as a JWKS). cache_seconds: let clients cache a public document."""
         if not public and scope is None:
@@ -150,6 +154,8 @@ class Api:
             if public and code in (401, 403, 429):
                 continue
             if code == 415 and method not in ("POST", "PUT", "PATCH"):
+                continue
+            if code in _OPTIONAL_ERRORS and code not in errors:
                 continue
             responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
         security = [] if public else [{"bearerAuth": [scope]}]
@@ -333,10 +339,11 @@ def _check_body(event: dict[str, Any], spec: RouteSpec | None = None) -> None:
                          if k.lower() == "content-type"), "").strip()
     if content_type and not content_type.lower().startswith(JSON):
         raise UnsupportedMediaType("Send the body as application/json.")
-    try:
+    try:  # bytes that are not UTF-8 JSON never reach the resolver (it would fail on them)
         value = json.loads(base64.b64decode(body) if event.get("isBase64Encoded") else body)
     except ValueError:
-        return  # the resolver answers malformed JSON with its own 400 on the body field
+        raise ValidationFailed("The request is not valid.", {"fields": [
+            {"field": "body", "in": "body", "reason": "the body is not valid JSON"}]}) from None
     if not isinstance(value, dict):
         raise ValidationFailed("The request is not valid.", {"fields": [
             {"field": "body", "in": "body", "reason": "the body must be a JSON object"}]})

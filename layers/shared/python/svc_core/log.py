@@ -15,6 +15,7 @@ from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 _SECRET_SHAPES = re.compile(
     r"svc_(?:sdk|cli|ci|int|mkt)_[0-9A-Za-z]+"          # API keys
     r"|(?i:bearer)\s+[^\s\"',]+"                         # Authorization values
+    r"|(?i:basic)\s+[A-Za-z0-9+/]{8,}={0,2}"             # Basic credentials (base64 user:password)
     r"|eyJ[0-9A-Za-z_-]+\.[0-9A-Za-z_-]+\.[0-9A-Za-z_-]*"  # JWTs
     r"|whsec_[0-9A-Za-z+/=]+"                            # webhook secrets
     r"|(?i:\"(?:password|secret|token|apiKey|key)\"\s*:\s*\"[^\"]*\")"

@@ -20,7 +20,3 @@ SCOPES: dict[str, str] = {
 }
 
 ALL_SCOPES: frozenset[str] = frozenset(SCOPES)
-
-
-def unknown_scopes(requested: list[str]) -> list[str]:
-    return sorted(set(requested) - ALL_SCOPES)

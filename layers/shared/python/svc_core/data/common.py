@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from typing import Any
 
 from svc_core import aws
@@ -17,16 +18,31 @@ def is_condition_failure(exc: Exception) -> bool:
     return aws.error_code(exc) == "ConditionalCheckFailedException"
 
 
+TRANSACTION_ATTEMPTS = 3
+
+
 def transact(items: list[dict[str, Any]]) -> None:
-    """All the writes or none; ConditionFailed when any condition does not hold."""
-    try:
-        aws.client("dynamodb").transact_write_items(TransactItems=items)
-    except Exception as exc:
-        if aws.error_code(exc) == "TransactionCanceledException":
-            reasons = getattr(exc, "response", {}).get("CancellationReasons", [])
-            if any(r.get("Code") == "ConditionalCheckFailed" for r in reasons) or not reasons:
+    """All the writes or none; ConditionFailed when any condition does not hold.
+
+    DynamoDB cancels a transaction that collides with another one on the same item
+    (TransactionConflict); that is retried a few times, then reported as ConditionFailed
+    (the caller answers 409), never as a server error.
+    """
+    for attempt in range(TRANSACTION_ATTEMPTS):
+        try:
+            aws.client("dynamodb").transact_write_items(TransactItems=items)
+            return
+        except Exception as exc:
+            if aws.error_code(exc) != "TransactionCanceledException":
+                raise
+            codes = {r.get("Code") for r in getattr(exc, "response", {}).get("CancellationReasons", [])}
+            if "ConditionalCheckFailed" in codes or not codes:
                 raise ConditionFailed() from exc
-        raise
+            if "TransactionConflict" not in codes:
+                raise
+            if attempt == TRANSACTION_ATTEMPTS - 1:
+                raise ConditionFailed() from exc
+            time.sleep(0.02 * 2 ** attempt)
 
 
 def encode_cursor(position: dict[str, str]) -> str:

@@ -59,6 +59,8 @@ def count_request(pk: str, window_start: int, window_seconds: int) -> tuple[int,
         try:
             return _add_hit(pk, window_start), window_start
         except Exception as exc:
+            if aws.error_code(exc) == "TransactionConflictException":
+                continue  # a revocation's transaction holds the item for a moment: count again
             if not is_condition_failure(exc):
                 raise
             old = getattr(exc, "response", {}).get("Item") or {}

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from svc_core import ids, timeutil
 from svc_core.auth import authenticate, key_format
 from svc_core.context import TenantContext
+from svc_core.schemas import RequestBody
 from svc_core.data import api_keys_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import check_cursor, page
 from svc_core.errors import Conflict, Forbidden, NotFound
-from svc_core.scopes import unknown_scopes
+from svc_core.scopes import SCOPES
+
+ScopeName = Literal[tuple(SCOPES)]  # type: ignore[valid-type]
 
 KeyType = Literal["sdk", "cli", "ci", "int", "mkt"]
 Environment = Literal["Development", "Staging", "Production"]
@@ -25,30 +28,23 @@ MAX_OVERLAP_SECONDS = 7 * 24 * 3600
 DEFAULT_OVERLAP_SECONDS = 24 * 3600
 
 
-class ApiKeyCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ApiKeyCreate(RequestBody):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
     type: KeyType
     environment: Environment
-    scopes: list[str] | None = Field(
-        default=None, max_length=64,
+    scopes: list[ScopeName] | None = Field(
+        default=None, max_length=len(SCOPES),
         description="Scopes the key holds; omitted means all the scopes of its creator.")
     expiresInDays: int | None = Field(default=None, ge=1, le=730,
                                       description="Omitted means the key does not expire.")
 
     @field_validator("scopes")
     @classmethod
-    def _known_scopes(cls, value: list[str] | None) -> list[str] | None:
-        if value is None:
-            return None
-        unknown = unknown_scopes(value)
-        if unknown:
-            raise ValueError(f"unknown scopes: {', '.join(unknown)}")
-        return sorted(set(value))
+    def _sorted_unique(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else sorted(set(value))
 
 
-class ApiKeyRotate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ApiKeyRotate(RequestBody):
     overlapSeconds: int = Field(default=DEFAULT_OVERLAP_SECONDS, ge=0, le=MAX_OVERLAP_SECONDS,
                                 description="How long the old value keeps working (0 to 7 days).")
 
@@ -150,10 +146,10 @@ def revoke_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[st
         now = int(timeutil.now())
         try:
             store.revoke(record, now)
+            record = {**record, "revokedAt": now}
         except ConditionFailed:
-            pass  # revoked meanwhile by another request: the outcome is the same
+            record = _record(ctx, key_id, store)  # revoked meanwhile by another request
         authenticate.forget_key(key_id)
-        record = _record(ctx, key_id, store)
     return _view(record)
 
 

@@ -8,37 +8,36 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 from svc_core import events, ids, timeutil
 from svc_core.context import TenantContext
+from svc_core.schemas import RequestBody
 from svc_core.data import projects_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import check_cursor, page
 from svc_core.errors import Conflict, NotFound
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+# pattern: at least one visible character (so the schema, too, refuses a blank name)
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"\S")]
 Description = Annotated[str, StringConstraints(max_length=2000)]
 Language = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64,
                                             pattern=r"^[A-Za-z0-9 ._+#-]+$")]
 
 
-class ProjectCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ProjectCreate(RequestBody):
     name: Name
     description: Description | None = None
     language: Language | None = None
 
 
-class ProjectUpdate(BaseModel):
+class ProjectUpdate(RequestBody):
     """Only the fields sent change; description and language may be set to null."""
-    model_config = ConfigDict(extra="forbid")
-    name: Name | None = None
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})
+    name: Name = None  # may be left out, not set to null  # type: ignore[assignment]
     description: Description | None = None
     language: Language | None = None
 
     @model_validator(mode="after")
-    def _at_least_one_and_name_not_null(self) -> "ProjectUpdate":
+    def _at_least_one_field(self) -> "ProjectUpdate":
         if not self.model_fields_set:
             raise ValueError("send at least one of name, description, language")
-        if "name" in self.model_fields_set and self.name is None:
-            raise ValueError("name cannot be null")
         return self
 
 

@@ -1,0 +1,102 @@
+"""python -m bench: run the benchmarks and print one table (see bench/__init__.py)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import subprocess
+import sys
+import time
+
+from bench.fixture import BENCH, Fixture, isolate_from_aws
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def ensure_baseline_requirements(install: bool) -> bool:
+    """FastAPI and Mangum are for the cold-start baseline only (bench/requirements.txt)."""
+    missing = [name for name in ("fastapi", "mangum") if importlib.util.find_spec(name) is None]
+    if not missing:
+        return True
+    requirements = BENCH / "requirements.txt"
+    if not install:
+        _say(f"{', '.join(missing)} missing: the FastAPI + Mangum baseline is skipped "
+             f"(install it with: {sys.executable} -m pip install -r {requirements})")
+        return False
+    _say(f"{', '.join(missing)} missing: installing {requirements} into this environment "
+         f"(the FastAPI + Mangum baseline only; --no-install skips that baseline instead)")
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-r", str(requirements)])
+    importlib.invalidate_caches()
+    if done.returncode != 0:
+        _say("could not install them: the FastAPI + Mangum baseline is skipped")
+        return False
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description="Run the benchmarks; print one table.")
+    parser.add_argument("--repeat", type=int, default=7, help="cold starts per variant (default 7)")
+    parser.add_argument("--warm", type=int, default=1000, help="warm in-process requests (default 1000)")
+    parser.add_argument("--load-requests", type=int, default=2000, help="requests to the local stack (default 2000)")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent clients of the local stack (default 8)")
+    parser.add_argument("--load-seconds", type=float, default=10.0,
+                        help="time bound of the load run, seconds (default 10)")
+    parser.add_argument("--no-install", action="store_true",
+                        help="do not pip-install bench/requirements.txt; skip the FastAPI + Mangum baseline")
+    parser.add_argument("--only", choices=("cold", "warm", "calls", "load"), action="append",
+                        help="run only these parts (repeatable)")
+    args = parser.parse_args(argv)
+    parts = set(args.only or ("cold", "warm", "calls", "load"))
+
+    from bench import calls, cold, load, report, warm
+
+    started = time.monotonic()
+    load_before = os.getloadavg()[0]
+    clean_env = isolate_from_aws()
+    with_fastapi = "cold" in parts and ensure_baseline_requirements(not args.no_install)
+
+    rows: list[tuple] = []
+    timings: list[str] = []
+
+    def timed(name: str, run):
+        begun = time.monotonic()
+        result = run()
+        timings.append(f"{name} {time.monotonic() - begun:.0f}")
+        return result
+
+    _say("starting the moto server and provisioning template.yaml on it")
+    fixture = timed("setup", lambda: Fixture().provision())
+    try:
+        if "cold" in parts:
+            _say(f"cold starts: {args.repeat} rounds (+1 discarded)")
+            measured = timed("cold", lambda: cold.measure(fixture, args.repeat, with_fastapi, _say))
+            rows += report.cold_rows(measured, args.repeat)
+        if "warm" in parts:
+            _say(f"warm overhead: {args.warm} requests")
+            rows += report.warm_rows(timed("warm", lambda: warm.measure(fixture, args.warm)))
+        if "calls" in parts:
+            _say("AWS calls per request")
+            rows += report.calls_rows(timed("calls", lambda: calls.measure(fixture)))
+        if "load" in parts:
+            _say(f"local stack: {args.load_requests} requests, {args.clients} clients, at most {args.load_seconds:g} s")
+            rows += report.load_rows(timed("load", lambda: load.measure(
+                load.stack_env(clean_env), args.clients, args.load_requests, args.load_seconds, progress=_say)))
+    finally:
+        fixture.stop()
+
+    elapsed = time.monotonic() - started
+    print(f"Benchmarks  {time.strftime('%Y-%m-%d %H:%M:%S')}  Python {platform.python_version()}  "
+          f"{os.cpu_count()} CPUs  load average {load_before:.1f} at start, {os.getloadavg()[0]:.1f} at end  "
+          f"run time {elapsed:.0f} s ({', '.join(timings)})")
+    print("Figures only inform (shared, noisy machine); targets never fail the command.")
+    print()
+    print(report.render(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

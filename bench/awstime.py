@@ -1,0 +1,74 @@
+"""Watching the service's botocore calls: how many, which, and how long they take.
+
+Hooks go on the botocore session of svc_core.aws; clients copy the session's handlers when
+they are created, so the cached clients are dropped (not the session) to be made again with
+the hooks. Three of botocore's events bound a call (botocore/client.py, _make_api_call):
+
+  provide-client-params  -> the call begins (parameter validation, endpoint resolution and
+                            serialization follow, on the client side)
+  before-call            -> the request is about to be signed and sent
+  after-call             -> the answer is parsed (also for an error status)
+
+"Inside the call" is before-call to after-call: the emulator's time, the HTTP round trip,
+signing and response parsing. "Client side" is provide-client-params to before-call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+
+class AwsCalls:
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.operations: Counter[str] = Counter()
+        self.inside = 0.0       # before-call -> after-call
+        self.inside_cpu = 0.0   # the same, in this thread's CPU time
+        self.client_side = 0.0  # provide-client-params -> before-call
+
+    @property
+    def count(self) -> int:
+        return sum(self.operations.values())
+
+    def _begin(self, context: dict[str, Any] | None = None, **_: Any) -> None:
+        if context is not None:
+            context["_bench_begin"] = time.perf_counter()
+
+    def _before(self, model=None, context: dict[str, Any] | None = None, **_: Any) -> None:
+        now = time.perf_counter()
+        if context is None:
+            return
+        begun = context.pop("_bench_begin", None)
+        if begun is not None:
+            self.client_side += now - begun
+        context["_bench_before"] = now
+        context["_bench_before_cpu"] = time.thread_time()
+        self.operations[model.name] += 1
+
+    def _after(self, context: dict[str, Any] | None = None, **_: Any) -> None:
+        started = (context or {}).pop("_bench_before", None)
+        started_cpu = (context or {}).pop("_bench_before_cpu", None)
+        if started is not None:
+            self.inside += time.perf_counter() - started
+            self.inside_cpu += time.thread_time() - started_cpu
+
+    def install(self) -> "AwsCalls":
+        from svc_core import aws
+        session = aws._session()
+        session.register("provide-client-params", self._begin, unique_id="bench-aws-begin")
+        session.register("before-call", self._before, unique_id="bench-aws-before")
+        session.register("after-call", self._after, unique_id="bench-aws-after")
+        aws.client.cache_clear()  # made again, with the hooks, at their next use
+        return self
+
+    def uninstall(self) -> None:
+        from svc_core import aws
+        session = aws._session()
+        for event, uid in (("provide-client-params", "bench-aws-begin"), ("before-call", "bench-aws-before"),
+                           ("after-call", "bench-aws-after")):
+            session.unregister(event, unique_id=uid)
+        aws.client.cache_clear()

@@ -1,0 +1,108 @@
+"""1. Cold start: each API function in a fresh process, against the floor and FastAPI + Mangum."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.fixture import BENCH, LAYER, Fixture, route_event
+
+CHILD = BENCH / "cold_child.py"
+
+# The request each function's child serves: (function, template event key, method, path).
+FUNCTION_REQUESTS = [
+    ("ProjectsFunction", "GetProject", "GET", "/api/v1/projects/{id}"),
+    ("ApiKeysFunction", "ListKeys", "GET", "/api/v1/api-keys"),
+    ("MetaFunction", "Jwks", "GET", "/api/v1/.well-known/jwks.json"),
+]
+
+
+@dataclass
+class Variant:
+    name: str
+    label: str
+    argv: list[str]
+    env: dict[str, str]
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+    def values(self, key: str = "total_s") -> list[float]:
+        return [r[key] for r in self.runs]
+
+    def median(self, key: str = "total_s") -> float:
+        return statistics.median(self.values(key))
+
+    def min(self, key: str = "total_s") -> float:
+        return min(self.values(key))
+
+
+def _run_child(variant: Variant) -> dict[str, Any]:
+    done = subprocess.run(variant.argv, env=variant.env, capture_output=True, text=True, timeout=120)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("@@bench ")]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"cold start child {variant.name} failed (exit {done.returncode}):\n"
+                           f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    result = json.loads(lines[-1][len("@@bench "):])
+    if result.get("status", 200) != 200:
+        raise RuntimeError(f"cold start child {variant.name} answered {result['status']}:\n{done.stdout[-2000:]}")
+    return result
+
+
+def _run_pass(variant: Variant) -> dict[str, Any]:
+    started = time.perf_counter()
+    subprocess.run(variant.argv, env=variant.env, check=True, timeout=60)
+    return {"total_s": time.perf_counter() - started}
+
+
+def variants(fixture: Fixture, workdir: Path, with_fastapi: bool) -> list[Variant]:
+    from devstack.template import Resolver
+    resolver = Resolver({})
+    py = sys.executable
+    out = [
+        Variant("python", "interpreter start: python -c pass", [py, "-c", "pass"], fixture.child_env(LAYER)),
+        Variant("floor", "floor: import boto3 + DynamoDB client", [py, str(CHILD), "floor"],
+                fixture.child_env(LAYER)),
+    ]
+    project_event = None
+    for logical_id, event_key, method, path in FUNCTION_REQUESTS:
+        params = {"id": fixture.project_id} if "{id}" in path else None
+        token = None if path.endswith("jwks.json") else fixture.key
+        event = route_event(logical_id, event_key, method, path, token=token, path_params=params)
+        event_file = workdir / f"{logical_id}.json"
+        event_file.write_text(json.dumps(event))
+        if logical_id == "ProjectsFunction":
+            project_event = event_file
+        code_dir = resolver.function_code_dir(logical_id)
+        out.append(Variant(logical_id, f"{logical_id}  {method} {path.removeprefix('/api/v1')}",
+                           [py, str(CHILD), "handler", "app", str(event_file)],
+                           fixture.child_env(LAYER, code_dir)))
+    if with_fastapi:
+        out.insert(2, Variant("fastapi", "FastAPI + Mangum  GET /projects/{id}",
+                              [py, str(CHILD), "handler", "fastapi_app", str(project_event)],
+                              fixture.child_env(LAYER, BENCH)))
+    return out
+
+
+def measure(fixture: Fixture, repeat: int, with_fastapi: bool, progress=print) -> list[Variant]:
+    with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp:
+        all_variants = variants(fixture, Path(tmp), with_fastapi)
+        # One discarded round: writes the bytecode caches and warms the page cache, so no
+        # measured run pays for compiling a module.
+        for variant in all_variants:
+            (_run_pass if variant.name == "python" else _run_child)(variant)
+        for i in range(repeat):
+            # A different order each round (rotated, every other one reversed), so that a
+            # burst of noise on the shared machine does not always land on the same variant.
+            order = all_variants[i % len(all_variants):] + all_variants[:i % len(all_variants)]
+            if i % 2:
+                order.reverse()
+            for variant in order:
+                variant.runs.append((_run_pass if variant.name == "python" else _run_child)(variant))
+            progress(f"  cold start round {i + 1}/{repeat}")
+    return all_variants

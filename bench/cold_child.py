@@ -1,0 +1,75 @@
+import time; T0 = time.perf_counter()  # noqa: E401,E702 - the clock starts on the first line
+
+"""One cold start, run as a script in a fresh interpreter by bench/cold.py:
+
+    python bench/cold_child.py floor
+    python bench/cold_child.py handler MODULE EVENT_FILE
+
+`floor`: import boto3 and create a DynamoDB client (what every Python function pays).
+`handler`: import MODULE (a function's app.py, or bench/fastapi_app.py; PYTHONPATH holds its
+directory and the shared layer, as Lambda's sys.path holds /var/task and /opt/python), then
+call its lambda_handler once with the API Gateway event in EVENT_FILE.
+
+Times are taken from the first line of this file, so the interpreter's own start (the same
+for every kind, measured apart as `python -c pass`) is not in them. The time spent inside
+botocore API calls (the emulator's answers) is recorded through botocore's before-call and
+after-call events. The last line printed is `@@bench {json}`; everything above it is the
+function's own log output.
+"""
+
+import json  # noqa: E402 - after the clock (every kind imports json anyway)
+import sys  # noqa: E402
+
+
+class _AwsTimer:
+    """Accumulates the time between botocore's before-call and after-call events."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.seconds = 0.0
+
+    def before(self, context=None, **_):
+        context["_bench_started"] = time.perf_counter()
+
+    def after(self, context=None, **_):
+        started = context.pop("_bench_started", None)
+        if started is not None:
+            self.calls += 1
+            self.seconds += time.perf_counter() - started
+
+
+def _floor() -> dict:
+    import boto3
+    imported = time.perf_counter()
+    boto3.client("dynamodb")
+    return {"import_s": imported - T0}
+
+
+def _handler(module_name: str, event_file: str) -> dict:
+    module = __import__(module_name)
+    imported = time.perf_counter()
+    # The clients are created at the first request, from this session: hooks registered on it
+    # now are copied into them. (svc_core.aws is already imported by the module.)
+    from svc_core import aws
+    timer = _AwsTimer()
+    session = aws._session()
+    session.register("before-call", timer.before, unique_id="bench-aws-before")
+    session.register("after-call", timer.after, unique_id="bench-aws-after")
+    with open(event_file) as f:
+        event = json.load(f)
+    response = module.lambda_handler(event, None)
+    return {"import_s": imported - T0, "status": response.get("statusCode"),
+            "aws_calls": timer.calls, "aws_s": timer.seconds}
+
+
+def main() -> None:
+    kind = sys.argv[1]
+    result = _floor() if kind == "floor" else _handler(sys.argv[2], sys.argv[3])
+    result["total_s"] = time.perf_counter() - T0
+    result["modules"] = len(sys.modules)
+    sys.stdout.flush()
+    print("@@bench " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""The table: one plain-text table, sections as header rows, targets and PASS/MISS beside."""
+
+from __future__ import annotations
+
+import os
+
+from bench.calls import RouteCalls
+from bench.cold import Variant
+from bench.load import LoadResult
+from bench.warm import WarmResult, summary
+
+COLD_FLOOR_TARGET = 1.15
+COLD_FASTAPI_TARGET = 0.70
+WARM_TARGET_US = 300.0
+COLUMNS = ("measurement", "figure", "target", "result", "notes")
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds >= 0.1 else f"{seconds * 1000:.1f} ms"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def cold_rows(variants: list[Variant], repeat: int) -> list[tuple]:
+    rows: list[tuple] = [(f"1. Cold start: fresh process, import + one request (median of {repeat}, min)",)]
+    by_name = {v.name: v for v in variants}
+    floor, fastapi = by_name["floor"], by_name.get("fastapi")
+    for v in variants:
+        figure = f"{_ms(v.median())} (min {_ms(v.min())})"
+        if v.name == "python":
+            rows.append(("  " + v.label, figure, "", "", "process wall time seen by the parent"))
+            continue
+        if v.name == "floor":
+            notes = (f"import {_ms(v.median('import_s'))} + client {_ms(v.median() - v.median('import_s'))}; "
+                     f"{v.runs[-1]['modules']} modules")
+        else:
+            aws_ms = v.median("aws_s")
+            notes = (f"import {_ms(v.median('import_s'))} + request {_ms(v.median() - v.median('import_s'))} "
+                     f"({_plural(v.runs[-1]['aws_calls'], 'AWS call')}, {_ms(aws_ms)} in them); "
+                     f"{v.runs[-1]['modules']} modules")
+        rows.append(("  " + v.label, figure, "", "", notes))
+        if v.name in ("floor", "fastapi", "python"):
+            continue
+        ratio, ratio_min = v.median() / floor.median(), v.min() / floor.min()
+        rows.append(("    vs floor", f"{ratio:.2f}x (min {ratio_min:.2f}x)", f"<= {COLD_FLOOR_TARGET:.2f}x",
+                     verdict(ratio <= COLD_FLOOR_TARGET), ""))
+        if fastapi is not None:
+            ratio, ratio_min = v.median() / fastapi.median(), v.min() / fastapi.min()
+            rows.append(("    vs FastAPI + Mangum", f"{ratio:.2f}x (min {ratio_min:.2f}x)",
+                         f"<= {COLD_FASTAPI_TARGET:.2f}x", verdict(ratio <= COLD_FASTAPI_TARGET), ""))
+        else:
+            rows.append(("    vs FastAPI + Mangum", "not measured", f"<= {COLD_FASTAPI_TARGET:.2f}x", "-",
+                         "fastapi/mangum not installed (bench/requirements.txt)"))
+    return rows
+
+
+def warm_rows(w: WarmResult) -> list[tuple]:
+    overhead_med, overhead_p99 = summary(w.overhead_us)
+    layer_med, layer_p99 = summary(w.layer_only_us)
+    handler_med, handler_p99 = summary(w.handler_us)
+    cpu_med, cpu_p99 = summary(w.overhead_cpu_us)
+    inside_med, _ = summary(w.inside_us)
+    return [
+        (f"2. Warm overhead per request, AWS time excluded ({w.requests} requests, in-process, moto server)",),
+        ("  GET /projects/{id}: handler - AWS calls", f"{overhead_med:.0f} us (p99 {overhead_p99:.0f} us)",
+         f"median < {WARM_TARGET_US:.0f} us", verdict(overhead_med < WARM_TARGET_US),
+         f"{w.calls_per_request:.2f} AWS calls per request"),
+        ("    same in CPU time", f"{cpu_med:.0f} us (p99 {cpu_p99:.0f} us)", "", "",
+         "thread CPU time: what neighbours on the machine do not inflate"),
+        ("    without botocore's client side", f"{layer_med:.0f} us (p99 {layer_p99:.0f} us)", "", "",
+         "also minus params validation, endpoint rules, serialization (wall)"),
+        ("    whole handler, AWS included", f"{handler_med / 1000:.2f} ms (p99 {handler_p99 / 1000:.2f} ms)", "", "",
+         f"inside AWS calls: median {inside_med / 1000:.2f} ms (emulator + HTTP)"),
+    ]
+
+
+def calls_rows(results: list[RouteCalls]) -> list[tuple]:
+    rows: list[tuple] = [("3. AWS calls per warm request (botocore level; read: GET, write: the rest)",)]
+    for r in results:
+        ops = ", ".join(f"{op} x{n}" if n > 1 else op for op, n in sorted(r.operations.items())) or "none"
+        status_note = f"status {r.status}" + (f"; {r.note}" if r.note else "")
+        rows.append((f"  {r.method:<6} {r.path.removeprefix('/api/v1')}", f"{r.count}: {ops}",
+                     f"<= {r.target}", verdict(r.count <= r.target and 200 <= r.status < 300), status_note))
+    return rows
+
+
+def load_rows(r: LoadResult) -> list[tuple]:
+    statuses = ", ".join(f"{s}: {n}" for s, n in sorted(r.statuses.items()))
+    bound = "; stopped by the time bound" if r.stopped_by_deadline else ""
+    return [
+        (f"4. Local stack (python -m devstack), GET /projects/{{id}}, {r.clients} concurrent clients",),
+        ("  throughput", f"{r.rps:.0f} req/s", "", "",
+         f"{r.completed} of {r.requested} requests in {r.seconds:.1f} s{bound}"),
+        ("  latency", f"p50 {r.p50:.1f} ms, p99 {r.p99:.1f} ms", "", "",
+         f"statuses {statuses}" + (f"; {r.errors} transport errors" if r.errors else "")),
+        ("  stack start", f"{r.startup_s:.1f} s", "", "", "to 'local stack ready' (moto server, provisioning, bootstrap)"),
+    ] + ([("  CPU used while measured", ", ".join(f"{k} {v:.1f} s" for k, v in r.cpu_s.items()), "", "",
+           f"of {r.seconds * (os.cpu_count() or 1):.0f} CPU-s ({os.cpu_count()} shared cores); "
+           "emulator: the stack's moto server")]
+         if r.cpu_s else [])
+
+
+def render(rows: list[tuple]) -> str:
+    widths = [len(c) for c in COLUMNS]
+    for row in rows:
+        if len(row) > 1:
+            for i, cell in enumerate(row):
+                widths[i] = max(widths[i], len(cell))
+    widths[-1] = 0  # the last column is not padded
+
+    def line(cells: tuple) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+    rule = "-" * (sum(widths[:-1]) + 2 * (len(widths) - 1) + max(len(r[-1]) for r in rows if len(r) > 1))
+    out = [line(COLUMNS), rule]
+    for row in rows:
+        out.append(row[0] if len(row) == 1 else line(row))
+    return "\n".join(out)

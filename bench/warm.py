@@ -1,0 +1,75 @@
+"""2. Warm overhead of the shared layer per request, AWS time excluded.
+
+ProjectsFunction's handler is called in this process for GET /api/v1/projects/{id} with an
+API key already in the container's cache, against the moto server. Per request: the time
+in lambda_handler minus the time inside botocore API calls (before-call to after-call, see
+bench/awstime.py). What is left is authentication with the cached key (format, checksum,
+HMAC), the rate-limit bookkeeping around its UpdateItem, routing, validation, the domain
+code, the envelope, the headers, the log line, and botocore's client-side work (parameter
+validation, endpoint resolution, serialization), shown on its own line too. The same
+difference in the thread's CPU time is shown as well: on a shared machine, wall time also
+holds the moments the process waited for a core.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from bench.awstime import AwsCalls
+from bench.fixture import Fixture, quiet_stdout
+
+
+@dataclass
+class WarmResult:
+    requests: int
+    overhead_us: list[float]          # handler - inside the AWS calls
+    layer_only_us: list[float]        # handler - inside - botocore's client side
+    overhead_cpu_us: list[float]      # as overhead_us, in CPU time of the calling thread
+    handler_us: list[float]
+    inside_us: list[float]
+    calls_per_request: float
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
+def measure(fixture: Fixture, requests: int, warmup: int = 50) -> WarmResult:
+    import time
+    from tests.support.functions import api_event, load_function
+
+    handler = load_function("projects").lambda_handler
+    events = [api_event("Projects-GetProject", token=fixture.key, path_params={"id": fixture.project_id})
+              for _ in range(warmup + requests)]
+    calls = AwsCalls().install()
+    result = WarmResult(requests, [], [], [], [], [], 0.0)
+    total_calls = 0
+    try:
+        with quiet_stdout():
+            for event in events[:warmup]:
+                if handler(event, None)["statusCode"] != 200:
+                    raise RuntimeError("the warm-up request failed")
+            for event in events[warmup:]:
+                calls.reset()
+                started, started_cpu = time.perf_counter(), time.thread_time()
+                response = handler(event, None)
+                elapsed, elapsed_cpu = time.perf_counter() - started, time.thread_time() - started_cpu
+                if response["statusCode"] != 200:
+                    raise RuntimeError(f"warm request answered {response['statusCode']}: {response['body']}")
+                total_calls += calls.count
+                result.handler_us.append(elapsed * 1e6)
+                result.inside_us.append(calls.inside * 1e6)
+                result.overhead_us.append((elapsed - calls.inside) * 1e6)
+                result.layer_only_us.append((elapsed - calls.inside - calls.client_side) * 1e6)
+                result.overhead_cpu_us.append((elapsed_cpu - calls.inside_cpu) * 1e6)
+    finally:
+        calls.uninstall()
+    result.calls_per_request = total_calls / requests
+    return result
+
+
+def summary(values: list[float]) -> tuple[float, float]:
+    return statistics.median(values), percentile(values, 99)

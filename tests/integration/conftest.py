@@ -1,0 +1,87 @@
+"""Integration fixtures: `data_backend` runs a data-access test on moto and on DynamoDB Local.
+
+moto is lenient where DynamoDB is not (expressions, keys, transactions), so the data-access
+tests also run against DynamoDB Local, AWS's own engine. Only DynamoDB moves there: the
+service-specific variables AWS_ENDPOINT_URL_DYNAMODB(_STREAMS), which botocore honours before
+AWS_ENDPOINT_URL, point the DynamoDB clients at it, while secrets, SQS and EventBridge stay on
+the moto server of the `stack` fixture.
+
+When DynamoDB Local cannot start (no Java 17+, npm packages not installed), its tests fail in
+CI (CI=true) and are skipped with the reason elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+BACKENDS = ["moto", "dynamodb-local"]
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="session")
+def dynamodb_local():
+    """DynamoDB Local for the session, started on first use; or the reason it cannot run."""
+    from tests.support.dynamodb_local import DynamoDBLocal, Unavailable
+    server = DynamoDBLocal()
+    try:
+        server.start()
+    except Unavailable as exc:
+        yield exc
+        return
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass
+class DataBackend:
+    name: str
+    dynamodb_endpoint: str
+    stack: Any  # tests.support.stack.Stack: the moto server with everything else
+
+    def dynamodb(self):
+        from svc_core import aws
+        return aws.client("dynamodb")
+
+    def item(self, table: str, key: dict[str, str]) -> dict[str, Any] | None:
+        """One stored item, plain values, read consistently; None when absent."""
+        from svc_core.dynamo import from_item
+        answer = self.dynamodb().get_item(TableName=table, Key={k: {"S": v} for k, v in key.items()},
+                                          ConsistentRead=True)
+        return from_item(answer.get("Item"))
+
+    def items(self, table: str) -> list[dict[str, Any]]:
+        from svc_core.dynamo import from_item
+        found: list[dict[str, Any]] = []
+        for page in self.dynamodb().get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
+            found.extend(from_item(i) for i in page.get("Items", []))
+        return found
+
+
+@pytest.fixture(params=BACKENDS)
+def data_backend(request, stack, monkeypatch) -> DataBackend:
+    if request.param == "moto":
+        return DataBackend("moto", stack.endpoint, stack)
+
+    server = request.getfixturevalue("dynamodb_local")
+    if isinstance(server, Exception):
+        reason = f"DynamoDB Local is not available: {server} (run scripts/bootstrap_node.sh)"
+        if _in_ci():
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+
+    from devstack.provision import provision_tables
+    server.drop_all_tables()
+    provision_tables(server.endpoint)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", server.endpoint)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", server.endpoint)
+    stack.forget_caches()  # clients made before this point still name the moto server
+    return DataBackend("dynamodb-local", server.endpoint, stack)

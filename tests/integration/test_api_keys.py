@@ -1,0 +1,326 @@
+"""API keys end to end: create, list, read, revoke, rotate, expiry, scopes and tenants."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from svc_core import timeutil
+from svc_core.auth import authenticate, key_format
+from svc_core.config import settings
+from svc_core.data import api_keys_table
+from tests.support.auth_helpers import KEY_RE, Clock
+from tests.support.functions import call
+
+ADMIN = ["keys:read", "keys:write", "projects:read", "projects:write"]
+
+
+def create(token, **body):
+    body = {"name": "CI deploys", "type": "ci", "environment": "Production", **body}
+    return call("api_keys", "ApiKeys-CreateKey", token=token, body=body)
+
+
+def get(token, key_id):
+    return call("api_keys", "ApiKeys-GetKey", token=token, path_params={"id": key_id})
+
+
+def revoke(token, key_id):
+    return call("api_keys", "ApiKeys-RevokeKey", token=token, path_params={"id": key_id})
+
+
+def rotate(token, key_id, body=None):
+    return call("api_keys", "ApiKeys-RotateKey", token=token, path_params={"id": key_id}, body=body)
+
+
+def works(key) -> bool:
+    """A request with the key to a different function (projects) than the one that manages keys."""
+    reply = call("projects", "Projects-ListProjects", token=key)
+    assert reply.status in (200, 401), reply
+    return reply.status == 200
+
+
+def stored_items(stack) -> list[dict]:
+    return stack.client("dynamodb").scan(TableName=settings().api_keys_table)["Items"]
+
+
+def test_create_returns_the_value_once_and_never_again(stack):
+    _, admin = stack.tenant_with_key(ADMIN)
+    created = create(admin, scopes=["projects:read"])
+    assert created.status == 201, created
+    value = created.data["key"]
+    assert KEY_RE.match(value) and value.startswith("svc_ci_")
+    assert key_format.parse_type(value) == "ci"
+    assert created.data["hint"] == f"svc_ci_...{value[-4:]}"
+    assert created.data["status"] == "active" and created.data["scopes"] == ["projects:read"]
+    assert works(value)
+
+    hashes = [i["pk"]["S"].removeprefix("SECRET#") for i in stored_items(stack) if i["pk"]["S"].startswith("SECRET#")]
+    assert authenticate.hash_key(value) in hashes
+    one = get(admin, created.data["id"])
+    listed = call("api_keys", "ApiKeys-ListKeys", token=admin)
+    assert one.status == 200 and listed.status == 200
+    assert "key" not in one.data and "secrets" not in one.data
+    assert all("key" not in item for item in listed.data["items"])
+    for text in (one.text, listed.text):
+        assert value not in text and value[8:40] not in text
+        assert not any(h in text for h in hashes)
+
+
+def test_only_an_hmac_of_the_value_is_stored(stack):
+    tenant, admin = stack.tenant_with_key(ADMIN)
+    values = [admin] + [create(admin, type=t).data["key"] for t in ("sdk", "cli")]
+    dump = json.dumps(stored_items(stack))
+    for value in values:
+        assert value not in dump and value[8:40] not in dump
+        assert hashlib.sha256(value.encode()).hexdigest() not in dump  # not an unkeyed hash either
+        assert f"SECRET#{authenticate.hash_key(value)}" in dump
+
+
+@pytest.mark.parametrize("key_type", ["sdk", "cli", "ci", "int", "mkt"])
+def test_every_key_type_can_be_created_and_used(stack, key_type):
+    _, admin = stack.tenant_with_key(ADMIN)
+    created = create(admin, type=key_type, scopes=["keys:read"])
+    assert created.status == 201, created
+    assert created.data["type"] == key_type and created.data["key"].startswith(f"svc_{key_type}_")
+    assert KEY_RE.match(created.data["key"])
+    assert get(created.data["key"], created.data["id"]).status == 200
+
+
+@pytest.mark.parametrize("environment", ["Development", "Staging", "Production"])
+def test_each_environment_is_accepted(stack, environment):
+    _, admin = stack.tenant_with_key(ADMIN)
+    created = create(admin, environment=environment)
+    assert created.status == 201 and created.data["environment"] == environment
+
+
+@pytest.mark.parametrize("body", [{"environment": "production"}, {"environment": "Prod"}, {"environment": ""},
+                                  {"environment": None}, {"type": "xyz"}, {"type": "SDK"}])
+def test_environment_and_type_outside_their_lists_are_400(stack, body):
+    _, admin = stack.tenant_with_key(ADMIN)
+    reply = create(admin, **body)
+    assert reply.status == 400 and reply.error["code"] == "VALIDATION_ERROR"
+    assert [f["field"] for f in reply.error["details"]["fields"]] == list(body)
+    assert len(call("api_keys", "ApiKeys-ListKeys", token=admin).data["items"]) == 1  # nothing stored
+
+
+def test_unknown_scope_is_400(stack):
+    _, admin = stack.tenant_with_key(ADMIN)
+    reply = create(admin, scopes=["projects:read", "root:everything"])
+    assert reply.status == 400 and reply.error["code"] == "VALIDATION_ERROR"
+    fields = reply.error["details"]["fields"]
+    assert len(fields) == 1 and fields[0]["field"] in ("scopes", "scopes.1") and fields[0]["reason"]
+    assert len(call("api_keys", "ApiKeys-ListKeys", token=admin).data["items"]) == 1  # nothing stored
+
+
+def test_a_key_cannot_hold_a_scope_its_creator_lacks(stack):
+    _, creator = stack.tenant_with_key(["keys:read", "keys:write", "projects:read"])
+    refused = create(creator, scopes=["projects:read", "projects:write"])
+    assert refused.status == 403 and refused.error["code"] == "FORBIDDEN"
+    assert refused.error["details"]["scopes"] == ["projects:write"]
+    assert create(creator, scopes=["billing:read"]).status == 403
+    assert len(call("api_keys", "ApiKeys-ListKeys", token=creator).data["items"]) == 1
+
+    subset = create(creator, scopes=["projects:read"])
+    assert subset.status == 201 and subset.data["scopes"] == ["projects:read"]
+    inherited = create(creator)  # scopes omitted: exactly the creator's
+    assert inherited.status == 201
+    assert inherited.data["scopes"] == ["keys:read", "keys:write", "projects:read"]
+    # ... and the new key, holding keys:write, still cannot mint itself a wider key
+    assert create(inherited.data["key"], scopes=["projects:write"]).status == 403
+
+
+def test_list_pages_with_a_cursor_newest_first_and_only_the_tenants_keys(stack):
+    tenant, admin = stack.tenant_with_key(ADMIN)
+    other_tenant, other_admin = stack.tenant_with_key(ADMIN)
+    create(other_admin)
+    made = [create(admin, name=f"key {i}").data["id"] for i in range(5)]
+    first = call("api_keys", "ApiKeys-ListKeys", token=admin, query={"limit": "4"})
+    assert first.status == 200, first
+    assert len(first.data["items"]) == 4 and first.data["nextCursor"]
+    second = call("api_keys", "ApiKeys-ListKeys", token=admin,
+                  query={"limit": "4", "cursor": first.data["nextCursor"]})
+    assert second.status == 200, second
+    assert len(second.data["items"]) == 2 and second.data["nextCursor"] is None
+    ids = [k["id"] for k in first.data["items"] + second.data["items"]]
+    assert len(set(ids)) == 6 and set(made) < set(ids)
+    assert ids == sorted(ids, reverse=True)
+    assert {k["tenantId"] for k in first.data["items"] + second.data["items"]} == {tenant}
+
+    bad = call("api_keys", "ApiKeys-ListKeys", token=admin, query={"cursor": "not-a-cursor"})
+    assert bad.status == 400 and bad.error["details"]["fields"][0]["field"] == "cursor"
+
+
+def test_revoke_refuses_the_next_use_everywhere_and_twice_is_harmless(stack):
+    tenant, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin, scopes=["keys:read", "projects:read"]).data
+    assert works(target["key"])
+    first = revoke(admin, target["id"])
+    assert first.status == 200, first
+    assert first.data["status"] == "revoked" and first.data["revoked_at"]
+    assert not works(target["key"])
+    denied = get(target["key"], target["id"])
+    assert denied.status == 401 and denied.error["code"] == "UNAUTHORIZED"
+    second = revoke(admin, target["id"])
+    assert second.status == 200 and second.data["revoked_at"] == first.data["revoked_at"]
+    assert works(admin)
+
+
+def test_a_cached_record_does_not_keep_a_revoked_key_alive(stack):
+    """Another container revokes the key: this container's cache still holds its record."""
+    tenant, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin, scopes=["projects:read"]).data
+    assert works(target["key"])
+    secret_hash = authenticate.hash_key(target["key"])
+    assert secret_hash in authenticate._key_cache
+    api_keys_table.revoke(api_keys_table.get(tenant, target["id"]), int(timeutil.now()))
+    assert secret_hash in authenticate._key_cache  # nothing told this container
+    assert not works(target["key"])
+    assert works(admin)
+
+
+def test_rotate_overlap_keeps_the_old_value_until_it_ends(stack, monkeypatch):
+    clock = Clock(monkeypatch)
+    _, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin, type="sdk", scopes=["projects:read"]).data
+    assert works(target["key"])
+    rotated = rotate(admin, target["id"], {"overlapSeconds": 3600})
+    assert rotated.status == 200, rotated
+    new = rotated.data["key"]
+    assert KEY_RE.match(new) and new.startswith("svc_sdk_") and new != target["key"]
+    assert rotated.data["id"] == target["id"] and rotated.data["rotated_at"]
+    assert rotated.data["hint"] == f"svc_sdk_...{new[-4:]}"
+    assert works(new) and works(target["key"])
+    clock.travel(3599)
+    assert works(target["key"])
+    clock.travel(2)
+    assert not works(target["key"])
+    assert works(new)
+    assert get(admin, target["id"]).data["status"] == "active"
+
+
+def test_rotate_without_a_body_overlaps_one_day(stack, monkeypatch):
+    clock = Clock(monkeypatch)
+    _, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin, scopes=["projects:read"]).data
+    rotated = rotate(admin, target["id"])
+    assert rotated.status == 200, rotated
+    clock.travel(86400 - 60)
+    assert works(target["key"])
+    clock.travel(61)
+    assert not works(target["key"]) and works(rotated.data["key"])
+
+
+def test_rotate_with_overlap_zero_ends_the_old_value_at_once(stack):
+    _, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin, scopes=["projects:read"]).data
+    assert works(target["key"])
+    rotated = rotate(admin, target["id"], {"overlapSeconds": 0})
+    assert rotated.status == 200, rotated
+    assert not works(target["key"])
+    assert works(rotated.data["key"])
+
+
+@pytest.mark.parametrize("overlap", [604801, -1, 10**12, "a day", 1.5])
+def test_rotate_overlap_outside_zero_to_seven_days_is_400(stack, overlap):
+    _, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin, scopes=["projects:read"]).data
+    reply = rotate(admin, target["id"], {"overlapSeconds": overlap})
+    assert reply.status == 400 and reply.error["code"] == "VALIDATION_ERROR"
+    assert [f["field"] for f in reply.error["details"]["fields"]] == ["overlapSeconds"]
+    assert works(target["key"]) and get(admin, target["id"]).data["rotated_at"] is None
+
+
+def test_rotate_accepts_exactly_seven_days(stack):
+    _, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin).data
+    assert rotate(admin, target["id"], {"overlapSeconds": 604800}).status == 200
+
+
+def test_rotating_a_revoked_key_is_409(stack):
+    _, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin, scopes=["projects:read"]).data
+    assert revoke(admin, target["id"]).status == 200
+    reply = rotate(admin, target["id"], {"overlapSeconds": 60})
+    assert reply.status == 409 and reply.error["code"] == "CONFLICT"
+    assert reply.error["details"]["status"] == "revoked"
+    assert not works(target["key"])
+
+
+def test_an_expired_key_is_401(stack, monkeypatch):
+    clock = Clock(monkeypatch)
+    tenant, admin = stack.tenant_with_key(ADMIN)
+    created = create(admin, scopes=["projects:read"], expiresInDays=1)
+    assert created.status == 201 and created.data["expires_at"]
+    short = created.data
+    assert works(short["key"])
+    clock.travel(86400 - 10)
+    assert works(short["key"])
+    clock.travel(11)
+    reply = call("projects", "Projects-ListProjects", token=short["key"])
+    assert reply.status == 401 and reply.error["code"] == "UNAUTHORIZED"
+    assert get(admin, short["id"]).data["status"] == "expired"
+    assert rotate(admin, short["id"], {"overlapSeconds": 0}).status == 409
+    assert works(admin)
+
+
+def test_an_operator_issued_key_with_an_expiry_also_expires(stack, monkeypatch):
+    clock = Clock(monkeypatch)
+    tenant = stack.new_tenant()
+    key = stack.new_key(tenant, ["projects:read"], key_type="int", expires_in_days=2)["key"]
+    assert works(key)
+    clock.travel(2 * 86400)
+    assert not works(key)
+
+
+def test_last_used_at_is_set_after_use(stack):
+    _, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin, scopes=["projects:read"]).data
+    assert get(admin, target["id"]).data["last_used_at"] is None
+    assert works(target["key"])
+    used = get(admin, target["id"]).data["last_used_at"]
+    assert used is not None and used.endswith("Z")
+
+
+def test_another_tenant_cannot_read_revoke_or_rotate_a_key(stack):
+    tenant_a, admin_a = stack.tenant_with_key(ADMIN)
+    _, admin_b = stack.tenant_with_key(ADMIN)
+    target = create(admin_a, scopes=["projects:read"]).data
+    for reply in (get(admin_b, target["id"]), revoke(admin_b, target["id"]),
+                  rotate(admin_b, target["id"], {"overlapSeconds": 0}),
+                  call("api_keys", "ApiKeys-GetKey", token=admin_b, path_params={"id": target["id"]},
+                       headers={"X-Tenant-Id": tenant_a})):
+        assert reply.status == 404 and reply.error["code"] == "RESOURCE_NOT_FOUND", reply
+        assert reply.error["details"]["id"] == target["id"]
+    missing = get(admin_b, "key_01J0000000000000000000000Z")
+    assert missing.status == 404 and missing.error["details"]["id"] == "key_01J0000000000000000000000Z"
+    assert target["id"] not in call("api_keys", "ApiKeys-ListKeys", token=admin_b).text
+    assert works(target["key"])
+    after = get(admin_a, target["id"]).data
+    assert after["status"] == "active" and after["rotated_at"] is None and after["revoked_at"] is None
+
+
+@pytest.mark.parametrize("scopes, allowed", [
+    (["keys:read"], {"list", "get"}),
+    (["keys:write"], {"create", "revoke", "rotate"}),
+    (["projects:read", "projects:write"], set()),
+])
+def test_keys_read_and_keys_write_guard_the_endpoints(stack, scopes, allowed):
+    tenant, admin = stack.tenant_with_key(ADMIN)
+    caller = stack.new_key(tenant, scopes)["key"]
+    victim = create(admin, scopes=["projects:read"]).data["id"]
+    attempts = {
+        "list": ("keys:read", lambda: call("api_keys", "ApiKeys-ListKeys", token=caller)),
+        "get": ("keys:read", lambda: get(caller, victim)),
+        "create": ("keys:write", lambda: create(caller, scopes=[s for s in scopes if s.startswith("keys")] or None)),
+        "rotate": ("keys:write", lambda: rotate(caller, victim, {"overlapSeconds": 60})),
+        "revoke": ("keys:write", lambda: revoke(caller, victim)),
+    }
+    for name, (scope, attempt) in attempts.items():
+        reply = attempt()
+        if name in allowed:
+            assert reply.status in (200, 201), (name, reply)
+        else:
+            assert reply.status == 403 and reply.error["code"] == "FORBIDDEN", (name, reply)
+            assert reply.error["details"]["requiredScope"] == scope

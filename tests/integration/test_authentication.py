@@ -1,0 +1,254 @@
+"""Authentication: API key format checks before any read, service JWTs and the attacks on
+them, signing-key rotation, the public JWKS, and the Authorization header's forms."""
+
+from __future__ import annotations
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from svc_core.auth import key_format, signing_keys, tokens
+from svc_core.config import settings
+from tests.support.auth_helpers import (
+    Clock, DynamoCalls, active_public_pem, hs256, payload_of, put_signing_document, service_claims, signed,
+    signing_document, unsigned, with_payload,
+)
+from tests.support.functions import call
+
+READ = ["projects:read"]
+
+
+def projects_with(token=None, **kwargs):
+    return call("projects", "Projects-ListProjects", token=token, **kwargs)
+
+
+def assert_401(reply):
+    assert reply.status == 401, reply
+    assert reply.error["code"] == "UNAUTHORIZED"
+    assert reply.json["meta"]["request_id"]
+
+
+# ---- API keys: format first, database second -----------------------------------------------
+
+def _flip(char: str) -> str:
+    return "A" if char != "A" else "B"
+
+
+def malformed_keys() -> dict[str, str]:
+    good = key_format.generate("sdk")
+    return {
+        "checksum_off_by_one_char": good[:-1] + _flip(good[-1]),
+        "random_part_changed": good[:10] + _flip(good[10]) + good[11:],
+        "type_swapped": "svc_cli_" + good[len("svc_sdk_"):],
+        "unknown_type": "svc_xyz_" + good[len("svc_sdk_"):],
+        "too_short": good[:-2],
+        "too_long": good + "A",
+        "not_base62": good[:12] + "-" + good[13:],
+        "prefix_only": "svc_sdk_",
+        "upper_case_prefix": "SVC_sdk_" + good[len("svc_sdk_"):],
+    }
+
+
+@pytest.mark.parametrize("name", sorted(malformed_keys()))
+def test_a_malformed_key_is_401_before_any_read_of_the_keys_table(stack, name):
+    stack.tenant_with_key()  # the table holds keys; none of them may be looked at
+    value = malformed_keys()[name]
+    with DynamoCalls(stack) as calls:
+        reply = projects_with(value)
+    assert_401(reply)
+    assert calls.on(settings().api_keys_table) == []
+    assert calls.on(settings().rate_limits_table)  # the recorder was listening: the 401 was counted
+
+
+def test_a_well_formed_unknown_key_is_401_after_looking_it_up(stack):
+    """The control of the test above: a key that passes the checksum is read from the table."""
+    stack.tenant_with_key()
+    with DynamoCalls(stack) as calls:
+        reply = projects_with(key_format.generate("mkt"))
+    assert_401(reply)
+    assert "GetItem" in calls.on(settings().api_keys_table)
+
+
+# ---- service JWTs --------------------------------------------------------------------------
+
+def test_a_valid_service_jwt_is_accepted_and_scoped_to_its_tenant(stack):
+    tenant, key = stack.tenant_with_key()
+    other, other_key = stack.tenant_with_key()
+    made = call("projects", "Projects-CreateProject", token=key, body={"name": "Mine"}).data
+    call("projects", "Projects-CreateProject", token=other_key, body={"name": "Theirs"})
+    token, lifetime = tokens.mint(subject="usr_alice", tenant_id=tenant, scopes=READ, credential="user")
+    assert lifetime == 900
+    listed = projects_with(token)
+    assert listed.status == 200, listed
+    assert [p["id"] for p in listed.data["items"]] == [made["id"]]
+    denied = call("projects", "Projects-CreateProject", token=token, body={"name": "No"})
+    assert denied.status == 403 and denied.error["details"]["requiredScope"] == "projects:write"
+    # the tenant comes only from the token: a tenant header changes nothing
+    switched = projects_with(token, headers={"X-Tenant-Id": other})
+    assert [p["id"] for p in switched.data["items"]] == [made["id"]]
+
+
+def test_a_hand_signed_token_with_correct_claims_is_accepted(stack):
+    """The control of the attacks below: the helpers make tokens the service accepts."""
+    tenant, _ = stack.tenant_with_key()
+    assert projects_with(signed(service_claims(tenant, READ))).status == 200
+
+
+ALG_NONE = ["none", "None", "NONE", "nOnE"]
+
+
+@pytest.mark.parametrize("alg", ALG_NONE)
+def test_alg_none_in_any_spelling_is_401(stack, alg):
+    tenant, _ = stack.tenant_with_key()
+    kid = signing_keys.current().active_kid
+    claims = service_claims(tenant, READ)
+    assert_401(projects_with(unsigned({"alg": alg, "typ": "at+jwt", "kid": kid}, claims)))
+    assert_401(projects_with(unsigned({"alg": alg, "typ": "at+jwt"}, claims)))
+    # an ES256 signature pasted under alg none is no better
+    real = signed(claims)
+    assert_401(projects_with(f"{unsigned({'alg': alg, 'typ': 'at+jwt', 'kid': kid}, claims)}{real.split('.')[2]}"))
+
+
+@pytest.mark.parametrize("header_extra", [{}, {"typ": "at+jwt"}])
+def test_hs256_signed_with_the_public_key_is_401(stack, header_extra):
+    tenant, _ = stack.tenant_with_key()
+    kid = signing_keys.current().active_kid
+    pem = active_public_pem()
+    claims = service_claims(tenant, READ)
+    for secret in (pem, pem.strip()):
+        assert_401(projects_with(hs256({"alg": "HS256", "kid": kid, **header_extra}, claims, secret)))
+
+
+def _attacks(tenant: str) -> dict[str, str]:
+    other_key = ec.generate_private_key(ec.SECP256R1())
+    valid = tokens.mint(subject="usr_x", tenant_id=tenant, scopes=READ, credential="user")[0]
+    return {
+        "unknown_kid": signed(service_claims(tenant, READ), kid="sig_doesnotexist", private=other_key),
+        "right_kid_wrong_key": signed(service_claims(tenant, READ), private=other_key),
+        "wrong_iss": signed(service_claims(tenant, READ, iss="https://evil.example")),
+        "wrong_aud": signed(service_claims(tenant, READ, aud="another-api")),
+        "no_aud": signed(service_claims(tenant, READ, aud=None)),
+        "missing_typ": signed(service_claims(tenant, READ), typ=None),
+        "typ_jwt": signed(service_claims(tenant, READ), typ="JWT"),
+        "typ_id_token": signed(service_claims(tenant, READ), typ="id+jwt"),
+        "missing_tid": signed(service_claims(tenant, READ, tid=None)),
+        "missing_scopes": signed(service_claims(tenant, READ, scopes=None)),
+        "tid_not_a_string": signed(service_claims(tenant, READ, tid=["ten_a", "ten_b"])),
+        "scopes_not_a_list": signed(service_claims(tenant, READ, scopes="projects:read")),
+        "missing_exp": signed(service_claims(tenant, READ, exp=None)),
+        "missing_jti": signed(service_claims(tenant, READ, jti=None)),
+        "exp_not_a_number": signed(service_claims(tenant, READ, exp="tomorrow")),
+        "not_yet_valid": signed(service_claims(tenant, READ, nbf=int(payload_of(valid)["iat"]) + 3600)),
+        "tampered_scopes": with_payload(valid, {**payload_of(valid), "scopes": ["projects:read", "projects:write"]}),
+        "tampered_tenant": with_payload(valid, {**payload_of(valid), "tid": "ten_01J00000000000000000000000"}),
+        "signature_stripped": valid.rsplit(".", 1)[0] + ".",
+        "garbage": "not-a-jwt",
+        "two_parts": ".".join(valid.split(".")[:2]),
+    }
+
+
+ATTACKS = ["unknown_kid", "right_kid_wrong_key", "wrong_iss", "wrong_aud", "no_aud", "missing_typ", "typ_jwt",
+           "typ_id_token", "missing_tid", "missing_scopes", "tid_not_a_string", "scopes_not_a_list",
+           "missing_exp", "missing_jti", "exp_not_a_number", "not_yet_valid", "tampered_scopes",
+           "tampered_tenant", "signature_stripped", "garbage", "two_parts"]
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_jwt_attacks_are_401(stack, attack):
+    tenant, _ = stack.tenant_with_key()
+    attacks = _attacks(tenant)
+    assert sorted(attacks) == sorted(ATTACKS)
+    assert_401(projects_with(attacks[attack]))
+
+
+def test_an_expired_token_is_401(stack, monkeypatch):
+    tenant, _ = stack.tenant_with_key()
+    clock = Clock(monkeypatch)
+    clock.travel(-3600)
+    old, _ = tokens.mint(subject="usr_x", tenant_id=tenant, scopes=READ, credential="user")
+    clock.travel(900 + 10)  # 10 s after its exp, past the 5 s leeway
+    reply = projects_with(old)
+    assert_401(reply)
+    assert "expired" in reply.error["message"]
+    clock.travel(-20)  # 10 s before exp: still good, so it was the time that failed it
+    assert projects_with(old).status == 200
+
+
+# ---- signing-key rotation ------------------------------------------------------------------
+
+def test_a_rotated_key_keeps_verifying_until_retired(stack):
+    tenant, _ = stack.tenant_with_key()
+    old_kid = signing_keys.current().active_kid
+    old_token, _ = tokens.mint(subject="usr_x", tenant_id=tenant, scopes=READ, credential="user")
+    assert jwt.get_unverified_header(old_token)["kid"] == old_kid
+
+    document = signing_keys.rotated(signing_document(stack))
+    put_signing_document(stack, document)
+    new_kid = next(k["kid"] for k in document["keys"] if k["status"] == "active")
+    assert new_kid != old_kid
+    new_token, _ = tokens.mint(subject="usr_x", tenant_id=tenant, scopes=READ, credential="user")
+    assert jwt.get_unverified_header(new_token)["kid"] == new_kid
+    assert projects_with(old_token).status == 200
+    assert projects_with(new_token).status == 200
+    assert {k["kid"] for k in call("meta", "Meta-Jwks").json["keys"]} == {old_kid, new_kid}
+
+    for entry in document["keys"]:
+        if entry["kid"] == old_kid:
+            entry["status"] = "retired"
+    put_signing_document(stack, document)
+    assert_401(projects_with(old_token))
+    assert projects_with(new_token).status == 200
+    assert {k["kid"] for k in call("meta", "Meta-Jwks").json["keys"]} == {new_kid}
+
+
+def test_every_rotation_is_picked_up_for_signing(stack):
+    """Each new key set read from Secrets Manager is parsed anew (no stale parsed copy)."""
+    tenant, _ = stack.tenant_with_key()
+    for _ in range(6):
+        document = signing_keys.rotated(signing_document(stack))
+        document["keys"] = [k for k in document["keys"] if k["status"] == "active"] + [
+            dict(k, status="retired") for k in document["keys"] if k["status"] != "active"]
+        put_signing_document(stack, document)
+        token, _ = tokens.mint(subject="usr_x", tenant_id=tenant, scopes=READ, credential="user")
+        assert jwt.get_unverified_header(token)["kid"] == document["keys"][0]["kid"]
+        assert projects_with(token).status == 200
+
+
+# ---- the JWKS ------------------------------------------------------------------------------
+
+def test_the_jwks_is_public_bare_and_verifies_service_tokens(stack):
+    tenant, key = stack.tenant_with_key()
+    for headers in ({}, {"Authorization": "Bearer not-even-a-token"}):
+        reply = call("meta", "Meta-Jwks", headers=headers)
+        assert reply.status == 200, reply
+        assert set(reply.json) == {"keys"} and reply.json["keys"]
+        assert not any(h.startswith("x-ratelimit") for h in reply.headers)
+        assert reply.headers["x-request-id"]
+    token, _ = tokens.mint(subject="usr_x", tenant_id=tenant, scopes=READ, credential="user")
+    kid = jwt.get_unverified_header(token)["kid"]
+    for entry in reply.json["keys"]:
+        assert entry["kty"] == "EC" and entry["crv"] == "P-256" and entry["alg"] == "ES256" and entry["kid"]
+        assert "d" not in entry  # never the private part
+    entry = next(k for k in reply.json["keys"] if k["kid"] == kid)
+    claims = jwt.decode(token, jwt.PyJWK(entry).key, algorithms=["ES256"], audience=settings().jwt_audience)
+    assert claims["tid"] == tenant and claims["iss"] == settings().jwt_issuer
+
+
+# ---- the Authorization header --------------------------------------------------------------
+
+@pytest.mark.parametrize("headers", [
+    {}, {"Authorization": ""}, {"Authorization": "Basic dXNlcjpwYXNzd29yZA=="}, {"Authorization": "Bearer"},
+    {"Authorization": "Bearer    "}, {"Authorization": "Token {key}"}, {"Authorization": "{key}"},
+    {"Authorization": "Basic {key}"},
+])
+def test_authorization_headers_that_are_refused(stack, headers):
+    _, key = stack.tenant_with_key()
+    headers = {k: v.format(key=key) for k, v in headers.items()}
+    assert_401(projects_with(headers=headers))
+
+
+@pytest.mark.parametrize("header", ["bearer {key}", "BEARER {key}", "Bearer {key}", "  Bearer   {key}  "])
+def test_the_bearer_scheme_is_case_insensitive(stack, header):
+    _, key = stack.tenant_with_key()
+    assert projects_with(headers={"Authorization": header.format(key=key)}).status == 200
+    assert projects_with(headers={"authorization": header.format(key=key)}).status == 200

@@ -1,0 +1,357 @@
+"""Projects end to end: each handler fed real API Gateway events, on the emulator.
+
+CRUD and paging, bad input (refused with the right code and nothing stored), tenant
+isolation on every endpoint, scopes, and failures (a cancelled transaction, an unexpected
+exception) that leave nothing half-written and say nothing of their cause.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from botocore.exceptions import ClientError
+
+from svc_core import ids
+from svc_core.config import settings
+from svc_core.data import projects_table
+from tests.support.projects import (
+    CREATE, ISO_UTC, as_stored, PROJECT_FIELDS, PROJECT_ID, api, assert_envelope, assert_error, bad_fields, create, delete,
+    get, list_all, list_page, outbox_events, patch, snapshot, stored_projects,
+)
+
+MISSING_ID = "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
+
+
+def cursor_of(position) -> str:
+    return base64.urlsafe_b64encode(json.dumps(position).encode()).rstrip(b"=").decode()
+
+
+# ---- create, read, list ------------------------------------------------------------------
+
+def test_create_answers_201_with_every_field_and_stores_it(stack):
+    tenant, key = stack.tenant_with_key()
+    reply = api(CREATE, key, body={"name": "  Apollo  ", "description": "Moon", "language": "python"})
+    assert reply.status == 201, reply
+    assert_envelope(reply)
+    project = reply.data
+    assert set(project) == PROJECT_FIELDS
+    assert PROJECT_ID.match(project["id"])
+    assert (project["name"], project["description"], project["language"]) == ("Apollo", "Moon", "python")
+    assert ISO_UTC.match(project["created_at"]) and project["updated_at"] == project["created_at"]
+    [stored] = stored_projects(tenant)
+    assert stored == as_stored(project, tenant)
+    again = get(key, project["id"])
+    assert again.status == 200 and again.data == project
+
+
+def test_create_with_name_only_and_a_name_of_200_characters(stack):
+    _, key = stack.tenant_with_key()
+    project = create(key, name="n" * 200)
+    assert project["name"] == "n" * 200
+    assert project["description"] is None and project["language"] is None
+
+
+def test_a_missing_project_is_404_with_its_id(stack):
+    _, key = stack.tenant_with_key()
+    assert assert_error(get(key, MISSING_ID), 404, "RESOURCE_NOT_FOUND")["id"] == MISSING_ID
+
+
+def test_list_pages_newest_first_without_gaps_or_duplicates(stack):
+    _, key = stack.tenant_with_key()
+    created = [create(key, name=f"p{i:02}")["id"] for i in range(25)]
+    newest_first = list(reversed(created))
+
+    first = list_page(key)  # the default limit is 20
+    assert first.status == 200 and len(first.data["items"]) == 20
+    assert [p["id"] for p in first.data["items"]] == newest_first[:20]
+
+    pages, cursor = [], None
+    while True:
+        reply = list_page(key, limit=10, **({"cursor": cursor} if cursor else {}))
+        assert reply.status == 200, reply
+        assert set(reply.data) == {"items", "nextCursor"}
+        assert all(set(p) == PROJECT_FIELDS for p in reply.data["items"])
+        pages.append([p["id"] for p in reply.data["items"]])
+        cursor = reply.data["nextCursor"]
+        if cursor is None:
+            break
+        assert isinstance(cursor, str) and not any(i in cursor for i in created)  # opaque
+    assert [len(p) for p in pages] == [10, 10, 5]
+    assert sum(pages, []) == newest_first
+
+    walked = list_all(key, limit=5)  # a limit that divides the total
+    assert [p["id"] for p in walked] == newest_first
+
+
+def test_list_of_a_tenant_without_projects_is_empty(stack):
+    _, key = stack.tenant_with_key()
+    reply = list_page(key, limit=1)
+    assert reply.status == 200 and reply.data == {"items": [], "nextCursor": None}
+
+
+# ---- update and delete -------------------------------------------------------------------
+
+def test_patch_changes_only_the_fields_sent(stack):
+    tenant, key = stack.tenant_with_key()
+    project = create(key, name="Apollo", description="Moon", language="python")
+
+    renamed = patch(key, project["id"], {"name": "Artemis"})
+    assert renamed.status == 200, renamed
+    assert set(renamed.data) == PROJECT_FIELDS
+    assert renamed.data == {**project, "name": "Artemis", "updated_at": renamed.data["updated_at"]}
+    assert renamed.data["updated_at"] > project["updated_at"]
+
+    cleared = patch(key, project["id"], {"description": None, "language": "go"})
+    assert cleared.status == 200, cleared
+    assert cleared.data == {**renamed.data, "description": None, "language": "go",
+                            "updated_at": cleared.data["updated_at"]}
+    assert cleared.data["updated_at"] > renamed.data["updated_at"]
+    assert cleared.data["created_at"] == project["created_at"]
+    assert get(key, project["id"]).data == cleared.data
+    [stored] = stored_projects(tenant)
+    assert "description" not in stored and stored["name"] == "Artemis"
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"name": None}, "name"), ({}, "body"), ({"name": ""}, "name"), ({"name": "x" * 201}, "name"),
+    ({"name": "ok", "owner": "me"}, "owner"), ({"description": 7}, "description"),
+    ({"language": ["py"]}, "language"), ([{"name": "x"}], "body"),
+])
+def test_bad_patch_bodies_are_400_and_change_nothing(stack, body, field):
+    _, key = stack.tenant_with_key()
+    project = create(key, name="Apollo", description="Moon")
+    before = snapshot()
+    assert field in bad_fields(patch(key, project["id"], body))
+    assert snapshot() == before
+    assert get(key, project["id"]).data == project
+
+
+def test_delete_answers_in_the_envelope_then_the_project_is_gone(stack):
+    _, key = stack.tenant_with_key()
+    keep, project = create(key, name="keep"), create(key, name="Apollo")
+    reply = delete(key, project["id"])
+    assert reply.status == 200, reply
+    assert_envelope(reply)
+    assert reply.data == {"id": project["id"], "deleted": True}
+    for answer in (get(key, project["id"]), patch(key, project["id"], {"name": "x"}), delete(key, project["id"])):
+        assert assert_error(answer, 404, "RESOURCE_NOT_FOUND")["id"] == project["id"]
+    assert [p["id"] for p in list_all(key)] == [keep["id"]]
+
+
+# ---- bad input: refused, nothing stored --------------------------------------------------
+
+@pytest.mark.parametrize("body, field", [
+    ({"name": ""}, "name"), ({"name": "   "}, "name"), ({"name": "x" * 201}, "name"),
+    ({"description": "no name"}, "name"), ({"name": "ok", "colour": "red"}, "colour"),
+    ({"name": 123}, "name"), ({"name": True}, "name"), ({"name": "ok", "description": 5}, "description"),
+    ({"name": "ok", "language": ["py"]}, "language"), ({"name": "ok", "language": "py; rm -rf"}, "language"),
+    ({"name": "ok", "description": "d" * 2001}, "description"), (["name"], "body"), ("Apollo", "body"),
+])
+def test_bad_create_bodies_are_400_naming_the_field(stack, body, field):
+    tenant, key = stack.tenant_with_key()
+    before = snapshot()
+    assert field in bad_fields(api(CREATE, key, body=body))
+    assert snapshot() == before and stored_projects(tenant) == []
+
+
+@pytest.mark.parametrize("raw", ['{"name": "Apollo"', "name=Apollo", "", "{'name': 'x'}"])
+def test_malformed_or_missing_json_is_400_on_the_body(stack, raw):
+    _, key = stack.tenant_with_key()
+    before = snapshot()
+    assert "body" in bad_fields(api(CREATE, key, raw_body=raw))
+    assert "body" in bad_fields(api(CREATE, key))  # no body at all
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("limit", ["0", "101", "-1", "abc", "1.5", ""])
+def test_a_limit_outside_1_to_100_is_400(stack, limit):
+    _, key = stack.tenant_with_key()
+    create(key, name="Apollo")
+    assert "limit" in bad_fields(api("Projects-ListProjects", key, query={"limit": limit}))
+
+
+@pytest.mark.parametrize("cursor", [
+    "not-a-cursor!", cursor_of({"after": "../../etc"}), cursor_of({"after": 5}), cursor_of(["x"]),
+    cursor_of({"after": "key_01JD2Q7ZB6V8S3K4X9W2M5N7PA"}), "x" * 600,
+])
+def test_a_forged_cursor_is_400(stack, cursor):
+    _, key = stack.tenant_with_key()
+    create(key, name="Apollo")
+    assert "cursor" in bad_fields(list_page(key, cursor=cursor))
+
+
+@pytest.mark.parametrize("bad_id", ["not-an-id", "proj_123", "proj_01jd2q7zb6v8s3k4x9w2m5n7pa", "key_01JD2Q7ZB6V8S3K4X9W2M5N7PA",
+                                    "%2e%2e", "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA'--"])
+def test_a_malformed_id_is_404_with_that_id_on_every_endpoint(stack, bad_id):
+    _, key = stack.tenant_with_key()
+    create(key, name="Apollo")
+    before = snapshot()
+    for reply in (get(key, bad_id), patch(key, bad_id, {"name": "x"}), delete(key, bad_id)):
+        assert assert_error(reply, 404, "RESOURCE_NOT_FOUND")["id"] == bad_id
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/xml"])
+def test_a_body_that_is_not_json_is_415(stack, content_type):
+    _, key = stack.tenant_with_key()
+    project = create(key, name="Apollo")
+    before = snapshot()
+    headers = {"Content-Type": content_type}
+    assert_error(api(CREATE, key, raw_body='{"name": "x"}', headers=headers), 415, "UNSUPPORTED_MEDIA_TYPE")
+    assert_error(patch(key, project["id"], raw_body='{"name": "x"}', headers=headers), 415, "UNSUPPORTED_MEDIA_TYPE")
+    assert snapshot() == before
+
+
+def test_a_body_over_256_kib_is_413(stack):
+    _, key = stack.tenant_with_key()
+    project = create(key, name="Apollo")
+    before = snapshot()
+    big = {"name": "x", "description": "d" * (256 * 1024)}
+    assert assert_error(api(CREATE, key, body=big), 413, "PAYLOAD_TOO_LARGE")["limitBytes"] == 256 * 1024
+    assert_error(api(CREATE, key, raw_body=json.dumps(big)), 413, "PAYLOAD_TOO_LARGE")
+    assert_error(patch(key, project["id"], big), 413, "PAYLOAD_TOO_LARGE")
+    assert snapshot() == before
+
+
+# ---- tenants -----------------------------------------------------------------------------
+
+def test_another_tenants_project_is_exactly_a_missing_one_on_every_endpoint(stack):
+    tenant_a, key_a = stack.tenant_with_key()
+    _, key_b = stack.tenant_with_key()
+    theirs = create(key_a, name="A's project", description="private")
+    create(key_b, name="B's project")
+    before = snapshot()
+    for call_with in (lambda pid: get(key_b, pid), lambda pid: patch(key_b, pid, {"name": "hijacked"}),
+                      lambda pid: delete(key_b, pid)):
+        foreign, missing = call_with(theirs["id"]), call_with(MISSING_ID)
+        assert assert_error(foreign, 404, "RESOURCE_NOT_FOUND")["id"] == theirs["id"]
+        assert_error(missing, 404, "RESOURCE_NOT_FOUND")
+        swap = json.dumps(missing.error).replace(MISSING_ID, theirs["id"])
+        assert json.loads(swap) == foreign.error
+        assert "A's project" not in foreign.text and "private" not in foreign.text
+    assert snapshot() == before
+    assert get(key_a, theirs["id"]).data == theirs
+    assert [p["name"] for p in list_all(key_b)] == ["B's project"]
+    # Cursors forged by B, one naming A's project, page through B's projects only.
+    reply = list_page(key_b, cursor=cursor_of({"after": "proj_" + "Z" * 26}))
+    assert [p["name"] for p in reply.data["items"]] == ["B's project"]
+    reply = list_page(key_b, cursor=cursor_of({"after": theirs["id"]}))
+    assert reply.status == 200 and "A's project" not in reply.text
+    assert stored_projects(tenant_a) == [as_stored(theirs, tenant_a)]
+
+
+@pytest.mark.parametrize("header", ["X-Tenant-Id", "x-tenant-id", "X-Tenant", "Tenant-Id", "X-Tenant-ID"])
+def test_a_tenant_header_does_not_switch_tenants(stack, header):
+    tenant_a, key_a = stack.tenant_with_key()
+    tenant_b, key_b = stack.tenant_with_key()
+    theirs = create(key_a, name="A's project")
+    spoof = {header: tenant_a}
+    assert_error(api("Projects-GetProject", key_b, path_params={"id": theirs["id"]}, headers=spoof),
+                 404, "RESOURCE_NOT_FOUND")
+    assert_error(patch(key_b, theirs["id"], {"name": "hijacked"}, headers=spoof), 404, "RESOURCE_NOT_FOUND")
+    assert_error(delete(key_b, theirs["id"], headers=spoof), 404, "RESOURCE_NOT_FOUND")
+    listed = api("Projects-ListProjects", key_b, headers=spoof)
+    assert listed.status == 200 and listed.data["items"] == []
+    made = api(CREATE, key_b, body={"name": "B's own"}, headers=spoof)
+    assert made.status == 201, made
+    assert [p["id"] for p in stored_projects(tenant_b)] == [made.data["id"]]
+    assert stored_projects(tenant_a) == [as_stored(theirs, tenant_a)]
+
+
+# ---- scopes ------------------------------------------------------------------------------
+
+def test_a_read_only_key_cannot_write(stack):
+    tenant, key = stack.tenant_with_key()
+    project = create(key, name="Apollo")
+    reader = stack.new_key(tenant, ["projects:read"])["key"]
+    before = snapshot()
+    for reply in (api(CREATE, reader, body={"name": "x"}), patch(reader, project["id"], {"name": "x"}),
+                  delete(reader, project["id"])):
+        assert assert_error(reply, 403, "FORBIDDEN")["requiredScope"] == "projects:write"
+    assert snapshot() == before
+    assert get(reader, project["id"]).data == project and list_page(reader).status == 200
+
+
+def test_a_write_only_key_cannot_read(stack):
+    tenant, key = stack.tenant_with_key()
+    project = create(key, name="Apollo")
+    writer = stack.new_key(tenant, ["projects:write"])["key"]
+    for reply in (get(writer, project["id"]), get(writer, MISSING_ID), list_page(writer)):
+        assert assert_error(reply, 403, "FORBIDDEN")["requiredScope"] == "projects:read"
+    assert patch(writer, project["id"], {"name": "renamed"}).status == 200
+
+
+# ---- failures ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("operation", ["create", "update", "delete"])
+def test_a_cancelled_transaction_stores_neither_the_change_nor_its_event(stack, monkeypatch, operation):
+    # The event's id is already taken in the outbox, so the outbox put cancels the transaction
+    # after the project write in it was applied.
+    tenant, key = stack.tenant_with_key()
+    project = create(key, name="Apollo") if operation != "create" else None
+    taken = ids.new_id("evt")
+    stack.client("dynamodb").put_item(TableName=settings().outbox_table,
+                                      Item={"id": {"S": taken}, "type": {"S": "sentinel"}})
+    before = snapshot()
+    real_new_id = ids.new_id
+    monkeypatch.setattr("svc_core.events.new_id", lambda p: taken if p == "evt" else real_new_id(p))
+    if operation == "create":
+        assert_error(api(CREATE, key, body={"name": "Gemini"}), 500, "INTERNAL_ERROR")
+    else:
+        reply = patch(key, project["id"], {"name": "Gemini"}) if operation == "update" else delete(key, project["id"])
+        # The cancellation names a failed condition, which the domain reads as a concurrent change.
+        assert reply.status in (409, 500), reply
+        assert_error(reply, reply.status, "CONFLICT" if reply.status == 409 else "INTERNAL_ERROR")
+    assert snapshot() == before
+    assert [p["name"] for p in stored_projects(tenant)] == ([] if project is None else ["Apollo"])
+    assert [e["id"] for e in outbox_events() if e["type"] != "project.created"] == [taken]
+
+
+def test_a_lost_update_is_refused_and_leaves_the_concurrent_version_and_no_event(stack, monkeypatch):
+    tenant, key = stack.tenant_with_key()
+    project = create(key, name="Apollo")
+    real_replace = projects_table.replace
+
+    def concurrent_writer_first(tenant_id, updated, seen, event, now):
+        # Another request commits its version between this one's read and its write.
+        stack.client("dynamodb").update_item(
+            TableName=settings().projects_table, Key={"tenantId": {"S": tenant_id}, "id": {"S": project["id"]}},
+            UpdateExpression="SET #n = :n, updated_at = :u", ExpressionAttributeNames={"#n": "name"},
+            ExpressionAttributeValues={":n": {"S": "Other"}, ":u": {"S": "2999-01-01T00:00:00.000Z"}})
+        return real_replace(tenant_id, updated, seen, event, now)
+
+    monkeypatch.setattr(projects_table, "replace", concurrent_writer_first)
+    events_before = outbox_events()
+    details = assert_error(patch(key, project["id"], {"name": "Mine"}), 409, "CONFLICT")
+    assert details["id"] == project["id"]
+    [stored] = stored_projects(tenant)
+    assert stored["name"] == "Other"
+    assert outbox_events() == events_before
+
+
+def test_an_unexpected_error_is_a_bare_500_and_the_next_request_succeeds(stack, monkeypatch):
+    _, key = stack.tenant_with_key()
+    project = create(key, name="Apollo")
+    failures = {"left": 2}
+    real_get, real_list = projects_table.get, projects_table.list_for_tenant
+
+    def once(real, exc):
+        def fake(*args, **kwargs):
+            if failures["left"]:
+                failures["left"] -= 1
+                raise exc
+            return real(*args, **kwargs)
+        return fake
+
+    monkeypatch.setattr(projects_table, "get", once(real_get, RuntimeError("secret detail")))
+    monkeypatch.setattr(projects_table, "list_for_tenant", once(real_list, ClientError(
+        {"Error": {"Code": "AccessDeniedException",
+                   "Message": "User: arn:aws:sts::123456789012:assumed-role/x is not authorized"}}, "Query")))
+    for reply in (get(key, project["id"]), list_page(key)):
+        assert_error(reply, 500, "INTERNAL_ERROR")
+        for text in ("secret detail", "AccessDenied", "123456789012", "Query", "Exception"):
+            assert text not in reply.text, reply
+    assert get(key, project["id"]).data == project
+    assert list_page(key).data["items"] == [project]

