@@ -10,7 +10,6 @@ key, 1000 per minute by default). A fixed number of requests, bounded in time as
 from __future__ import annotations
 
 import json
-import os
 import signal
 import statistics
 import subprocess

@@ -7,7 +7,6 @@ import time
 
 import botocore.session
 import httpx
-import pytest
 
 
 def client(stack, key=None) -> httpx.Client:

@@ -17,7 +17,7 @@ from typing import Any
 from svc_core import aws
 from svc_core.config import settings
 from svc_core.data import rate_limits_table
-from svc_core.data.common import ConditionFailed, decode_cursor, encode_cursor, transact
+from svc_core.data.common import decode_cursor, encode_cursor, transact
 from svc_core.dynamo import from_item, to_item, values
 
 BY_TENANT_INDEX = "byTenant"
