@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from devstack.bootstrap import bootstrap
+from devstack.bootstrap import bootstrap, write_credentials
 from devstack.stack import ROOT, LocalStack
 
 
@@ -24,6 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--credentials", type=Path, default=ROOT / ".local" / "dev-credentials.json",
                         help="where to write the development credentials")
     parser.add_argument("--quiet", action="store_true", help="do not log each request")
+    parser.add_argument("--persist", type=Path, metavar="DIR",
+                        help="keep the data in DIR across restarts (tables in DynamoDB Local, which needs "
+                             "Java 17 and scripts/bootstrap_node.sh); default: in memory")
     args = parser.parse_args(argv)
 
     started = time.monotonic()
@@ -33,10 +36,18 @@ def main(argv: list[str] | None = None) -> int:
 
     log = (lambda _msg: None) if args.quiet else (lambda msg: print(msg, flush=True))
     # Quiet also keeps the functions' own INFO lines (one JSON line per request) out.
-    stack = LocalStack(port=args.port, log=log, parameters={"LogLevel": "WARNING"} if args.quiet else None)
+    stack = LocalStack(port=args.port, log=log, parameters={"LogLevel": "WARNING"} if args.quiet else None,
+                       persist_dir=args.persist.resolve() if args.persist else None)
     try:
         stack.start()
-        credentials = bootstrap(stack.base_url, args.credentials)
+        kept = args.persist / "credentials.json" if args.persist else None
+        if kept and kept.exists():  # the development tenant and key of an earlier run
+            credentials = {**json.loads(kept.read_text()), "baseUrl": stack.base_url}
+            write_credentials(credentials, args.credentials)
+        else:
+            credentials = bootstrap(stack.base_url, args.credentials)
+            if kept:
+                write_credentials(credentials, kept)
         print(f"local stack ready in {time.monotonic() - started:.1f} s at {stack.base_url}/api/v1", flush=True)
         print(f"credentials written to {args.credentials}:", flush=True)
         print(json.dumps(credentials, indent=2), flush=True)

@@ -27,8 +27,13 @@ def bootstrap(base_url: str, credentials_file: Path) -> dict[str, Any]:
         "apiKeyId": key["id"],
         "user": {"id": made["user"]["id"], "email": made["user"]["email"], "password": password},
     }
-    credentials_file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(credentials_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    write_credentials(credentials, credentials_file)
+    return credentials
+
+
+def write_credentials(credentials: dict[str, Any], path: Path) -> None:
+    """Readable by the user only: it holds a password and an API key."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         json.dump(credentials, out, indent=2)
-    return credentials

@@ -1,8 +1,47 @@
-"""Reading processes from /proc (Linux): what tests and benchmarks need to see of the stack."""
+"""Child processes of the local stack (the emulators), and reading processes from /proc (Linux)."""
 
 from __future__ import annotations
 
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def die_with_parent() -> None:
+    """In the child: ask Linux to end it when the stack's process ends, however that ends."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def start_emulator(port: int) -> subprocess.Popen:
+    """moto's server in a child process that never outlives the stack."""
+    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               preexec_fn=die_with_parent if sys.platform == "linux" else None)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1).close()
+            return process
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError("the AWS emulator exited at start")
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("the AWS emulator did not start in 30 s")
 
 
 def _stat_fields(pid: int) -> list[str]:

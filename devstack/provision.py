@@ -52,8 +52,10 @@ def _generated_secret(spec: dict[str, Any]) -> str:
 
 
 def _create_tables(ddb, resolver: Resolver) -> None:
+    existing = set(ddb.list_tables().get("TableNames", []))  # kept data (--persist) stays as it is
     for logical_id, resource in resolver.of_type("AWS::DynamoDB::Table").items():
-        _create_table(ddb, resolver.physical_name(logical_id), resolver.resolve(resource["Properties"]))
+        if resolver.physical_name(logical_id) not in existing:
+            _create_table(ddb, resolver.physical_name(logical_id), resolver.resolve(resource["Properties"]))
 
 
 def provision_tables(endpoint: str, parameters: dict[str, str] | None = None) -> None:
@@ -61,13 +63,19 @@ def provision_tables(endpoint: str, parameters: dict[str, str] | None = None) ->
     _create_tables(_clients(endpoint, ("dynamodb",))["dynamodb"], Resolver(parameters or {}))
 
 
-def provision(endpoint: str, parameters: dict[str, str] | None = None) -> dict[str, str]:
-    """Create every resource; return the environment template.yaml gives the functions."""
+def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamodb_endpoint: str | None = None,
+              secret_values: dict[str, str] | None = None) -> dict[str, str]:
+    """Create every resource; return the environment template.yaml gives the functions.
+
+    dynamodb_endpoint: keep the tables on another endpoint (DynamoDB Local); secret_values:
+    the secrets' values by name, as a previous run saved them (else they are generated anew).
+    """
     resolver = Resolver(parameters or {})
     c = _clients(endpoint)
     queue_urls: dict[str, str] = {}
 
-    _create_tables(c["dynamodb"], resolver)
+    _create_tables(_clients(dynamodb_endpoint, ("dynamodb",))["dynamodb"] if dynamodb_endpoint else c["dynamodb"],
+                   resolver)
 
     queues = resolver.of_type("AWS::SQS::Queue")
     # Dead-letter queues first, so redrive policies can name them.
@@ -93,8 +101,10 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None) -> dict[s
 
     for logical_id, resource in resolver.of_type("AWS::SecretsManager::Secret").items():
         props = resource["Properties"]
-        value = props.get("SecretString") or _generated_secret(props["GenerateSecretString"])
-        c["secretsmanager"].create_secret(Name=resolver.physical_name(logical_id), SecretString=value)
+        name = resolver.physical_name(logical_id)
+        value = (secret_values or {}).get(name) or props.get("SecretString") \
+            or _generated_secret(props["GenerateSecretString"])
+        c["secretsmanager"].create_secret(Name=name, SecretString=value)
 
     environment = {}
     for logical_id in resolver.of_type("AWS::Serverless::Function"):
@@ -103,7 +113,17 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None) -> dict[s
     environment = {k: queue_urls.get(v, v) for k, v in environment.items()}
     environment.update({"AWS_ENDPOINT_URL": endpoint, "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION,
                         "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"})
+    if dynamodb_endpoint:  # botocore reads these before AWS_ENDPOINT_URL
+        environment["AWS_ENDPOINT_URL_DYNAMODB"] = environment["AWS_ENDPOINT_URL_DYNAMODB_STREAMS"] = dynamodb_endpoint
     return environment
+
+
+def secret_values(endpoint: str, parameters: dict[str, str] | None = None) -> dict[str, str]:
+    """The current value of every secret of the template (to keep them across restarts)."""
+    resolver = Resolver(parameters or {})
+    client = _clients(endpoint, ("secretsmanager",))["secretsmanager"]
+    return {name: client.get_secret_value(SecretId=name)["SecretString"]
+            for name in map(resolver.physical_name, resolver.of_type("AWS::SecretsManager::Secret"))}
 
 
 def run_custom_resources(parameters: dict[str, str] | None = None) -> None:

@@ -2,61 +2,32 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
+from pathlib import Path
 from typing import Any
 
 import botocore.session
 
+from devstack.dynamodb_local import DynamoDBLocal
 from devstack.gateway import Gateway, Router
+from devstack.processes import free_port, start_emulator
 from devstack.pollers import QueuePoller, StreamPoller
-from devstack.provision import provision, run_custom_resources
+from devstack.provision import provision, run_custom_resources, secret_values
 from devstack.runtime import load_functions
 from devstack.template import REGION, ROOT, Resolver
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _die_with_parent() -> None:
-    """In the child: ask Linux to end it when the stack's process ends, however that ends."""
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def start_emulator(port: int) -> subprocess.Popen:
-    """moto's server in a child process that never outlives the stack."""
-    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               preexec_fn=_die_with_parent if sys.platform == "linux" else None)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1).close()
-            return process
-        except OSError:
-            if process.poll() is not None:
-                raise RuntimeError("the AWS emulator exited at start")
-            time.sleep(0.05)
-    process.kill()
-    raise RuntimeError("the AWS emulator did not start in 30 s")
-
-
 class LocalStack:
     def __init__(self, *, port: int = 3000, host: str = "127.0.0.1", parameters: dict[str, str] | None = None,
-                 emulator_endpoint: str | None = None, containers: int = 4, log=print) -> None:
+                 emulator_endpoint: str | None = None, containers: int = 4, persist_dir: Path | None = None,
+                 log=print) -> None:
         self.port, self.host, self.log = port, host, log
+        self.persist_dir = persist_dir
+        self.dynamodb_local: DynamoDBLocal | None = None
+        self.dynamodb_endpoint: str | None = None
         self.parameters = parameters or {}
         self.emulator_endpoint = emulator_endpoint
         self.containers = containers
@@ -73,10 +44,22 @@ class LocalStack:
             emulator_port = free_port()
             self.emulator = start_emulator(emulator_port)
             self.emulator_endpoint = f"http://127.0.0.1:{emulator_port}"
-        environment = provision(self.emulator_endpoint, self.parameters)
+        kept_secrets = None
+        if self.persist_dir is not None:
+            # Tables live in DynamoDB Local's files; secrets (the key pepper, the signing keys) are
+            # saved beside them, so keys and tokens issued before a restart still work after it.
+            (self.persist_dir / "dynamodb").mkdir(parents=True, exist_ok=True)
+            self.dynamodb_local = DynamoDBLocal(data_dir=self.persist_dir / "dynamodb").start()
+            self.dynamodb_endpoint = self.dynamodb_local.endpoint
+            if self._secrets_file.exists():
+                kept_secrets = json.loads(self._secrets_file.read_text())
+        environment = provision(self.emulator_endpoint, self.parameters, dynamodb_endpoint=self.dynamodb_endpoint,
+                                secret_values=kept_secrets)
         os.environ.update(environment)
         self._forget_caches()
         run_custom_resources(self.parameters)
+        if self.persist_dir is not None:
+            _write_private(self._secrets_file, json.dumps(secret_values(self.emulator_endpoint, self.parameters)))
         resolver = Resolver(self.parameters)
         functions = load_functions(resolver, self.containers)
         self.gateway = Gateway(Router(resolver.api_routes()), functions, self.host, self.port, log=self.log).start()
@@ -92,11 +75,17 @@ class LocalStack:
                                             log=self.log).start())
         return self
 
+    @property
+    def _secrets_file(self) -> Path:
+        return self.persist_dir / "secrets.json"
+
     def _clients(self) -> dict[str, Any]:
         session = botocore.session.get_session()
-        return {s: session.create_client(s, region_name=REGION, endpoint_url=self.emulator_endpoint,
+        dynamodb = self.dynamodb_endpoint or self.emulator_endpoint
+        endpoints = {"dynamodb": dynamodb, "dynamodbstreams": dynamodb, "sqs": self.emulator_endpoint}
+        return {s: session.create_client(s, region_name=REGION, endpoint_url=url,
                                          aws_access_key_id="local", aws_secret_access_key="local")
-                for s in ("dynamodb", "dynamodbstreams", "sqs")}
+                for s, url in endpoints.items()}
 
     @staticmethod
     def _forget_caches() -> None:
@@ -110,12 +99,20 @@ class LocalStack:
             poller.stop()
         if self.gateway:
             self.gateway.stop()
+        if self.dynamodb_local:
+            self.dynamodb_local.stop()
         if self.emulator and self.emulator.poll() is None:
             self.emulator.send_signal(signal.SIGTERM)
             try:
                 self.emulator.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.emulator.kill()
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
 
 
 __all__ = ["LocalStack", "ROOT"]

@@ -12,23 +12,20 @@ CI (CI=true) and are skipped with the reason elsewhere.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from tests.support.ci import in_ci
+
 BACKENDS = ["moto", "dynamodb-local"]
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 
 
 @pytest.fixture(scope="session")
 def dynamodb_local():
     """DynamoDB Local for the session, started on first use; or the reason it cannot run."""
-    from tests.support.dynamodb_local import DynamoDBLocal, Unavailable
+    from devstack.dynamodb_local import DynamoDBLocal, Unavailable
     server = DynamoDBLocal()
     try:
         server.start()
@@ -74,7 +71,7 @@ def data_backend(request, stack, monkeypatch) -> DataBackend:
     server = request.getfixturevalue("dynamodb_local")
     if isinstance(server, Exception):
         reason = f"DynamoDB Local is not available: {server} (run scripts/bootstrap_node.sh)"
-        if _in_ci():
+        if in_ci():
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
 

