@@ -132,3 +132,13 @@ def test_only_active_keys_rotate():
     with pytest.raises(Conflict):
         api_keys.rotate_key(ctx(), made["id"], ApiKeyRotate(), store)
     assert api_keys.get_key(ctx(), made["id"], store)["status"] == "revoked"
+
+
+@pytest.mark.parametrize("value, accepted", [(3600, True), (3600.0, True), (36.5, False), (True, False),
+                                             ("3600", False), (-1, False), (604801, False)])
+def test_whole_numbers_follow_json_schema_not_python_coercion(value, accepted):
+    if accepted:
+        assert ApiKeyRotate(overlapSeconds=value).overlapSeconds == 3600
+    else:
+        with pytest.raises(ValidationError):
+            ApiKeyRotate(overlapSeconds=value)

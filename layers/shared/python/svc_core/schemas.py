@@ -1,8 +1,21 @@
 """The base of every request body model: unknown fields are errors, and nothing is coerced
 (false is not 0, "5" is not 5), so what the OpenAPI schema refuses, the API refuses too."""
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 
 class RequestBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _whole_float_to_int(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def whole_number(minimum: int, maximum: int) -> Any:
+    """An integer in [minimum, maximum]. JSON Schema counts 238.0 as an integer, so the API does
+    too (but still not true or "238"). The bounds come before the validator, or pydantic could
+    not put them in the JSON schema."""
+    return Annotated[int, Field(ge=minimum, le=maximum), BeforeValidator(_whole_float_to_int)]

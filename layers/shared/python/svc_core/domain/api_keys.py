@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, StringConstraints, field_validator
 from svc_core import ids, timeutil
 from svc_core.auth import authenticate, key_format
 from svc_core.context import TenantContext
-from svc_core.schemas import RequestBody
+from svc_core.schemas import RequestBody, whole_number
 from svc_core.data import api_keys_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import check_cursor, page
@@ -35,8 +35,8 @@ class ApiKeyCreate(RequestBody):
     scopes: list[ScopeName] | None = Field(
         default=None, max_length=len(SCOPES),
         description="Scopes the key holds; omitted means all the scopes of its creator.")
-    expiresInDays: int | None = Field(default=None, ge=1, le=730,
-                                      description="Omitted means the key does not expire.")
+    expiresInDays: whole_number(1, 730) | None = Field(  # type: ignore[valid-type]
+        default=None, description="Omitted means the key does not expire.")
 
     @field_validator("scopes")
     @classmethod
@@ -45,8 +45,8 @@ class ApiKeyCreate(RequestBody):
 
 
 class ApiKeyRotate(RequestBody):
-    overlapSeconds: int = Field(default=DEFAULT_OVERLAP_SECONDS, ge=0, le=MAX_OVERLAP_SECONDS,
-                                description="How long the old value keeps working (0 to 7 days).")
+    overlapSeconds: whole_number(0, MAX_OVERLAP_SECONDS) = Field(  # type: ignore[valid-type]
+        default=DEFAULT_OVERLAP_SECONDS, description="How long the old value keeps working (0 to 7 days).")
 
 
 class ApiKey(BaseModel):
