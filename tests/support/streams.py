@@ -9,9 +9,9 @@ mapping's filter lets through, and invoke the handler with {"Records": [...]}.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any, Iterable
 
+from devstack.pollers import lambda_stream_record
 from svc_core import aws
 
 
@@ -45,24 +45,9 @@ def read_records(arn: str, after_sequence: str | None = None) -> list[dict[str, 
     return records
 
 
-def _epoch(value: Any) -> Any:
-    return value.timestamp() if isinstance(value, datetime) else value
-
-
 def to_lambda_record(record: dict[str, Any], arn: str) -> dict[str, Any]:
-    """One stream record as Lambda delivers it: the same fields, times as epoch seconds, and
-    eventSourceARN naming the stream. The result is plain JSON."""
-    dynamodb = {k: _epoch(v) for k, v in record["dynamodb"].items()}
-    lambda_record = {
-        "eventID": record["eventID"],
-        "eventName": record["eventName"],
-        "eventVersion": record.get("eventVersion", "1.1"),
-        "eventSource": "aws:dynamodb",
-        "awsRegion": record.get("awsRegion") or arn.split(":")[3],
-        "dynamodb": dynamodb,
-        "eventSourceARN": arn,
-    }
-    return json.loads(json.dumps(lambda_record))
+    """One stream record as Lambda delivers it (the local stack's poller shapes it): plain JSON."""
+    return json.loads(json.dumps(lambda_stream_record(record, arn)))
 
 
 def lambda_event(records: Iterable[dict[str, Any]], arn: str,
