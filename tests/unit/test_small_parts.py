@@ -60,3 +60,15 @@ def test_scrub_removes_every_credential_shape():
     for secret in (key, jwt, "abc.def", "hunter22", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"):
         assert secret not in cleaned
     assert "[REDACTED]" in cleaned
+
+
+def test_every_error_code_is_in_the_api_reference_with_its_status():
+    from pathlib import Path
+
+    from svc_core import errors
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    defined = {cls for cls in vars(errors).values()
+               if isinstance(cls, type) and issubclass(cls, errors.ServiceError) and cls.code != "INTERNAL_ERROR"}
+    assert defined <= set(errors.ALL_ERRORS)
+    for cls in errors.ALL_ERRORS:
+        assert f"| {cls.code} | {cls.status} |" in readme, f"{cls.code} is missing from the README's error table"

@@ -207,9 +207,6 @@ class Api:
         return TenantContext(tenant_id=state.principal.tenant_id, principal=state.principal,
                              request_id=state.request_id)
 
-    def request_state(self) -> RequestState:
-        return _state.get()
-
     # ---- the Lambda entry point -------------------------------------------------------
 
     def handler(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
