@@ -63,6 +63,8 @@ class LocalStack:
         resolver = Resolver(self.parameters)
         functions = load_functions(resolver, self.containers)
         self.gateway = Gateway(Router(resolver.api_routes()), functions, self.host, self.port, log=self.log).start()
+        os.environ["PUBLIC_BASE_URL"] = self.base_url  # the device login's authUrl points at this gateway
+        self._forget_caches()
         clients = self._clients()
         for table, function, props in resolver.stream_subscriptions():
             if props.get("Enabled", True):

@@ -67,7 +67,17 @@ class DataBackend:
 def data_backend(request, stack, monkeypatch) -> DataBackend:
     if request.param == "moto":
         return DataBackend("moto", stack.endpoint, stack)
+    return _on_dynamodb_local(request, stack, monkeypatch)
 
+
+@pytest.fixture
+def atomic_stack(request, stack, monkeypatch) -> DataBackend:
+    """The stack with its tables on DynamoDB Local: for tests of what must hold under concurrency
+    (moto does not make a condition check and its write one step)."""
+    return _on_dynamodb_local(request, stack, monkeypatch)
+
+
+def _on_dynamodb_local(request, stack, monkeypatch) -> DataBackend:
     server = request.getfixturevalue("dynamodb_local")
     if isinstance(server, Exception):
         reason = f"DynamoDB Local is not available: {server} (run scripts/bootstrap_node.sh)"

@@ -522,8 +522,11 @@ def test_create_tenant_with_owner_and_the_unique_email(data_backend, clock):
     assert stored_user["passwordHash"].startswith("$argon2id$")
     assert {k: stored_user[k] for k in user} == user and "pk" not in stored_user
     assert users_table.get("usr_missing") is None
-    assert data_backend.item(settings().users_table, {"pk": "EMAIL#ada@example.com"}) == {
-        "pk": "EMAIL#ada@example.com", "userId": user["id"]}
+    assert data_backend.item(settings().users_table, {"pk": "EMAIL#ada@example.com", "sk": "EMAIL"}) == {
+        "pk": "EMAIL#ada@example.com", "sk": "EMAIL", "userId": user["id"]}
+    stored, memberships = users_table.with_memberships(user["id"])
+    assert stored == stored_user
+    assert [(m["tenantId"], m["role"]) for m in memberships] == [(tenant["id"], "owner")]
     outbox = data_backend.items(settings().outbox_table)
     assert sorted(e["type"] for e in outbox) == ["tenant.created", "user.created"]
     assert all(e["tenantId"] == tenant["id"] and e["ttl"] == T0 + 10 + WEEK for e in outbox)
@@ -533,10 +536,10 @@ def test_create_tenant_with_owner_and_the_unique_email(data_backend, clock):
         create_tenant_with_owner(tenant_name="Other", email="ada@EXAMPLE.com", password="another pass 2",
                                  user_name="Ada Two")
     assert data_backend.items(settings().tenants_table) == [tenants_table.get(tenant["id"])]
-    assert len(data_backend.items(settings().users_table)) == 2
+    assert len(data_backend.items(settings().users_table)) == 3  # profile, e-mail, membership
     assert len(data_backend.items(settings().outbox_table)) == 2
 
     other = create_tenant_with_owner(tenant_name="Other", email="grace@example.com", password="x" * 12,
                                      user_name="Grace")
     assert other["tenant"]["id"] != tenant["id"]
-    assert len(data_backend.items(settings().users_table)) == 4
+    assert len(data_backend.items(settings().users_table)) == 6

@@ -49,6 +49,7 @@ from svc_core.errors import (
 from svc_core.log import logger
 
 JSON = "application/json"
+AUTHENTICATED = "authenticated"  # a route's scope when any valid credential may call it
 SECURITY_HEADERS = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
@@ -142,7 +143,8 @@ class Api:
         """raw: the body is the result itself, not the envelope (for documents whose format a
         standard fixes, such as a JWKS). cache_seconds: let clients cache a public document."""
         if not public and scope is None:
-            raise ValueError(f"{method} {path}: a route is either public or names its scope")
+            raise ValueError(f"{method} {path}: a route is either public or names its scope "
+                             "(AUTHENTICATED when any credential will do)")
         spec = RouteSpec(method=method, path=path, scope=scope, public=public)
         self.specs[(method, path)] = spec
         self._patterns.append((method, _template_to_regex(path)))
@@ -158,7 +160,7 @@ class Api:
             if code in _OPTIONAL_ERRORS and code not in errors:
                 continue
             responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
-        security = [] if public else [{"bearerAuth": [scope]}]
+        security = [] if public else [{"bearerAuth": [] if scope == AUTHENTICATED else [scope]}]
         rule = re.sub(r"\{([^/]+?)\}", r"<\1>", path)
 
         def decorator(func: Callable) -> Callable:
@@ -207,6 +209,28 @@ class Api:
         return TenantContext(tenant_id=state.principal.tenant_id, principal=state.principal,
                              request_id=state.request_id)
 
+    def header(self, name: str) -> str | None:
+        headers = self.resolver.current_event.headers or {}
+        return next((v for k, v in headers.items() if k.lower() == name.lower()), None)
+
+    def cookie(self, name: str) -> str | None:
+        from http.cookies import CookieError, SimpleCookie
+        jar = SimpleCookie()
+        try:
+            jar.load(self.header("cookie") or "")
+        except CookieError:
+            return None
+        return jar[name].value if name in jar else None
+
+    def optional_principal(self) -> Principal | None:
+        """On a public route: the caller's verified credential when one is sent, else None."""
+        if not self.header("authorization"):
+            return None
+        return authenticate(self.header("authorization"))
+
+    def set_response_header(self, name: str, value: str) -> None:
+        _state.get().extra_headers[name] = value
+
     # ---- the Lambda entry point -------------------------------------------------------
 
     def handler(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -250,7 +274,7 @@ class Api:
                 raise
             logger.thread_safe_append_keys(tenant_id=state.principal.tenant_id)
             self._count(state.principal.rate_limit_key, state)
-            if spec is not None and spec.scope not in state.principal.scopes:
+            if spec is not None and spec.scope != AUTHENTICATED and spec.scope not in state.principal.scopes:
                 raise Forbidden(f"This needs the {spec.scope} scope.", {"requiredScope": spec.scope})
         _check_body(event, spec)
 

@@ -19,6 +19,11 @@ class Settings:
     outbox_table: str
     tenants_table: str
     users_table: str
+    sessions_table: str
+    cli_sessions_table: str
+    public_base_url: str
+    refresh_token_days: int
+    login_failures_allowed: int
     event_bus_name: str
     event_source: str
     signing_keys_secret_id: str
@@ -48,6 +53,11 @@ def settings() -> Settings:
         outbox_table=env("OUTBOX_TABLE", "outbox"),
         tenants_table=env("TENANTS_TABLE", "tenants"),
         users_table=env("USERS_TABLE", "users"),
+        sessions_table=env("SESSIONS_TABLE", "sessions"),
+        cli_sessions_table=env("CLI_SESSIONS_TABLE", "cli-sessions"),
+        public_base_url=env("PUBLIC_BASE_URL", ""),
+        refresh_token_days=_int("REFRESH_TOKEN_DAYS", 30),
+        login_failures_allowed=_int("LOGIN_FAILURES_ALLOWED", 10),
         event_bus_name=env("EVENT_BUS_NAME", "svc-events"),
         event_source=env("EVENT_SOURCE", "svc.api"),
         signing_keys_secret_id=env("SIGNING_KEYS_SECRET_ID", "svc/jwt-signing-keys"),

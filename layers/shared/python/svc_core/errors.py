@@ -46,6 +46,14 @@ class Conflict(ServiceError):
     code, status, default_message = "CONFLICT", 409, "The request conflicts with the current state."
 
 
+class LoginSessionConsumed(ServiceError):
+    code, status, default_message = "LOGIN_SESSION_CONSUMED", 409, "This login session was already used."
+
+
+class LoginSessionExpired(ServiceError):
+    code, status, default_message = "LOGIN_SESSION_EXPIRED", 410, "This login session has expired; start again."
+
+
 class PayloadTooLarge(ServiceError):
     code, status, default_message = "PAYLOAD_TOO_LARGE", 413, "The request body is too large."
 
@@ -64,6 +72,7 @@ class InternalError(ServiceError):
 
 # The table of codes the API reference lists; tests check that it stays complete.
 ALL_ERRORS: tuple[type[ServiceError], ...] = (
-    ValidationFailed, Unauthorized, Forbidden, NotFound, MethodNotAllowed, Conflict,
+    ValidationFailed, Unauthorized, Forbidden, NotFound, MethodNotAllowed, Conflict, LoginSessionConsumed,
+    LoginSessionExpired,
     PayloadTooLarge, UnsupportedMediaType, RateLimited, InternalError,
 )

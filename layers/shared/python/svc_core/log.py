@@ -18,6 +18,7 @@ _SECRET_SHAPES = re.compile(
     r"|(?i:basic)\s+[A-Za-z0-9+/]{8,}={0,2}"             # Basic credentials (base64 user:password)
     r"|eyJ[0-9A-Za-z_-]+\.[0-9A-Za-z_-]+\.[0-9A-Za-z_-]*"  # JWTs
     r"|whsec_[0-9A-Za-z+/=]+"                            # webhook secrets
+    r"|rt_ses_[0-9A-Za-z]+\.[0-9A-Za-z_-]+"                # refresh tokens
     r"|(?i:\"(?:password|secret|token|apiKey|key)\"\s*:\s*\"[^\"]*\")"
 )
 

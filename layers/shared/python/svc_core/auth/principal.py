@@ -16,9 +16,14 @@ class Principal:
     claims: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @property
+    def session_id(self) -> str | None:
+        return self.claims.get("sid")
+
+    @property
     def rate_limit_key(self) -> str:
-        """Requests are counted per credential: one API key, or one user's tokens."""
-        return self.subject
+        """Requests are counted per credential: one API key, or one sign-in session of a user
+        (whose revocation mark on that counter ends the session's access tokens at once)."""
+        return self.session_id or self.subject
 
     @classmethod
     def from_claims(cls, claims: dict[str, Any]) -> "Principal":

@@ -87,3 +87,13 @@ def revoke_item(pk: str, now: float) -> dict[str, Any]:
         "ExpressionAttributeNames": {"#ttl": "ttl"},
         "ExpressionAttributeValues": values(now=int(now)),
     }}
+
+
+def hits_in(pk: str, window_start: int) -> int:
+    """How many were counted in this window (0 when the counter is in another window)."""
+    answer = aws.client("dynamodb").get_item(TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+                                             ConsistentRead=True)
+    item = answer.get("Item") or {}
+    if int(item.get("windowStart", {}).get("N", "-1")) != window_start:
+        return 0
+    return int(item["hits"]["N"])

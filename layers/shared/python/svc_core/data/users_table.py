@@ -1,8 +1,10 @@
-"""The users table.
+"""The users table (partition pk, sort sk).
 
-Two kinds of item: USER#<id> (the user) and EMAIL#<lower-cased e-mail> (points at the user).
-Creating a user writes both in one transaction whose condition on the e-mail item makes
-e-mail addresses unique, case-insensitively, under any concurrency.
+- (USER#<id>, PROFILE): the user: email, name, status, passwordHash, created_at.
+- (EMAIL#<lower-cased e-mail>, EMAIL): points at the user. Written with the profile in one
+  transaction whose condition makes e-mail addresses unique, case-insensitively.
+- (USER#<id>, MEMBER#<tenant id>): a membership: the tenant and the user's role in it.
+One Query on USER#<id> returns the user with all their memberships.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.dynamo import from_item, to_item
+from svc_core.dynamo import from_item, to_item, values
 
 
 def _table() -> str:
@@ -20,19 +22,56 @@ def _table() -> str:
 
 def put_new(user: dict[str, Any]) -> list[dict[str, Any]]:
     """TransactWriteItems entries that create a user and claim its e-mail address."""
-    email_key = user["email"].lower()
     return [
-        {"Put": {"TableName": _table(), "Item": to_item({"pk": f"USER#{user['id']}", **user}),
+        {"Put": {"TableName": _table(), "Item": to_item({"pk": f"USER#{user['id']}", "sk": "PROFILE", **user}),
                  "ConditionExpression": "attribute_not_exists(pk)"}},
-        {"Put": {"TableName": _table(), "Item": to_item({"pk": f"EMAIL#{email_key}", "userId": user["id"]}),
+        {"Put": {"TableName": _table(),
+                 "Item": to_item({"pk": f"EMAIL#{user['email'].lower()}", "sk": "EMAIL", "userId": user["id"]}),
                  "ConditionExpression": "attribute_not_exists(pk)"}},
     ]
 
 
+def put_membership(user_id: str, tenant_id: str, role: str, since: str) -> dict[str, Any]:
+    return {"Put": {"TableName": _table(), "Item": to_item({
+        "pk": f"USER#{user_id}", "sk": f"MEMBER#{tenant_id}", "tenantId": tenant_id, "role": role,
+        "created_at": since})}}
+
+
+def with_memberships(user_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The user and their memberships (one consistent query)."""
+    answer = aws.client("dynamodb").query(
+        TableName=_table(), KeyConditionExpression="pk = :pk", ExpressionAttributeValues=values(pk=f"USER#{user_id}"),
+        ConsistentRead=True)
+    user, memberships = None, []
+    for item in map(from_item, answer.get("Items", [])):
+        sk = item.pop("sk")
+        item.pop("pk")
+        if sk == "PROFILE":
+            user = item
+        else:
+            memberships.append(item)
+    return user, memberships
+
+
+def id_for_email(email: str) -> str | None:
+    answer = aws.client("dynamodb").get_item(
+        TableName=_table(), Key={"pk": {"S": f"EMAIL#{email.lower()}"}, "sk": {"S": "EMAIL"}}, ConsistentRead=True)
+    item = answer.get("Item")
+    return item["userId"]["S"] if item else None
+
+
 def get(user_id: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key={"pk": {"S": f"USER#{user_id}"}},
-                                             ConsistentRead=True)
+    answer = aws.client("dynamodb").get_item(
+        TableName=_table(), Key={"pk": {"S": f"USER#{user_id}"}, "sk": {"S": "PROFILE"}}, ConsistentRead=True)
     record = from_item(answer.get("Item"))
     if record:
-        record.pop("pk", None)
+        record.pop("pk")
+        record.pop("sk")
     return record
+
+
+def set_status(user_id: str, status: str) -> None:
+    aws.client("dynamodb").update_item(
+        TableName=_table(), Key={"pk": {"S": f"USER#{user_id}"}, "sk": {"S": "PROFILE"}},
+        UpdateExpression="SET #s = :s", ConditionExpression="attribute_exists(pk)",
+        ExpressionAttributeNames={"#s": "status"}, ExpressionAttributeValues=values(s=status))

@@ -14,12 +14,16 @@ from svc_core.errors import Conflict
 _hasher = PasswordHasher()  # argon2id with the library's current recommended parameters
 
 
+def hash_password(password: str) -> str:
+    return _hasher.hash(password)
+
+
 def create_tenant_with_owner(*, tenant_name: str, email: str, password: str, user_name: str) -> dict[str, Any]:
     """A tenant, its owner and both creation events, in one transaction."""
     now = timeutil.now()
     stamp = timeutil.iso(now)
     user = {"id": ids.new_id("usr"), "email": email, "name": user_name, "status": "active",
-            "passwordHash": _hasher.hash(password), "created_at": stamp}
+            "passwordHash": hash_password(password), "created_at": stamp}
     tenant = {"id": ids.new_id("ten"), "name": tenant_name, "plan": "free", "status": "active",
               "ownerId": user["id"], "created_at": stamp}
     user_view = {k: user[k] for k in ("id", "email", "name", "status", "created_at")}
@@ -27,6 +31,7 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, password: str, use
     try:
         transact([
             tenants_table.put_new(tenant), *users_table.put_new(user),
+            users_table.put_membership(user["id"], tenant["id"], "owner", stamp),
             outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], tenant_view), now),
             outbox_table.put_event_item(events.new_event("user.created", tenant["id"], user_view), now),
         ])

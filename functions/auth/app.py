@@ -1,0 +1,109 @@
+"""Registration, login, refresh, logout and me; and the command-line device login. All but me,
+complete and deny are public and not rate limited (login has its own per-account throttle)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+
+from svc_core.api import AUTHENTICATED, Api
+from svc_core.domain import accounts, device_login
+from svc_core.domain.device_login import (
+    CliToken, DecisionBody, LoginId, LoginInfo, Started, StartBody, Status, TokenBody,
+)
+from svc_core.domain.accounts import LoginBody, Me, RefreshBody, RegisterBody, Registered, TokenPair
+
+api = Api()
+TAGS = ["Authentication"]
+COOKIE = "refresh_token"
+
+
+def _set_refresh_cookie(token: str, max_age: int) -> None:
+    # HttpOnly: no script reads it; SameSite=Strict: no other site sends it; scoped to /auth.
+    api.set_response_header("Set-Cookie", f"{COOKIE}={token}; Max-Age={max_age}; Path=/api/v1/auth; "
+                                          "HttpOnly; Secure; SameSite=Strict")
+
+
+@api.post("/api/v1/auth/register", public=True, status=201, response_model=Registered, tags=TAGS, errors=(409,),
+          summary="Create a user and the personal tenant they own")
+def register(body: RegisterBody):
+    return accounts.register(body)
+
+
+@api.post("/api/v1/auth/login", public=True, response_model=TokenPair, tags=TAGS,
+          summary="Sign in with e-mail and password: an access token and a refresh token",
+          description="401: wrong e-mail or password (the same answer, in the same time). 403: the account is "
+                      "disabled, or not a member of tenantId. 429: too many failures for this account.")
+def login(body: LoginBody):
+    pair = accounts.login(body)
+    _set_refresh_cookie(pair["refreshToken"], pair["refreshExpiresIn"])
+    return pair
+
+
+@api.post("/api/v1/auth/refresh", public=True, response_model=TokenPair, tags=TAGS,
+          summary="Rotate the refresh token (body or cookie) for a new pair",
+          description="A refresh token works once. Presenting one already used ends the whole session (401).")
+def refresh(body: Annotated[RefreshBody, Body()] = None):
+    body = body or RefreshBody()
+    pair = accounts.refresh(body.refreshToken or api.cookie(COOKIE), body.tenantId)
+    _set_refresh_cookie(pair["refreshToken"], pair["refreshExpiresIn"])
+    return pair
+
+
+@api.post("/api/v1/auth/logout", public=True, tags=TAGS,
+          summary="End the session (refresh token in body or cookie, or the access token) and clear the cookie")
+def logout(body: Annotated[RefreshBody, Body()] = None):
+    refresh_token = (body.refreshToken if body else None) or api.cookie(COOKIE)
+    ended = accounts.logout(refresh_token, None if refresh_token else api.optional_principal())
+    _set_refresh_cookie("", 0)
+    return ended
+
+
+@api.get("/api/v1/auth/me", scope=AUTHENTICATED, response_model=Me, tags=TAGS,
+         summary="The caller: user, current tenant, all their tenants, and the scopes in force")
+def me():
+    return accounts.me(api.tenant_context().principal)
+
+
+CLI_TAGS = ["Command-line login"]
+
+
+@api.post("/api/v1/cli/auth/start", public=True, status=201, response_model=Started, tags=CLI_TAGS,
+          summary="Start a device login: a login id, the browser address and the code to compare")
+def cli_start(body: StartBody):
+    event = api.resolver.current_event
+    base = device_login.public_base_url(event.raw_event.get("requestContext") or {},
+                                        {k.lower(): v for k, v in (event.headers or {}).items()})
+    return device_login.start(body, base)
+
+
+@api.get("/api/v1/cli/auth/status", public=True, response_model=Status, tags=CLI_TAGS,
+         summary="Poll a device login: pending, approved, denied, expired or consumed")
+def cli_status(loginId: Annotated[LoginId, Query()]):  # noqa: N803 - the spec's parameter name
+    return device_login.status(loginId)
+
+
+@api.get("/api/v1/cli/auth/info", public=True, response_model=LoginInfo, tags=CLI_TAGS,
+         summary="What the approval page shows: code, CLI version, platform, times, status")
+def cli_info(loginId: Annotated[LoginId, Query()]):  # noqa: N803
+    return device_login.info(loginId)
+
+
+@api.post("/api/v1/cli/auth/complete", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409,),
+          summary="Approve a pending device login (a signed-in user; the state must match)")
+def cli_complete(body: DecisionBody):
+    return device_login.complete(body, api.tenant_context().principal)
+
+
+@api.post("/api/v1/cli/auth/deny", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409,),
+          summary="Deny a pending device login: it can never be approved; polling shows denied")
+def cli_deny(body: DecisionBody):
+    return device_login.deny(body, api.tenant_context().principal)
+
+
+@api.post("/api/v1/cli/auth/token", public=True, response_model=CliToken, tags=CLI_TAGS, errors=(409,),
+          summary="Exchange an approved login and its PKCE verifier for a CLI key, once")
+def cli_token(body: TokenBody):
+    return device_login.exchange(body)
+
+
+lambda_handler = api.handler

@@ -1,0 +1,56 @@
+"""The CLI login sessions table (device login), partition key loginId; TTL cleans up.
+
+Every move of the state machine is one conditional write, so a session is approved at most
+once, and consumed at most once whatever the concurrency. Expiry is enforced in code on every
+read (`expiresAt`); TTL only removes the item later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svc_core import aws
+from svc_core.config import settings
+from svc_core.data.common import is_condition_failure
+from svc_core.dynamo import from_item, to_item, values
+
+RETENTION_SECONDS = 24 * 3600  # kept a day after expiry, so a late poll still learns "expired"
+
+
+class WrongState(Exception):
+    """The session was not in the state the move needs."""
+
+
+def _table() -> str:
+    return settings().cli_sessions_table
+
+
+def create(session: dict[str, Any]) -> None:
+    aws.client("dynamodb").put_item(
+        TableName=_table(), Item=to_item({**session, "ttl": session["expiresAt"] + RETENTION_SECONDS}),
+        ConditionExpression="attribute_not_exists(loginId)")
+
+
+def get(login_id: str) -> dict[str, Any] | None:
+    answer = aws.client("dynamodb").get_item(TableName=_table(), Key={"loginId": {"S": login_id}},
+                                             ConsistentRead=True)
+    return from_item(answer.get("Item"))
+
+
+def move(login_id: str, *, from_status: str, to_status: str, now: int, condition: str = "",
+         extra: dict[str, Any] | None = None, **condition_values: Any) -> None:
+    """from_status -> to_status if the session is unexpired (and the extra condition holds)."""
+    sets = ", ".join(f"{name} = :x_{name}" for name in (extra or {}))
+    expression = "SET #s = :to, updatedAt = :now" + (f", {sets}" if sets else "")
+    try:
+        aws.client("dynamodb").update_item(
+            TableName=_table(), Key={"loginId": {"S": login_id}}, UpdateExpression=expression,
+            ConditionExpression="#s = :from AND expiresAt > :now" + (f" AND {condition}" if condition else ""),
+            ExpressionAttributeNames={"#s": "status", **({"#st": "state"} if "#st" in condition else {})},
+            ExpressionAttributeValues=values(to=to_status, now=now, **{"from": from_status},
+                                             **{f"x_{k}": v for k, v in (extra or {}).items()},
+                                             **condition_values))
+    except Exception as exc:
+        if is_condition_failure(exc):
+            raise WrongState() from None
+        raise

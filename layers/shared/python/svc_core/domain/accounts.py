@@ -1,0 +1,273 @@
+"""Users signing in: registration, login, refresh-token rotation, logout, and "who am I".
+
+A login opens a session (a refresh-token family, data/sessions_table.py) and returns a
+15-minute access token (a service JWT whose `sid` names the session) and a refresh token
+`rt_<session id>.<secret>`; only the SHA-256 of refresh tokens is stored. A user's scopes are
+those of their role in the tenant the token is for (roles.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from functools import lru_cache
+from typing import Annotated, Any
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+
+from svc_core import ids, rate_limit, timeutil
+from svc_core.auth import tokens
+from svc_core.auth.principal import Principal
+from svc_core.config import settings
+from svc_core.data import rate_limits_table, sessions_table, tenants_table, users_table
+from svc_core.domain.tenants import create_tenant_with_owner
+from svc_core.errors import Forbidden, RateLimited, Unauthorized
+from svc_core.roles import ROLE_SCOPES
+from svc_core.schemas import RequestBody
+
+LOGIN_WINDOW_SECONDS = 15 * 60
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+_REFRESH = re.compile(r"rt_(ses_[0-9A-HJKMNP-TV-Z]{26})\.([A-Za-z0-9_-]{43})")
+_hasher = PasswordHasher()
+
+
+def _email(value: str) -> str:
+    if not _EMAIL.fullmatch(value):
+        raise ValueError("not an e-mail address")
+    return value
+
+
+Email = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=254), AfterValidator(_email)]
+# NIST SP 800-63B: a minimum length, no composition rules, a generous maximum.
+Password = Annotated[str, StringConstraints(min_length=12, max_length=256)]
+
+
+class RegisterBody(RequestBody):
+    email: Email
+    password: Password
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"\S")]
+
+
+class LoginBody(RequestBody):
+    email: Annotated[str, StringConstraints(min_length=1, max_length=254)]
+    password: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    tenantId: str | None = Field(default=None, description="Sign in to this tenant (default: the first one)")
+
+
+class RefreshBody(RequestBody):
+    refreshToken: str | None = Field(default=None, max_length=200,
+                                     description="Omitted: the refresh_token cookie is used")
+    tenantId: str | None = Field(default=None, description="Switch the session to another tenant of the user")
+
+
+class UserView(BaseModel):
+    id: str
+    email: str
+    name: str
+    status: str
+    created_at: str
+
+
+class TenantView(BaseModel):
+    id: str
+    name: str
+    plan: str
+    status: str
+    role: str
+
+
+class TokenPair(BaseModel):
+    accessToken: str
+    tokenType: str
+    expiresIn: int = Field(description="seconds")
+    refreshToken: str = Field(description="Also set as the HttpOnly refresh_token cookie")
+    refreshExpiresIn: int = Field(description="seconds")
+    user: UserView
+    tenant: TenantView
+
+
+class Registered(BaseModel):
+    user: UserView
+    tenant: TenantView
+
+
+class Me(BaseModel):
+    credential: str = Field(description="user or api_key")
+    user: UserView | None
+    tenant: TenantView
+    tenants: list[TenantView] = Field(description="Every tenant the user belongs to")
+    scopes: list[str]
+
+
+def _user_view(user: dict[str, Any]) -> dict[str, Any]:
+    return {k: user[k] for k in ("id", "email", "name", "status", "created_at")}
+
+
+def _tenant_view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
+    return {"id": tenant["id"], "name": tenant["name"], "plan": tenant["plan"], "status": tenant["status"],
+            "role": role}
+
+
+def register(body: RegisterBody) -> dict[str, Any]:
+    made = create_tenant_with_owner(tenant_name=f"{body.name}'s workspace", email=body.email,
+                                    password=body.password, user_name=body.name)
+    return {"user": made["user"], "tenant": {**made["tenant"], "role": "owner"}}
+
+
+@lru_cache(maxsize=1)
+def _dummy_hash() -> str:
+    return _hasher.hash(secrets.token_urlsafe(16))
+
+
+def _password_matches(stored_hash: str | None, password: str) -> bool:
+    try:
+        # An unknown e-mail still pays one argon2 verification, so it takes as long as a wrong password.
+        return _hasher.verify(stored_hash or _dummy_hash(), password) and stored_hash is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def login(body: LoginBody) -> dict[str, Any]:
+    cfg = settings()
+    now = timeutil.now()
+    counter = f"login#{body.email.strip().lower()}"
+    window = rate_limit.window_start(now, LOGIN_WINDOW_SECONDS)
+    if rate_limits_table.hits_in(counter, window) >= cfg.login_failures_allowed:
+        retry = window + LOGIN_WINDOW_SECONDS - int(now)
+        raise RateLimited("Too many failed sign-ins for this account; try again later.",
+                          {"retryAfterSeconds": retry}, {"Retry-After": str(retry)})
+    user_id = users_table.id_for_email(body.email.strip())
+    user, memberships = users_table.with_memberships(user_id) if user_id else (None, [])
+    if not _password_matches(user["passwordHash"] if user else None, body.password):
+        rate_limits_table.count_request(counter, window, LOGIN_WINDOW_SECONDS)
+        raise Unauthorized("The e-mail address or the password is wrong.")
+    if user["status"] != "active":
+        raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
+    membership = _membership(memberships, body.tenantId)
+    return _open_session(user, membership, now)
+
+
+def _membership(memberships: list[dict[str, Any]], tenant_id: str | None) -> dict[str, Any]:
+    if tenant_id is None:
+        if not memberships:
+            raise Forbidden("This account belongs to no tenant.")
+        return sorted(memberships, key=lambda m: m["created_at"])[0]
+    for membership in memberships:
+        if membership["tenantId"] == tenant_id:
+            return membership
+    raise Forbidden("This account is not a member of that tenant.", {"tenantId": tenant_id})
+
+
+def _new_refresh_token(session_id: str) -> tuple[str, str]:
+    token = f"rt_{session_id}.{secrets.token_urlsafe(32)}"
+    return token, _digest(token)
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _access(user: dict[str, Any], membership: dict[str, Any], session_id: str, now: float,
+            refresh_token: str, expires_at: int) -> dict[str, Any]:
+    tenant = tenants_table.get(membership["tenantId"])
+    if tenant is None or tenant["status"] != "active":
+        raise Forbidden("The tenant is not active.", {"tenantId": membership["tenantId"]})
+    role = membership["role"]
+    token, lifetime = tokens.mint(subject=user["id"], tenant_id=tenant["id"], scopes=ROLE_SCOPES[role],
+                                  credential="user", extra={"sid": session_id})
+    return {"accessToken": token, "tokenType": "Bearer", "expiresIn": lifetime, "refreshToken": refresh_token,
+            "refreshExpiresIn": expires_at - int(now), "user": _user_view(user), "tenant": _tenant_view(tenant, role)}
+
+
+def _open_session(user: dict[str, Any], membership: dict[str, Any], now: float) -> dict[str, Any]:
+    session_id = ids.new_id("ses")
+    refresh_token, token_hash = _new_refresh_token(session_id)
+    expires_at = int(now) + settings().refresh_token_days * 86400
+    sessions_table.create({"id": session_id, "userId": user["id"], "tenantId": membership["tenantId"],
+                           "tokenHash": token_hash, "generation": 1, "created_at": timeutil.iso(now),
+                           "expiresAt": expires_at})
+    return _access(user, membership, session_id, now, refresh_token, expires_at)
+
+
+def _session_of(refresh_token: str | None) -> tuple[dict[str, Any], str]:
+    match = _REFRESH.fullmatch(refresh_token or "")
+    session = sessions_table.get(match.group(1)) if match else None
+    if session is None:
+        raise Unauthorized("The refresh token is not valid.")
+    return session, _digest(refresh_token)
+
+
+def refresh(refresh_token: str | None, tenant_id: str | None = None) -> dict[str, Any]:
+    """A new access token and a new refresh token; the one presented cannot be used again.
+
+    Presenting a refresh token the family has already rotated past means two parties hold
+    it: the whole family is revoked, and both are signed out."""
+    now = timeutil.now()
+    session, presented = _session_of(refresh_token)
+    if presented in (session.get("usedHashes") or set()):
+        sessions_table.revoke(session["id"], int(now))
+        raise Unauthorized("This refresh token was already used; the session has been ended.",
+                           {"reason": "refresh_token_reused"})
+    if session.get("revokedAt") is not None or session["expiresAt"] <= now or presented != session["tokenHash"]:
+        raise Unauthorized("The refresh token is not valid.")
+    user, memberships = users_table.with_memberships(session["userId"])
+    if user is None or user["status"] != "active":
+        raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
+    membership = _membership(memberships, tenant_id or session["tenantId"])
+    new_token, new_hash = _new_refresh_token(session["id"])
+    try:
+        sessions_table.rotate(session["id"], presented, new_hash, int(now))
+    except sessions_table.StaleToken:
+        # Another refresh with this token won the race: this one is a reuse.
+        sessions_table.revoke(session["id"], int(now))
+        raise Unauthorized("This refresh token was already used; the session has been ended.",
+                           {"reason": "refresh_token_reused"}) from None
+    return _access(user, membership, session["id"], now, new_token, session["expiresAt"])
+
+
+def logout(refresh_token: str | None, principal: Principal | None) -> dict[str, Any]:
+    """End the session named by the refresh token or by the access token; harmless if ended."""
+    now = int(timeutil.now())
+    session_id = None
+    if refresh_token:
+        session, presented = _session_of(refresh_token)
+        if presented != session["tokenHash"] and presented not in (session.get("usedHashes") or set()):
+            raise Unauthorized("The refresh token is not valid.")
+        session_id = session["id"]
+    elif principal is not None and principal.session_id:
+        session_id = principal.session_id
+    if session_id is None:
+        raise Unauthorized("Send the refresh token (body or cookie) or a user's access token.")
+    sessions_table.revoke(session_id, now)
+    return {"loggedOut": True, "sessionId": session_id}
+
+
+def me(principal: Principal) -> dict[str, Any]:
+    tenant = tenants_table.get(principal.tenant_id)
+    if principal.credential != "user":
+        view = _tenant_view(tenant, "api_key")
+        return {"credential": "api_key", "user": None, "tenant": view, "tenants": [view],
+                "scopes": sorted(principal.scopes)}
+    user, memberships = users_table.with_memberships(principal.subject)
+    if user is None:
+        raise Unauthorized("The user no longer exists.")
+    tenants = []
+    for membership in sorted(memberships, key=lambda m: m["created_at"]):
+        record = tenants_table.get(membership["tenantId"])
+        if record is not None:
+            tenants.append(_tenant_view(record, membership["role"]))
+    current = next((t for t in tenants if t["id"] == principal.tenant_id), None)
+    if current is None:
+        raise Unauthorized("The user is no longer a member of this tenant.")
+    return {"credential": "user", "user": _user_view(user), "tenant": current, "tenants": tenants,
+            "scopes": sorted(principal.scopes)}
+
+
+def set_user_status(user_id: str, status: str) -> None:
+    """Operator action: disable ("disabled") or re-enable ("active") an account."""
+    if status not in ("active", "disabled"):
+        raise ValueError(status)
+    users_table.set_status(user_id, status)

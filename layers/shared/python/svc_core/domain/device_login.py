@@ -1,0 +1,213 @@
+"""The command-line device login: the spec's state machine, with PKCE (S256) and a state value.
+
+    (none) --start--> pending --complete (a signed-in user, matching state)--> approved
+    pending --deny (a signed-in user, matching state)--> denied
+    approved --token (matching PKCE verifier)--> consumed      any of these --10 min--> expired
+
+Every move is one conditional write (data/cli_sessions_table.py): a session is approved once
+and consumed once, whatever the concurrency. Expiry is checked in code on every read.
+The token a consumed session yields is a new `svc_cli_` API key for the approving user and
+tenant, with the scopes of the user's role there; it is listed and revocable like any key.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from svc_core import timeutil
+from svc_core.auth.principal import Principal
+from svc_core.config import settings
+from svc_core.data import cli_sessions_table, tenants_table, users_table
+from svc_core.data.cli_sessions_table import WrongState
+from svc_core.domain.api_keys import issue_key
+from svc_core.errors import (
+    Forbidden, LoginSessionConsumed, LoginSessionExpired, NotFound, ValidationFailed,
+)
+from svc_core.roles import ROLE_SCOPES
+from svc_core.schemas import RequestBody
+
+LIFETIME_SECONDS = 600
+POLL_INTERVAL_SECONDS = 5
+_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud and typed without doubt
+
+LoginId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{43}$")]
+State = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class StartBody(RequestBody):
+    state: State = Field(description="32 random bytes, hex")
+    codeChallenge: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{43}$")] = Field(
+        description="BASE64URL(SHA256(codeVerifier)), no padding")
+    codeChallengeMethod: Literal["S256"]
+    cliVersion: Annotated[str, StringConstraints(min_length=1, max_length=32, pattern=r"^[0-9A-Za-z.+_-]+$")]
+    platform: Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[0-9A-Za-z._ /()-]+$")]
+
+
+class DecisionBody(RequestBody):
+    loginId: LoginId
+    state: State
+
+
+class TokenBody(RequestBody):
+    loginId: LoginId
+    codeVerifier: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._~-]{43,128}$")] = Field(
+        description="The PKCE verifier (RFC 7636: 43 to 128 characters)")
+
+
+class Started(BaseModel):
+    loginId: str
+    authUrl: str
+    verificationCode: str = Field(description="XXXX-XXXX; the user compares it with the browser's")
+    expiresIn: int
+    interval: int = Field(description="seconds between status polls")
+
+
+class Status(BaseModel):
+    loginId: str
+    status: Literal["pending", "approved", "denied", "expired", "consumed"]
+
+
+class LoginInfo(BaseModel):
+    loginId: str
+    verificationCode: str
+    cliVersion: str
+    platform: str
+    status: str
+    created_at: str
+    expires_at: str
+
+
+class CliToken(BaseModel):
+    token: str = Field(description="A new svc_cli_ API key for the user and tenant (shown once)")
+    keyId: str
+    user: dict[str, Any]
+    tenant: dict[str, Any]
+
+
+def _verification_code() -> str:
+    raw = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(8))
+    return f"{raw[:4]}-{raw[4:]}"
+
+
+def challenge_of(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+
+
+def start(body: StartBody, base_url: str) -> dict[str, Any]:
+    now = int(timeutil.now())
+    login_id = secrets.token_urlsafe(32)
+    code = _verification_code()
+    cli_sessions_table.create({
+        "loginId": login_id, "state": body.state, "codeChallenge": body.codeChallenge,
+        "codeChallengeMethod": "S256", "cliVersion": body.cliVersion, "platform": body.platform,
+        "verificationCode": code, "status": "pending", "createdAt": now, "expiresAt": now + LIFETIME_SECONDS,
+    })
+    return {"loginId": login_id, "authUrl": f"{base_url}/api/v1/cli/auth/approve?loginId={login_id}",
+            "verificationCode": code, "expiresIn": LIFETIME_SECONDS, "interval": POLL_INTERVAL_SECONDS}
+
+
+def _session(login_id: str) -> dict[str, Any]:
+    session = cli_sessions_table.get(login_id) if login_id else None
+    if session is None:
+        raise NotFound("No such login session.", {"id": login_id, "resource": "cli_login"})
+    return session
+
+
+def _status(session: dict[str, Any], now: float) -> str:
+    if session["status"] in ("pending", "approved") and now >= session["expiresAt"]:
+        return "expired"
+    return session["status"]
+
+
+def status(login_id: str) -> dict[str, Any]:
+    return {"loginId": login_id, "status": _status(_session(login_id), timeutil.now())}
+
+
+def info(login_id: str) -> dict[str, Any]:
+    """What the approval page shows; never the state, the challenge or a token."""
+    session = _session(login_id)
+    return {"loginId": login_id, "verificationCode": session["verificationCode"],
+            "cliVersion": session["cliVersion"], "platform": session["platform"],
+            "status": _status(session, timeutil.now()), "created_at": timeutil.iso(session["createdAt"]),
+            "expires_at": timeutil.iso(session["expiresAt"])}
+
+
+def _refuse_unless(session: dict[str, Any], wanted: str, now: float) -> None:
+    current = _status(session, now)
+    if current == wanted:
+        return
+    if current == "expired":
+        raise LoginSessionExpired(details={"id": session["loginId"]})
+    if current == "consumed":
+        raise LoginSessionConsumed(details={"id": session["loginId"]})
+    if current == "denied":
+        raise Forbidden("The user denied this login.", {"id": session["loginId"], "status": "denied"})
+    raise ValidationFailed(f"The login session is {current}.", {"id": session["loginId"], "status": current})
+
+
+def _decide(body: DecisionBody, principal: Principal, to_status: str) -> dict[str, Any]:
+    if principal.credential != "user":
+        raise Forbidden("Only a signed-in user can approve or deny a command-line login.")
+    now = int(timeutil.now())
+    session = _session(body.loginId)
+    _refuse_unless(session, "pending", now)
+    if not secrets.compare_digest(session["state"], body.state):
+        raise ValidationFailed("The state does not match this login session.",
+                               {"fields": [{"field": "state", "in": "body", "reason": "does not match"}]})
+    try:
+        cli_sessions_table.move(body.loginId, from_status="pending", to_status=to_status, now=now,
+                                condition="#st = :state", state=body.state,
+                                extra={"userId": principal.subject, "tenantId": principal.tenant_id})
+    except WrongState:
+        _refuse_unless(_session(body.loginId), "pending", now)  # says what it became meanwhile
+        raise
+    return {"loginId": body.loginId, "status": to_status}
+
+
+def complete(body: DecisionBody, principal: Principal) -> dict[str, Any]:
+    return _decide(body, principal, "approved")
+
+
+def deny(body: DecisionBody, principal: Principal) -> dict[str, Any]:
+    return _decide(body, principal, "denied")
+
+
+def exchange(body: TokenBody) -> dict[str, Any]:
+    now = int(timeutil.now())
+    session = _session(body.loginId)
+    _refuse_unless(session, "approved", now)
+    if not secrets.compare_digest(challenge_of(body.codeVerifier), session["codeChallenge"]):
+        raise ValidationFailed("The code verifier does not match the challenge.",
+                               {"fields": [{"field": "codeVerifier", "in": "body", "reason": "does not match"}]})
+    user, memberships = users_table.with_memberships(session["userId"])
+    membership = next((m for m in memberships if m["tenantId"] == session["tenantId"]), None)
+    if user is None or user["status"] != "active" or membership is None:
+        raise Forbidden("The approving account can no longer sign in to this tenant.")
+    tenant = tenants_table.get(session["tenantId"])
+    try:  # the one write that decides which of several concurrent exchanges gets the key
+        cli_sessions_table.move(body.loginId, from_status="approved", to_status="consumed", now=now,
+                                extra={"consumedAt": now})
+    except WrongState:
+        raise LoginSessionConsumed(details={"id": body.loginId}) from None
+    key = issue_key(tenant_id=session["tenantId"], created_by=user["id"],
+                    name=f"CLI {session['cliVersion']} on {session['platform']}"[:100], key_type="cli",
+                    environment="Development", scopes=sorted(ROLE_SCOPES[membership["role"]]))
+    return {"token": key["key"], "keyId": key["id"],
+            "user": {k: user[k] for k in ("id", "email", "name")},
+            "tenant": {"id": tenant["id"], "name": tenant["name"], "role": membership["role"]}}
+
+
+def public_base_url(request_context: dict[str, Any], headers: dict[str, str]) -> str:
+    """Where the browser reaches this API: the configured URL, else the request's own host."""
+    if settings().public_base_url:
+        return settings().public_base_url.rstrip("/")
+    host = request_context.get("domainName") or headers.get("host") or "localhost"
+    stage = request_context.get("stage")
+    if host.endswith(".amazonaws.com") and stage:
+        return f"https://{host}/{stage}"
+    return f"https://{host}"

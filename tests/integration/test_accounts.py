@@ -1,0 +1,206 @@
+"""Users: registration, login, refresh-token rotation with reuse detection, logout, me, roles."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.functions import call
+
+PASSWORD = "correct horse battery staple"
+
+
+def register(email="ada@example.com", password=PASSWORD, name="Ada"):
+    return call("auth", "Auth-Register", body={"email": email, "password": password, "name": name})
+
+
+def login(email="ada@example.com", password=PASSWORD, **extra):
+    return call("auth", "Auth-Login", body={"email": email, "password": password, **extra})
+
+
+def refresh(token=None, **kwargs):
+    return call("auth", "Auth-Refresh", body={"refreshToken": token} if token else None, **kwargs)
+
+
+def projects(token):
+    return call("projects", "Projects-ListProjects", token=token)
+
+
+def outbox_types(stack):
+    items = stack.client("dynamodb").scan(TableName="OutboxTable")["Items"]
+    return sorted(i["type"]["S"] for i in items)
+
+
+def test_register_creates_the_user_and_a_tenant_they_own_with_both_events(stack):
+    made = register()
+    assert made.status == 201, made
+    assert made.data["user"]["email"] == "ada@example.com" and "passwordHash" not in made.text
+    assert made.data["tenant"]["role"] == "owner" and made.data["tenant"]["plan"] == "free"
+    assert outbox_types(stack) == ["tenant.created", "user.created"]
+    stored = stack.client("dynamodb").scan(TableName="UsersTable")["Items"]
+    assert all(PASSWORD not in str(item) for item in stored)
+    assert any(i.get("passwordHash", {}).get("S", "").startswith("$argon2id$") for i in stored)
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"email": "ada@example.com", "password": "short", "name": "Ada"}, "password"),
+    ({"email": "not-an-address", "password": PASSWORD, "name": "Ada"}, "email"),
+    ({"email": "ada@example.com", "password": "x" * 257, "name": "Ada"}, "password"),
+    ({"email": "ada@example.com", "password": PASSWORD, "name": "  "}, "name"),
+])
+def test_bad_registrations_are_400_naming_the_field_and_store_nothing(stack, body, field):
+    answer = call("auth", "Auth-Register", body=body)
+    assert answer.status == 400 and field in [f["field"] for f in answer.error["details"]["fields"]]
+    assert stack.client("dynamodb").scan(TableName="UsersTable")["Items"] == []
+
+
+def test_e_mail_addresses_are_unique_whatever_their_case(stack):
+    assert register().status == 201
+    again = register(email="ADA@Example.com")
+    assert again.status == 409 and again.error["code"] == "CONFLICT"
+    assert outbox_types(stack) == ["tenant.created", "user.created"]
+
+
+def test_login_gives_a_working_token_a_refresh_token_and_a_safe_cookie(stack):
+    register()
+    answer = login()
+    assert answer.status == 200, answer
+    pair = answer.data
+    assert pair["tokenType"] == "Bearer" and pair["expiresIn"] == 900
+    assert pair["refreshToken"].startswith("rt_ses_")
+    cookie = answer.headers["set-cookie"]
+    assert cookie.startswith(f"refresh_token={pair['refreshToken']};")
+    assert all(flag in cookie for flag in ("HttpOnly", "Secure", "SameSite=Strict", "Path=/api/v1/auth"))
+    assert "x-ratelimit-limit" not in answer.headers  # authentication endpoints are not counted
+    assert projects(pair["accessToken"]).status == 200
+    me = call("auth", "Auth-Me", token=pair["accessToken"])
+    assert me.status == 200 and me.data["user"]["email"] == "ada@example.com"
+    assert me.data["tenant"]["id"] == pair["tenant"]["id"] and me.data["tenants"] == [me.data["tenant"]]
+    assert "keys:write" in me.data["scopes"] and me.data["credential"] == "user"
+
+
+def test_unknown_e_mail_and_wrong_password_get_the_same_401(stack):
+    register()
+    unknown, wrong = login(email="nobody@example.com"), login(password="wrong password!!")
+    assert unknown.status == wrong.status == 401
+    assert unknown.error == wrong.error
+
+
+def test_a_disabled_account_gets_403(stack):
+    from svc_core.domain.accounts import set_user_status
+    user_id = register().data["user"]["id"]
+    set_user_status(user_id, "disabled")
+    answer = login()
+    assert answer.status == 403 and answer.error["details"]["reason"] == "account_disabled"
+
+
+def test_repeated_failures_for_one_account_are_throttled_until_the_window_ends(stack, monkeypatch):
+    from svc_core import timeutil
+    register()
+    now = [1_900_000_000.0]
+    monkeypatch.setattr(timeutil, "now", lambda: now[0])
+    statuses = [login(password=f"wrong password {i}").status for i in range(10)]
+    assert statuses == [401] * 10
+    blocked = login()  # even the right password waits now
+    assert blocked.status == 429 and int(blocked.headers["retry-after"]) > 0
+    assert login(email="someone-else@example.com").status == 401  # other accounts are not affected
+    now[0] += 15 * 60
+    assert login().status == 200
+
+
+def test_refresh_rotates_and_a_replayed_token_ends_the_whole_session(stack):
+    register()
+    first = login().data
+    second = refresh(first["refreshToken"])
+    assert second.status == 200, second
+    assert second.data["refreshToken"] != first["refreshToken"]
+    assert projects(second.data["accessToken"]).status == 200
+    replay = refresh(first["refreshToken"])
+    assert replay.status == 401 and replay.error["details"]["reason"] == "refresh_token_reused"
+    assert refresh(second.data["refreshToken"]).status == 401          # the family is revoked
+    assert projects(second.data["accessToken"]).status == 401          # and its access tokens at once
+    assert projects(first["accessToken"]).status == 401
+
+
+def test_a_forged_refresh_token_for_a_real_session_is_refused_without_ending_it(stack):
+    register()
+    pair = login().data
+    session = pair["refreshToken"].split(".")[0]
+    forged = refresh(session + "." + "A" * 43)
+    assert forged.status == 401
+    assert refresh(pair["refreshToken"]).status == 200
+
+
+def test_refresh_reads_the_cookie_when_the_body_has_no_token(stack):
+    register()
+    pair = login().data
+    answer = refresh(headers={"Cookie": f"refresh_token={pair['refreshToken']}"})
+    assert answer.status == 200, answer
+
+
+def test_logout_ends_the_session_its_tokens_and_clears_the_cookie(stack):
+    register()
+    pair = login().data
+    out = call("auth", "Auth-Logout", body={"refreshToken": pair["refreshToken"]})
+    assert out.status == 200 and out.data["loggedOut"] is True
+    assert "Max-Age=0" in out.headers["set-cookie"]
+    assert projects(pair["accessToken"]).status == 401
+    assert refresh(pair["refreshToken"]).status == 401
+
+
+def test_logout_with_the_access_token_alone(stack):
+    register()
+    pair = login().data
+    out = call("auth", "Auth-Logout", token=pair["accessToken"])
+    assert out.status == 200
+    assert projects(pair["accessToken"]).status == 401
+
+
+def _second_tenant(stack, user_id, role):
+    from svc_core import timeutil
+    from svc_core.data import users_table
+    from svc_core.data.common import transact
+    tenant_id = stack.new_tenant("Second")
+    transact([users_table.put_membership(user_id, tenant_id, role, timeutil.iso(timeutil.now() + 1))])
+    return tenant_id
+
+
+def test_a_member_of_several_tenants_gets_a_token_for_any_of_them_and_no_other(stack):
+    user_id = register().data["user"]["id"]
+    second = _second_tenant(stack, user_id, "member")
+    pair = login(tenantId=second).data
+    assert pair["tenant"]["id"] == second and pair["tenant"]["role"] == "member"
+    assert sorted(call("auth", "Auth-Me", token=pair["accessToken"]).data["scopes"]) == sorted(
+        ["agents:read", "agents:write", "billing:read", "projects:read", "projects:write", "secrets:read"])
+    stranger = stack.new_tenant("Not mine")
+    refused = login(tenantId=stranger)
+    assert refused.status == 403 and refused.error["details"]["tenantId"] == stranger
+    personal = login().data["tenant"]["id"]
+    mine = call("auth", "Auth-Me", token=pair["accessToken"]).data["tenants"]
+    assert {t["id"] for t in mine} == {second, personal}
+    switched = call("auth", "Auth-Refresh", body={"refreshToken": pair["refreshToken"], "tenantId": personal})
+    assert switched.status == 200 and switched.data["tenant"] == {**switched.data["tenant"], "id": personal,
+                                                                   "role": "owner"}
+    assert call("auth", "Auth-Me", token=switched.data["accessToken"]).data["tenant"]["id"] == personal
+    stranger_switch = call("auth", "Auth-Refresh", body={"refreshToken": switched.data["refreshToken"],
+                                                          "tenantId": stranger})
+    assert stranger_switch.status == 403
+
+
+def test_a_member_cannot_manage_keys(stack):
+    user_id = register().data["user"]["id"]
+    second = _second_tenant(stack, user_id, "member")
+    token = login(tenantId=second).data["accessToken"]
+    made = call("api_keys", "ApiKeys-CreateKey", token=token, body={"name": "k", "type": "sdk",
+                                                                     "environment": "Production"})
+    assert made.status == 403 and made.error["details"]["requiredScope"] == "keys:write"
+
+
+def test_me_with_an_api_key_describes_the_key(stack):
+    tenant, key = stack.tenant_with_key(["projects:read"])
+    me = call("auth", "Auth-Me", token=key)
+    assert me.status == 200 and me.data["credential"] == "api_key" and me.data["user"] is None
+    assert me.data["tenant"]["id"] == tenant and me.data["scopes"] == ["projects:read"]
+
+
+def test_me_without_a_credential_is_401(stack):
+    assert call("auth", "Auth-Me").status == 401
