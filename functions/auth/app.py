@@ -10,7 +10,9 @@ from svc_core.domain import accounts, device_login
 from svc_core.domain.device_login import (
     CliToken, DecisionBody, LoginId, LoginInfo, Started, StartBody, Status, TokenBody,
 )
-from svc_core.domain.accounts import LoginBody, Me, RefreshBody, RegisterBody, Registered, TokenPair
+from svc_core.domain.accounts import (
+    LoggedOut, LoginBody, LogoutBody, Me, RefreshBody, RegisterBody, Registered, TokenPair,
+)
 
 api = Api()
 TAGS = ["Authentication"]
@@ -29,7 +31,7 @@ def register(body: RegisterBody):
     return accounts.register(body)
 
 
-@api.post("/api/v1/auth/login", public=True, response_model=TokenPair, tags=TAGS,
+@api.post("/api/v1/auth/login", public=True, response_model=TokenPair, tags=TAGS, errors=(401, 403, 429),
           summary="Sign in with e-mail and password: an access token and a refresh token",
           description="401: wrong e-mail or password (the same answer, in the same time). 403: the account is "
                       "disabled, or not a member of tenantId. 429: too many failures for this account.")
@@ -39,7 +41,7 @@ def login(body: LoginBody):
     return pair
 
 
-@api.post("/api/v1/auth/refresh", public=True, response_model=TokenPair, tags=TAGS,
+@api.post("/api/v1/auth/refresh", public=True, response_model=TokenPair, tags=TAGS, errors=(401, 403),
           summary="Rotate the refresh token (body or cookie) for a new pair",
           description="A refresh token works once. Presenting one already used ends the whole session (401).")
 def refresh(body: Annotated[RefreshBody, Body()] = None):
@@ -49,9 +51,9 @@ def refresh(body: Annotated[RefreshBody, Body()] = None):
     return pair
 
 
-@api.post("/api/v1/auth/logout", public=True, tags=TAGS,
+@api.post("/api/v1/auth/logout", public=True, response_model=LoggedOut, tags=TAGS, errors=(401,),
           summary="End the session (refresh token in body or cookie, or the access token) and clear the cookie")
-def logout(body: Annotated[RefreshBody, Body()] = None):
+def logout(body: Annotated[LogoutBody, Body()] = None):
     refresh_token = (body.refreshToken if body else None) or api.cookie(COOKIE)
     ended = accounts.logout(refresh_token, None if refresh_token else api.optional_principal())
     _set_refresh_cookie("", 0)
@@ -88,19 +90,19 @@ def cli_info(loginId: Annotated[LoginId, Query()]):  # noqa: N803
     return device_login.info(loginId)
 
 
-@api.post("/api/v1/cli/auth/complete", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409,),
+@api.post("/api/v1/cli/auth/complete", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409, 410),
           summary="Approve a pending device login (a signed-in user; the state must match)")
 def cli_complete(body: DecisionBody):
     return device_login.complete(body, api.tenant_context().principal)
 
 
-@api.post("/api/v1/cli/auth/deny", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409,),
+@api.post("/api/v1/cli/auth/deny", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409, 410),
           summary="Deny a pending device login: it can never be approved; polling shows denied")
 def cli_deny(body: DecisionBody):
     return device_login.deny(body, api.tenant_context().principal)
 
 
-@api.post("/api/v1/cli/auth/token", public=True, response_model=CliToken, tags=CLI_TAGS, errors=(409,),
+@api.post("/api/v1/cli/auth/token", public=True, response_model=CliToken, tags=CLI_TAGS, errors=(403, 409, 410),
           summary="Exchange an approved login and its PKCE verifier for a CLI key, once")
 def cli_token(body: TokenBody):
     return device_login.exchange(body)

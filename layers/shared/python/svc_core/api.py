@@ -108,7 +108,8 @@ _ERROR_RESPONSES = {
     401: "UNAUTHORIZED: credential missing, invalid, expired or revoked",
     403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
     404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
-    409: "CONFLICT: the resource changed meanwhile, or its state forbids this",
+    409: "CONFLICT (or LOGIN_SESSION_CONSUMED): the resource changed meanwhile, or its state forbids this",
+    410: "LOGIN_SESSION_EXPIRED: the login session is more than 10 minutes old",
     413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json",
     429: "RATE_LIMIT_EXCEEDED: too many requests; see Retry-After",
@@ -116,7 +117,7 @@ _ERROR_RESPONSES = {
 }
 
 
-_OPTIONAL_ERRORS = {409}  # documented only on the routes that name them (errors=...)
+_OPTIONAL_ERRORS = {409, 410}  # documented only on the routes that name them (errors=...)
 
 
 def _template_to_regex(path: str) -> re.Pattern[str]:
@@ -153,7 +154,7 @@ class Api:
             status: {"description": "Success", "content": {JSON: {"model": success_model}}},
         }
         for code, text in _ERROR_RESPONSES.items():
-            if public and code in (401, 403, 429):
+            if public and code in (401, 403, 429) and code not in errors:
                 continue
             if code == 415 and method not in ("POST", "PUT", "PATCH"):
                 continue

@@ -63,6 +63,16 @@ class RefreshBody(RequestBody):
     tenantId: str | None = Field(default=None, description="Switch the session to another tenant of the user")
 
 
+class LogoutBody(RequestBody):
+    refreshToken: str | None = Field(default=None, max_length=200,
+                                     description="Omitted: the cookie, else the access token, names the session")
+
+
+class LoggedOut(BaseModel):
+    loggedOut: bool
+    sessionId: str
+
+
 class UserView(BaseModel):
     id: str
     email: str
