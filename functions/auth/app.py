@@ -6,7 +6,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from svc_core.api import AUTHENTICATED, Api
-from svc_core.domain import accounts, device_login
+from svc_core.domain import accounts, device_login, idp_exchange
+from svc_core.domain.idp_exchange import ExchangeBody, Exchanged
 from svc_core.domain.device_login import (
     CliToken, DecisionBody, LoginId, LoginInfo, Started, StartBody, Status, TokenBody,
 )
@@ -58,6 +59,15 @@ def logout(body: Annotated[LogoutBody, Body()] = None):
     ended = accounts.logout(refresh_token, None if refresh_token else api.optional_principal())
     _set_refresh_cookie("", 0)
     return ended
+
+
+@api.post("/api/v1/auth/exchange", public=True, response_model=Exchanged, tags=TAGS, errors=(401, 403),
+          summary="Exchange the identity provider's token for a service access token",
+          description="The provider's token is verified against its JWKS (iss, aud, exp, nbf); its (iss, sub) "
+                      "names one user, created with a personal tenant on first sight. 404 when no provider "
+                      "is configured.")
+def exchange(body: ExchangeBody):
+    return idp_exchange.exchange(body)
 
 
 @api.get("/api/v1/auth/me", scope=AUTHENTICATED, response_model=Me, tags=TAGS,

@@ -14,7 +14,7 @@ PUBLIC = {"/api/v1/.well-known/jwks.json", "/api/v1/openapi.json", "/api/v1/auth
 
 
 ANY_CREDENTIAL = {"/api/v1/auth/me", "/api/v1/cli/auth/complete", "/api/v1/cli/auth/deny"}
-PUBLIC |= {"/api/v1/cli/auth/start", "/api/v1/cli/auth/status", "/api/v1/cli/auth/info", "/api/v1/cli/auth/token"}
+PUBLIC |= {"/api/v1/auth/exchange", "/api/v1/cli/auth/start", "/api/v1/cli/auth/status", "/api/v1/cli/auth/info", "/api/v1/cli/auth/token"}
 
 
 def test_the_committed_document_is_what_the_code_generates():

@@ -22,6 +22,10 @@ class Settings:
     sessions_table: str
     cli_sessions_table: str
     public_base_url: str
+    idp_issuer: str
+    idp_audience: str
+    idp_jwks_url: str
+    idp_jwks_cooldown_seconds: int
     refresh_token_days: int
     login_failures_allowed: int
     event_bus_name: str
@@ -56,6 +60,10 @@ def settings() -> Settings:
         sessions_table=env("SESSIONS_TABLE", "sessions"),
         cli_sessions_table=env("CLI_SESSIONS_TABLE", "cli-sessions"),
         public_base_url=env("PUBLIC_BASE_URL", ""),
+        idp_issuer=env("IDP_ISSUER", ""),
+        idp_audience=env("IDP_AUDIENCE", ""),
+        idp_jwks_url=env("IDP_JWKS_URL", ""),
+        idp_jwks_cooldown_seconds=_int("IDP_JWKS_COOLDOWN_SECONDS", 30),
         refresh_token_days=_int("REFRESH_TOKEN_DAYS", 30),
         login_failures_allowed=_int("LOGIN_FAILURES_ALLOWED", 10),
         event_bus_name=env("EVENT_BUS_NAME", "svc-events"),

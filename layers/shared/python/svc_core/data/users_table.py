@@ -4,6 +4,7 @@
 - (EMAIL#<lower-cased e-mail>, EMAIL): points at the user. Written with the profile in one
   transaction whose condition makes e-mail addresses unique, case-insensitively.
 - (USER#<id>, MEMBER#<tenant id>): a membership: the tenant and the user's role in it.
+- (IDP#<issuer>#<subject>, IDP): the identity-provider account a user signs in with.
 One Query on USER#<id> returns the user with all their memberships.
 """
 
@@ -75,3 +76,23 @@ def set_status(user_id: str, status: str) -> None:
         TableName=_table(), Key={"pk": {"S": f"USER#{user_id}"}, "sk": {"S": "PROFILE"}},
         UpdateExpression="SET #s = :s", ConditionExpression="attribute_exists(pk)",
         ExpressionAttributeNames={"#s": "status"}, ExpressionAttributeValues=values(s=status))
+
+
+def put_new_federated(user: dict[str, Any], issuer: str, subject: str) -> list[dict[str, Any]]:
+    """TransactWriteItems entries for a user known by an identity provider's (iss, sub): the
+    user, and the link whose condition makes one (iss, sub) one user. The provider's e-mail is
+    kept on the user but claims nothing: it cannot take over an account that signs in otherwise."""
+    return [
+        {"Put": {"TableName": _table(), "Item": to_item({"pk": f"USER#{user['id']}", "sk": "PROFILE", **user}),
+                 "ConditionExpression": "attribute_not_exists(pk)"}},
+        {"Put": {"TableName": _table(),
+                 "Item": to_item({"pk": f"IDP#{issuer}#{subject}", "sk": "IDP", "userId": user["id"]}),
+                 "ConditionExpression": "attribute_not_exists(pk)"}},
+    ]
+
+
+def id_for_federated(issuer: str, subject: str) -> str | None:
+    answer = aws.client("dynamodb").get_item(
+        TableName=_table(), Key={"pk": {"S": f"IDP#{issuer}#{subject}"}, "sk": {"S": "IDP"}}, ConsistentRead=True)
+    item = answer.get("Item")
+    return item["userId"]["S"] if item else None

@@ -1,0 +1,107 @@
+"""The identity-provider exchange: a browser signed in with the provider (Clerk first) posts
+the provider's OIDC token and gets a service access token.
+
+The token is verified against the provider's JWKS (PyJWKClient: fetched, cached, and fetched
+once more when a token names an unknown kid, at most once per cooldown), with iss, aud, exp
+and nbf checked. The (iss, sub) pair names one user, created on first sight with a personal
+tenant (user.created, tenant.created). Issuer, audience and JWKS URL are deployment settings;
+without them the route answers 404.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated, Any
+
+import jwt
+from pydantic import BaseModel, Field, StringConstraints
+
+from svc_core import events, ids, timeutil
+from svc_core.auth import tokens
+from svc_core.config import settings
+from svc_core.data import outbox_table, tenants_table, users_table
+from svc_core.data.common import ConditionFailed, transact
+from svc_core.errors import Forbidden, NotFound, Unauthorized
+from svc_core.roles import ROLE_SCOPES
+from svc_core.schemas import RequestBody
+
+ALGORITHMS = ["RS256", "ES256", "EdDSA"]
+
+
+class ExchangeBody(RequestBody):
+    token: Annotated[str, StringConstraints(min_length=10, max_length=8192)] = Field(
+        description="The identity provider's OIDC ID or session token")
+
+
+class Exchanged(BaseModel):
+    accessToken: str
+    tokenType: str
+    expiresIn: int = Field(description="seconds")
+    user: dict[str, Any]
+    tenant: dict[str, Any]
+
+
+@lru_cache(maxsize=4)
+def _jwks_client(url: str, cooldown: int) -> jwt.PyJWKClient:
+    return jwt.PyJWKClient(url, cache_jwk_set=True, lifespan=300, timeout=5, cooldown_duration=cooldown)
+
+
+def _verified_claims(token: str) -> dict[str, Any]:
+    cfg = settings()
+    if not (cfg.idp_issuer and cfg.idp_audience and cfg.idp_jwks_url):
+        raise NotFound("No identity provider is configured for this deployment.", {"feature": "idp_exchange"})
+    try:
+        header = jwt.get_unverified_header(token)
+        if header.get("alg") not in ALGORITHMS:
+            raise Unauthorized("The identity token's algorithm is not accepted.")
+        key = _jwks_client(cfg.idp_jwks_url, cfg.idp_jwks_cooldown_seconds).get_signing_key(header.get("kid", ""))
+        return jwt.decode(token, key.key, algorithms=[header["alg"]], audience=cfg.idp_audience,
+                          issuer=cfg.idp_issuer, options={"require": ["exp", "iss", "aud", "sub"]}, leeway=5)
+    except jwt.PyJWKClientConnectionError:
+        raise Unauthorized("The identity provider's keys could not be fetched.") from None
+    except jwt.PyJWTError:
+        raise Unauthorized("The identity token is not valid.") from None
+
+
+def _first_sight(issuer: str, subject: str, claims: dict[str, Any]) -> str:
+    now = timeutil.now()
+    stamp = timeutil.iso(now)
+    name = str(claims.get("name") or claims.get("given_name") or "New user")[:200]
+    user = {"id": ids.new_id("usr"), "email": str(claims.get("email") or "")[:254], "name": name,
+            "status": "active", "created_at": stamp}
+    tenant = {"id": ids.new_id("ten"), "name": f"{name}'s workspace", "plan": "free", "status": "active",
+              "ownerId": user["id"], "created_at": stamp}
+    user_view = {k: user[k] for k in ("id", "email", "name", "status", "created_at")}
+    tenant_view = {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
+    try:
+        transact([
+            tenants_table.put_new(tenant), *users_table.put_new_federated(user, issuer, subject),
+            users_table.put_membership(user["id"], tenant["id"], "owner", stamp),
+            outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], tenant_view), now),
+            outbox_table.put_event_item(events.new_event("user.created", tenant["id"], user_view), now),
+        ])
+    except ConditionFailed:  # a concurrent first exchange of the same account won: use its user
+        existing = users_table.id_for_federated(issuer, subject)
+        if existing is None:
+            raise
+        return existing
+    return user["id"]
+
+
+def exchange(body: ExchangeBody) -> dict[str, Any]:
+    claims = _verified_claims(body.token)
+    issuer, subject = claims["iss"], str(claims["sub"])
+    user_id = users_table.id_for_federated(issuer, subject) or _first_sight(issuer, subject, claims)
+    user, memberships = users_table.with_memberships(user_id)
+    if user is None or user["status"] != "active":
+        raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
+    if not memberships:
+        raise Forbidden("This account belongs to no tenant.")
+    membership = sorted(memberships, key=lambda m: m["created_at"])[0]
+    tenant = tenants_table.get(membership["tenantId"])
+    token, lifetime = tokens.mint(subject=user["id"], tenant_id=tenant["id"], scopes=ROLE_SCOPES[membership["role"]],
+                                  credential="user")
+    return {"accessToken": token, "tokenType": "Bearer", "expiresIn": lifetime,
+            "user": {k: user[k] for k in ("id", "email", "name", "status", "created_at")},
+            "tenant": {"id": tenant["id"], "name": tenant["name"], "plan": tenant["plan"],
+                       "status": tenant["status"], "role": membership["role"]}}
