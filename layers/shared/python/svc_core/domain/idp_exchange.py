@@ -16,12 +16,11 @@ from typing import Annotated, Any
 import jwt
 from pydantic import BaseModel, Field, StringConstraints
 
-from svc_core import events, ids, timeutil
 from svc_core.auth import tokens
 from svc_core.config import settings
-from svc_core.data import outbox_table, tenants_table, users_table
-from svc_core.data.common import ConditionFailed, transact
-from svc_core.errors import Forbidden, NotFound, Unauthorized
+from svc_core.data import tenants_table, users_table
+from svc_core.domain.tenants import create_tenant_with_owner
+from svc_core.errors import Conflict, Forbidden, NotFound, Unauthorized
 from svc_core.roles import ROLE_SCOPES
 from svc_core.schemas import RequestBody
 
@@ -64,28 +63,16 @@ def _verified_claims(token: str) -> dict[str, Any]:
 
 
 def _first_sight(issuer: str, subject: str, claims: dict[str, Any]) -> str:
-    now = timeutil.now()
-    stamp = timeutil.iso(now)
     name = str(claims.get("name") or claims.get("given_name") or "New user")[:200]
-    user = {"id": ids.new_id("usr"), "email": str(claims.get("email") or "")[:254], "name": name,
-            "status": "active", "created_at": stamp}
-    tenant = {"id": ids.new_id("ten"), "name": f"{name}'s workspace", "plan": "free", "status": "active",
-              "ownerId": user["id"], "created_at": stamp}
-    user_view = {k: user[k] for k in ("id", "email", "name", "status", "created_at")}
-    tenant_view = {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
     try:
-        transact([
-            tenants_table.put_new(tenant), *users_table.put_new_federated(user, issuer, subject),
-            users_table.put_membership(user["id"], tenant["id"], "owner", stamp),
-            outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], tenant_view), now),
-            outbox_table.put_event_item(events.new_event("user.created", tenant["id"], user_view), now),
-        ])
-    except ConditionFailed:  # a concurrent first exchange of the same account won: use its user
+        made = create_tenant_with_owner(tenant_name=f"{name}'s workspace", email=str(claims.get("email") or "")[:254],
+                                        user_name=name, federated=(issuer, subject))
+    except Conflict:  # a concurrent first exchange of the same account won: use its user
         existing = users_table.id_for_federated(issuer, subject)
         if existing is None:
             raise
         return existing
-    return user["id"]
+    return made["user"]["id"]
 
 
 def exchange(body: ExchangeBody) -> dict[str, Any]:

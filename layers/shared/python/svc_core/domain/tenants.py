@@ -18,23 +18,32 @@ def hash_password(password: str) -> str:
     return _hasher.hash(password)
 
 
-def create_tenant_with_owner(*, tenant_name: str, email: str, password: str, user_name: str) -> dict[str, Any]:
-    """A tenant, its owner and both creation events, in one transaction."""
+def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, password: str | None = None,
+                             federated: tuple[str, str] | None = None) -> dict[str, Any]:
+    """A tenant, its owner and both creation events, in one transaction.
+
+    The owner signs in with a password (their e-mail address is claimed, uniquely) or with an
+    identity provider's account, federated = (issuer, subject) (claimed, uniquely, instead).
+    Conflict when the address or the provider account is taken already."""
     now = timeutil.now()
     stamp = timeutil.iso(now)
-    user = {"id": ids.new_id("usr"), "email": email, "name": user_name, "status": "active",
-            "passwordHash": hash_password(password), "created_at": stamp}
+    user = {"id": ids.new_id("usr"), "email": email, "name": user_name, "status": "active", "created_at": stamp}
+    if password is not None:
+        user_items = users_table.put_new({**user, "passwordHash": hash_password(password)})
+    else:
+        user_items = users_table.put_new_federated(user, *federated)
     tenant = {"id": ids.new_id("ten"), "name": tenant_name, "plan": "free", "status": "active",
               "ownerId": user["id"], "created_at": stamp}
-    user_view = {k: user[k] for k in ("id", "email", "name", "status", "created_at")}
     tenant_view = {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
     try:
         transact([
-            tenants_table.put_new(tenant), *users_table.put_new(user),
+            tenants_table.put_new(tenant), *user_items,
             users_table.put_membership(user["id"], tenant["id"], "owner", stamp),
             outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], tenant_view), now),
-            outbox_table.put_event_item(events.new_event("user.created", tenant["id"], user_view), now),
+            outbox_table.put_event_item(events.new_event("user.created", tenant["id"], user), now),
         ])
     except ConditionFailed:
-        raise Conflict("A user with this e-mail address already exists.", {"field": "email"}) from None
-    return {"tenant": tenant_view, "user": user_view}
+        what = "e-mail address" if password is not None else "identity-provider account"
+        raise Conflict(f"A user with this {what} already exists.", {"field": "email" if password else "token"}) \
+            from None
+    return {"tenant": tenant_view, "user": user}
