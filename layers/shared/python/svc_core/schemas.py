@@ -6,6 +6,14 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 
+# Whitespace as every engine involved agrees on it: ECMA's \s (OpenAPI's patterns), the Rust
+# regex behind pydantic, and Python's str.strip (strip_whitespace). \s alone differs between them
+# on U+0085, U+FEFF and U+001C-U+001F, which is what a fuzzer finds.
+SPACE = r"\s\x1c-\x1f\x85\ufeff"
+VISIBLE = f"[^{SPACE}]"  # as a pattern: at least one character that is not whitespace
+EMAIL = f"^[^@{SPACE}]+@[^@{SPACE}]+\\.[^@{SPACE}]+$"
+
+
 class RequestBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 

@@ -26,7 +26,7 @@ from svc_core.data import rate_limits_table, sessions_table, tenants_table, user
 from svc_core.domain.tenants import create_tenant_with_owner
 from svc_core.errors import Forbidden, RateLimited, Unauthorized
 from svc_core.roles import ROLE_SCOPES
-from svc_core.schemas import RequestBody
+from svc_core.schemas import EMAIL, VISIBLE, RequestBody
 
 LOGIN_WINDOW_SECONDS = 15 * 60
 _REFRESH = re.compile(r"rt_(ses_[0-9A-HJKMNP-TV-Z]{26})\.([A-Za-z0-9_-]{43})")
@@ -34,8 +34,7 @@ _hasher = PasswordHasher()
 
 
 # An address: something, @, a domain with a dot; the pattern is in the schema too.
-Email = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=254,
-                                         pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
+Email = Annotated[str, StringConstraints(min_length=3, max_length=254, pattern=EMAIL)]  # not stripped: as the schema says
 # NIST SP 800-63B: a minimum length, no composition rules, a generous maximum.
 Password = Annotated[str, StringConstraints(min_length=12, max_length=256)]
 
@@ -43,7 +42,7 @@ Password = Annotated[str, StringConstraints(min_length=12, max_length=256)]
 class RegisterBody(RequestBody):
     email: Email
     password: Password
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"\S")]
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=VISIBLE)]
 
 
 class LoginBody(RequestBody):

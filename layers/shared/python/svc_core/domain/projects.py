@@ -8,14 +8,14 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 from svc_core import events, ids, timeutil
 from svc_core.context import TenantContext
-from svc_core.schemas import RequestBody
+from svc_core.schemas import VISIBLE, RequestBody
 from svc_core.data import projects_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import check_cursor, page
 from svc_core.errors import Conflict, NotFound
 
 # pattern: at least one visible character (so the schema, too, refuses a blank name)
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"\S")]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=VISIBLE)]
 Description = Annotated[str, StringConstraints(max_length=2000)]
 Language = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64,
                                             pattern=r"^[A-Za-z0-9 ._+#-]+$")]
