@@ -1,6 +1,8 @@
 """ids, DynamoDB conversion, envelope, cursors, rate-limit arithmetic, log scrubbing."""
 
+import base64
 import json
+import os
 import re
 
 from svc_core import dynamo, envelope, ids, rate_limit
@@ -54,10 +56,11 @@ def test_window_start_and_headers():
 def test_scrub_removes_every_credential_shape():
     key = "svc_sdk_" + "a" * 38
     jwt = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
+    webhook_secret = "whsec_" + base64.b64encode(os.urandom(24)).decode()  # made here: no secret is committed
     line = json.dumps({"msg": f"key {key} token {jwt}", "auth": "Bearer abc.def", "password": "hunter22",
-                       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
+                       "secret": webhook_secret})
     cleaned = scrub(line)
-    for secret in (key, jwt, "abc.def", "hunter22", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"):
+    for secret in (key, jwt, "abc.def", "hunter22", webhook_secret):
         assert secret not in cleaned
     assert "[REDACTED]" in cleaned
 
