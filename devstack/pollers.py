@@ -46,7 +46,21 @@ def _failed_ids(response: Any) -> set[str] | None:
     return {f["itemIdentifier"] for f in response.get("batchItemFailures") or []}
 
 
-class StreamPoller:
+class _Poller:
+    """A background thread running _run until stop()."""
+    _stop: threading.Event
+    _thread: threading.Thread
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+class StreamPoller(_Poller):
     def __init__(self, clients: dict[str, Any], table: str, invoke: Callable[[dict], Any], props: dict[str, Any],
                  log=print, interval: float = 0.05) -> None:
         self.ddb, self.streams = clients["dynamodb"], clients["dynamodbstreams"]
@@ -61,14 +75,6 @@ class StreamPoller:
         self.failures = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"stream-{table}", daemon=True)
-
-    def start(self) -> "StreamPoller":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
 
     def _refresh_shards(self) -> None:
         shards = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
@@ -125,7 +131,7 @@ class StreamPoller:
             self._stop.wait(backoff)
 
 
-class QueuePoller:
+class QueuePoller(_Poller):
     def __init__(self, clients: dict[str, Any], queue_url: str, queue_arn: str, invoke: Callable[[dict], Any],
                  props: dict[str, Any], log=print) -> None:
         self.sqs, self.url, self.arn, self.invoke, self.log = clients["sqs"], queue_url, queue_arn, invoke, log
@@ -133,14 +139,6 @@ class QueuePoller:
         self.partial = "ReportBatchItemFailures" in (props.get("FunctionResponseTypes") or [])
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"sqs-{queue_arn.rsplit(':', 1)[-1]}", daemon=True)
-
-    def start(self) -> "QueuePoller":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
 
     def poll_once(self, wait_seconds: int = 1) -> int:
         answer = self.sqs.receive_message(QueueUrl=self.url, MaxNumberOfMessages=self.batch_size,

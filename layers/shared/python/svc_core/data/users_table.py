@@ -21,15 +21,19 @@ def _table() -> str:
     return settings().users_table
 
 
-def put_new(user: dict[str, Any]) -> list[dict[str, Any]]:
-    """TransactWriteItems entries that create a user and claim its e-mail address."""
+def _put_new_claiming(user: dict[str, Any], claim_pk: str, claim_sk: str) -> list[dict[str, Any]]:
+    """The user, and the item that claims what names them: both only if neither exists yet."""
     return [
         {"Put": {"TableName": _table(), "Item": to_item({"pk": f"USER#{user['id']}", "sk": "PROFILE", **user}),
                  "ConditionExpression": "attribute_not_exists(pk)"}},
-        {"Put": {"TableName": _table(),
-                 "Item": to_item({"pk": f"EMAIL#{user['email'].lower()}", "sk": "EMAIL", "userId": user["id"]}),
+        {"Put": {"TableName": _table(), "Item": to_item({"pk": claim_pk, "sk": claim_sk, "userId": user["id"]}),
                  "ConditionExpression": "attribute_not_exists(pk)"}},
     ]
+
+
+def put_new(user: dict[str, Any]) -> list[dict[str, Any]]:
+    """TransactWriteItems entries that create a user and claim its e-mail address."""
+    return _put_new_claiming(user, f"EMAIL#{user['email'].lower()}", "EMAIL")
 
 
 def put_membership(user_id: str, tenant_id: str, role: str, since: str) -> dict[str, Any]:
@@ -82,13 +86,7 @@ def put_new_federated(user: dict[str, Any], issuer: str, subject: str) -> list[d
     """TransactWriteItems entries for a user known by an identity provider's (iss, sub): the
     user, and the link whose condition makes one (iss, sub) one user. The provider's e-mail is
     kept on the user but claims nothing: it cannot take over an account that signs in otherwise."""
-    return [
-        {"Put": {"TableName": _table(), "Item": to_item({"pk": f"USER#{user['id']}", "sk": "PROFILE", **user}),
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
-        {"Put": {"TableName": _table(),
-                 "Item": to_item({"pk": f"IDP#{issuer}#{subject}", "sk": "IDP", "userId": user["id"]}),
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
-    ]
+    return _put_new_claiming(user, f"IDP#{issuer}#{subject}", "IDP")
 
 
 def id_for_federated(issuer: str, subject: str) -> str | None:
