@@ -20,6 +20,7 @@ os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local
                    "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_DISABLED": "true"})
 for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
     os.environ.pop(name, None)
+PRISTINE_ENVIRONMENT = dict(os.environ)  # before any stack sets its variables
 
 
 @pytest.fixture(scope="session")
@@ -30,10 +31,25 @@ def emulator():
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def provisioned(emulator):
+    """The template's resources on the emulator, provisioned once and wiped between tests."""
+    from tests.support.stack import Provisioned
+    return Provisioned(emulator)
+
+
 @pytest.fixture
-def stack(emulator, monkeypatch):
+def stack(provisioned, monkeypatch, request):
+    """A provisioned stack with no data. Tests marked fresh_stack get a reset emulator and a new
+    provisioning instead of a wiped one (they read DynamoDB streams or queues, which a wipe
+    leaves records in)."""
     from tests.support.stack import Stack
-    emulator.reset()
-    stack = Stack(emulator.endpoint, monkeypatch)
+    if request.node.get_closest_marker("fresh_stack"):
+        provisioned.invalidate()
+    stack = Stack(provisioned.ready(), monkeypatch)
     yield stack
     stack.forget_caches()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fresh_stack: reset and provision the emulator for this test")

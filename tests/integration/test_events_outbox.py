@@ -18,6 +18,9 @@ from tests.support.functions import load_function
 from tests.support.projects import EVENT_ID, ISO_UTC, create, delete, outbox_events, patch
 from tests.support.streams import drain_queue, stream_arn, table_stream_event
 
+# They read DynamoDB streams and queues, which a wipe between tests would leave records in.
+pytestmark = pytest.mark.fresh_stack
+
 QUEUE = "WebhookQueue"
 WEEK = 7 * 24 * 3600
 

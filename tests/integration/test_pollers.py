@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from devstack.pollers import QueuePoller, StreamPoller, matches
+
+# They read DynamoDB streams and queues, which a wipe between tests would leave records in.
+pytestmark = pytest.mark.fresh_stack
 
 
 def test_filter_patterns_match_like_lambda_filter_criteria():

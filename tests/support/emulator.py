@@ -14,6 +14,7 @@ class MotoServer:
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
+        self.generation = 0  # counts resets, so a provisioned state knows when it is gone
 
     def start(self) -> "MotoServer":
         self.process = start_emulator(self.port)
@@ -22,6 +23,7 @@ class MotoServer:
     def reset(self) -> None:
         request = urllib.request.Request(f"{self.endpoint}/moto-api/reset", method="POST")
         urllib.request.urlopen(request, timeout=10).close()
+        self.generation += 1
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

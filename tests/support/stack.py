@@ -7,10 +7,113 @@ from typing import Any
 from devstack.provision import provision, run_custom_resources
 
 
+class Provisioned:
+    """The template provisioned on the emulator once; ready() hands it out clean for each test.
+
+    Provisioning (tables, queues, bus, secrets, keys, the custom resource) takes most of a
+    second; wiping the data a test left takes a few hundredths. ready() provisions again when
+    the emulator was reset meanwhile (a module's own fixture may do that) or a test asked for
+    a fresh one."""
+
+    def __init__(self, emulator) -> None:
+        self.emulator = emulator
+        self.environment: dict[str, str] | None = None
+        self.generation = -1
+        self.secret_values: dict[str, str] = {}
+        self._clients: dict[tuple[str, str], object] = {}
+        self._key_names: dict[str, list[str]] = {}
+
+    def invalidate(self) -> None:
+        self.environment = None
+
+    def ready(self) -> "Provisioned":
+        if self.environment is None or self.generation != self.emulator.generation:
+            self._provision()
+        else:
+            self._wipe()
+        return self
+
+    def _provision(self) -> None:
+        import os
+
+        self.emulator.reset()
+        self.environment = provision(self.emulator.endpoint, DEFAULT_PARAMETERS)
+        saved = {k: os.environ.get(k) for k in self.environment}
+        os.environ.update(self.environment)  # the custom resource reads the environment
+        try:
+            Stack.forget_caches()
+            run_custom_resources(DEFAULT_PARAMETERS)
+            secrets = self._client("secretsmanager")
+            self.secret_values = {s["ARN"]: secrets.get_secret_value(SecretId=s["ARN"])["SecretString"]
+                                  for s in secrets.list_secrets()["SecretList"]}
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            Stack.forget_caches()
+        self.generation = self.emulator.generation
+
+    def _client(self, service: str):
+        """Clients of the emulator, made once (making one costs more than a wipe)."""
+        if (service, self.emulator.endpoint) not in self._clients:
+            import botocore.session
+            self._clients[(service, self.emulator.endpoint)] = botocore.session.get_session().create_client(
+                service, region_name="us-east-1", endpoint_url=self.emulator.endpoint,
+                aws_access_key_id="local", aws_secret_access_key="local")
+        return self._clients[(service, self.emulator.endpoint)]
+
+    def _wipe(self) -> None:
+        """Every item of every table deleted, every secret as provisioned, the queues empty."""
+        ddb = self._client("dynamodb")
+        for table in ddb.list_tables()["TableNames"]:
+            if table not in self._key_names:
+                self._key_names[table] = [k["AttributeName"]
+                                          for k in ddb.describe_table(TableName=table)["Table"]["KeySchema"]]
+            keys = self._key_names[table]
+            scan = {"TableName": table, "ProjectionExpression": ", ".join(f"#k{i}" for i in range(len(keys))),
+                    "ExpressionAttributeNames": {f"#k{i}": k for i, k in enumerate(keys)}}
+            while True:
+                page = ddb.scan(**scan)
+                items = page.get("Items", [])
+                for start in range(0, len(items), 25):
+                    ddb.batch_write_item(RequestItems={table: [
+                        {"DeleteRequest": {"Key": item}} for item in items[start:start + 25]]})
+                if "LastEvaluatedKey" not in page:
+                    break
+                scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        sqs = self._client("sqs")
+        for url in sqs.list_queues().get("QueueUrls", []):
+            counts = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=[
+                "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+            if any(int(n) for n in counts.values()):  # rare (queues are fresh_stack tests'): start over
+                self._provision()
+                return
+        secrets = self._client("secretsmanager")
+        for arn, value in self.secret_values.items():
+            if secrets.get_secret_value(SecretId=arn)["SecretString"] != value:
+                secrets.put_secret_value(SecretId=arn, SecretString=value)
+
+
+DEFAULT_PARAMETERS = {"StorageAllowLoopback": "true"}
+
+
 class Stack:
-    def __init__(self, endpoint: str, monkeypatch, parameters: dict[str, str] | None = None) -> None:
-        self.endpoint = endpoint
-        self.environment = provision(endpoint, parameters)
+    def __init__(self, target, monkeypatch, parameters: dict[str, str] | None = None) -> None:
+        """target: a Provisioned (already set up) or an emulator endpoint to provision now with
+        these parameters (added to the defaults)."""
+        if isinstance(target, Provisioned):
+            self.endpoint = target.emulator.endpoint
+            self.environment = target.environment
+            for name, value in self.environment.items():
+                monkeypatch.setenv(name, value)
+            self.forget_caches()
+            return
+        self.endpoint = target
+        # As the local stack: BYOS endpoints on loopback (the test storage servers) are allowed.
+        parameters = {**DEFAULT_PARAMETERS, **(parameters or {})}
+        self.environment = provision(target, parameters)
         for name, value in self.environment.items():
             monkeypatch.setenv(name, value)
         self.forget_caches()
@@ -18,11 +121,12 @@ class Stack:
 
     @staticmethod
     def forget_caches() -> None:
-        from svc_core import aws, config, secrets_cache
+        from svc_core import aws, config, secrets_cache, tenant_policy
         from svc_core.auth import authenticate, signing_keys
         config.settings.cache_clear()
         aws.reset_clients()
         secrets_cache.clear()
+        tenant_policy.forget()
         authenticate._key_cache.clear()
         signing_keys._parsed.clear()
 

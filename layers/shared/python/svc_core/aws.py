@@ -12,6 +12,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
+import botocore.loaders
 import botocore.session
 from botocore.config import Config
 
@@ -19,8 +20,16 @@ _lock = threading.Lock()
 
 
 @lru_cache(maxsize=1)
+def _loader() -> Any:
+    """The service models, parsed once per process: a new session (after reset_clients) reuses them."""
+    return botocore.loaders.create_loader()
+
+
+@lru_cache(maxsize=1)
 def _session() -> Any:
-    return botocore.session.get_session()
+    session = botocore.session.get_session()
+    session.register_component("data_loader", _loader())
+    return session
 
 
 @lru_cache(maxsize=None)
