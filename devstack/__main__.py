@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
             credentials = bootstrap(stack.base_url, args.credentials)
             if kept:
                 write_credentials(credentials, kept)
+        # The functions' environment, for operator commands (python -m ops --local ...).
+        write_credentials({**stack.environment, "PUBLIC_BASE_URL": stack.base_url},
+                          args.credentials.parent / "local-stack-env.json")
         print(f"local stack ready in {time.monotonic() - started:.1f} s at {stack.base_url}/api/v1", flush=True)
         print(f"credentials written to {args.credentials}:", flush=True)
         print(json.dumps(credentials, indent=2), flush=True)

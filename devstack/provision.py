@@ -1,4 +1,4 @@
-"""Creates what template.yaml declares (tables, bus, rules, queues, secrets, the signing key)
+"""Creates what template.yaml declares (tables, bus, rules, queues, secrets, KMS keys, the signing key)
 on an AWS endpoint such as the embedded emulator, and returns the functions' environment.
 """
 
@@ -14,7 +14,7 @@ import botocore.session
 from devstack.template import ACCOUNT, REGION, Resolver
 
 
-def _clients(endpoint: str, services: tuple[str, ...] = ("dynamodb", "sqs", "events", "secretsmanager")
+def _clients(endpoint: str, services: tuple[str, ...] = ("dynamodb", "sqs", "events", "secretsmanager", "kms")
              ) -> dict[str, Any]:
     session = botocore.session.get_session()
     make = lambda service: session.create_client(  # noqa: E731
@@ -72,7 +72,7 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamo
     """
     resolver = Resolver(parameters or {})
     c = _clients(endpoint)
-    queue_urls: dict[str, str] = {}
+    assigned: dict[str, str] = {}  # what a Ref names but the emulator chooses: queue URLs, KMS key ids
 
     _create_tables(_clients(dynamodb_endpoint, ("dynamodb",))["dynamodb"] if dynamodb_endpoint else c["dynamodb"],
                    resolver)
@@ -86,7 +86,7 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamo
         if "RedrivePolicy" in props:
             attributes["RedrivePolicy"] = json.dumps(props["RedrivePolicy"])
         url = c["sqs"].create_queue(QueueName=resolver.physical_name(logical_id), Attributes=attributes)["QueueUrl"]
-        queue_urls[f"queue:{logical_id}"] = url
+        assigned[f"queue:{logical_id}"] = url
 
     for logical_id, resource in resolver.of_type("AWS::Events::EventBus").items():
         c["events"].create_event_bus(Name=resolver.physical_name(logical_id))
@@ -106,11 +106,18 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamo
             or _generated_secret(props["GenerateSecretString"])
         c["secretsmanager"].create_secret(Name=name, SecretString=value)
 
+    for logical_id, resource in resolver.of_type("AWS::KMS::Key").items():
+        props = resolver.resolve(resource["Properties"])
+        key = c["kms"].create_key(Description=props.get("Description", logical_id),
+                                  KeyUsage=props.get("KeyUsage", "ENCRYPT_DECRYPT"),
+                                  KeySpec=props.get("KeySpec", "SYMMETRIC_DEFAULT"))["KeyMetadata"]
+        assigned[f"kms-key:{logical_id}"] = key["KeyId"]
+
     environment = {}
     for logical_id in resolver.of_type("AWS::Serverless::Function"):
         environment = resolver.function_environment(logical_id)
         break
-    environment = {k: queue_urls.get(v, v) for k, v in environment.items()}
+    environment = {k: assigned.get(v, v) for k, v in environment.items()}
     environment.update({"AWS_ENDPOINT_URL": endpoint, "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION,
                         "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"})
     if dynamodb_endpoint:  # botocore reads these before AWS_ENDPOINT_URL

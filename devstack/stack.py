@@ -28,7 +28,8 @@ class LocalStack:
         self.persist_dir = persist_dir
         self.dynamodb_local: DynamoDBLocal | None = None
         self.dynamodb_endpoint: str | None = None
-        self.parameters = parameters or {}
+        # Local development: BYOS endpoints may be on loopback (e.g. a local S3 server or Azurite).
+        self.parameters = {"StorageAllowLoopback": "true", **(parameters or {})}
         self.emulator_endpoint = emulator_endpoint
         self.containers = containers
         self.emulator: subprocess.Popen | None = None
@@ -56,6 +57,7 @@ class LocalStack:
         environment = provision(self.emulator_endpoint, self.parameters, dynamodb_endpoint=self.dynamodb_endpoint,
                                 secret_values=kept_secrets)
         os.environ.update(environment)
+        self.environment = environment
         self._forget_caches()
         run_custom_resources(self.parameters)
         if self.persist_dir is not None:
@@ -91,10 +93,11 @@ class LocalStack:
 
     @staticmethod
     def _forget_caches() -> None:
-        from svc_core import aws, config, secrets_cache
+        from svc_core import aws, config, secrets_cache, tenant_policy
         config.settings.cache_clear()
         aws.reset_clients()
         secrets_cache.clear()
+        tenant_policy.forget()
 
     def stop(self) -> None:
         for poller in self.pollers:

@@ -92,6 +92,8 @@ class Resolver:
             return pseudo
         if self.resources[name]["Type"] == "AWS::SQS::Queue":
             return f"queue:{name}"  # a queue's Ref is its URL; the provisioner maps it
+        if self.resources[name]["Type"] == "AWS::KMS::Key":
+            return f"kms-key:{name}"  # a key's Ref is the id the emulator gives it; the provisioner maps it
         return self.physical_name(name)
 
     def condition(self, name: str) -> bool:

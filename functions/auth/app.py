@@ -1,11 +1,13 @@
 """Registration, login, refresh, logout and me; and the command-line device login. All but me,
 complete and deny are public and not rate limited (login has its own per-account throttle)."""
 
+from pathlib import Path
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from svc_core.api import AUTHENTICATED, Api
+from svc_core.pages import load_page
 from svc_core.domain import accounts, device_login, idp_exchange
 from svc_core.domain.idp_exchange import ExchangeBody, Exchanged
 from svc_core.domain.device_login import (
@@ -98,6 +100,20 @@ def cli_status(loginId: Annotated[LoginId, Query()]):  # noqa: N803 - the spec's
          summary="What the approval page shows: code, CLI version, platform, times, status")
 def cli_info(loginId: Annotated[LoginId, Query()]):  # noqa: N803
     return device_login.info(loginId)
+
+
+APPROVAL_PAGE = load_page(Path(__file__).parent / "approval_page")
+
+
+@api.get("/api/v1/cli/auth/approve", public=True, raw=True, media_type="text/html", tags=CLI_TAGS,
+         summary="The browser page behind authUrl: sign in, compare the code, approve or deny",
+         description="authUrl is this page with ?loginId=... and #state=... (the fragment never reaches "
+                     "a server). The page calls info, login (or refresh, when already signed in), and "
+                     "complete or deny itself.")
+def cli_approve_page(loginId: Annotated[str | None, Query()] = None):  # noqa: N803 - read by the page's script
+    for name, value in APPROVAL_PAGE.headers.items():
+        api.set_response_header(name, value)
+    return APPROVAL_PAGE.html
 
 
 @api.post("/api/v1/cli/auth/complete", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409, 410),

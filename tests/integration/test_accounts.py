@@ -85,12 +85,36 @@ def test_unknown_e_mail_and_wrong_password_get_the_same_401(stack):
     assert unknown.error == wrong.error
 
 
-def test_a_disabled_account_gets_403(stack):
-    from svc_core.domain.accounts import set_user_status
-    user_id = register().data["user"]["id"]
-    set_user_status(user_id, "disabled")
-    answer = login()
-    assert answer.status == 403 and answer.error["details"]["reason"] == "account_disabled"
+def test_disabling_an_account_ends_its_sign_ins_and_cli_keys_but_not_the_tenant_keys(stack, capsys):
+    import json
+
+    from ops.__main__ import main as ops
+    from tests.integration import test_device_login as device
+
+    register()
+    pair = login().data
+    started, state, verifier = device.start()
+    device.complete(started.data["loginId"], state, pair["accessToken"])
+    cli_key = device.exchange(started.data["loginId"], verifier).data["token"]
+    tenant_key = call("api_keys", "ApiKeys-CreateKey", token=pair["accessToken"],
+                      body={"name": "backend", "type": "sdk", "environment": "Production",
+                            "scopes": ["projects:read"]}).data["key"]
+    assert projects(cli_key).status == projects(tenant_key).status == projects(pair["accessToken"]).status == 200
+
+    assert ops(["users", "disable", "ada@example.com"]) == 0
+    outcome = json.loads(capsys.readouterr().out)
+    assert outcome["status"] == "disabled" and outcome["sessionsEnded"] == 1 and outcome["cliKeysRevoked"] == 1
+    refused = login()
+    assert refused.status == 403 and refused.error["details"]["reason"] == "account_disabled"
+    assert projects(pair["accessToken"]).status == 401  # its session ended: no 15-minute grace
+    assert refresh(pair["refreshToken"]).status == 401
+    assert projects(cli_key).status == 401
+    assert projects(tenant_key).status == 200  # the tenant's key, not the user's
+
+    assert ops(["users", "enable", "ada@example.com"]) == 0
+    assert login().status == 200
+    assert projects(cli_key).status == 401  # what was ended stays ended
+    assert ops(["users", "disable", "nobody@example.com"]) == 1
 
 
 def test_repeated_failures_for_one_account_are_throttled_until_the_window_ends(stack, monkeypatch):
@@ -170,7 +194,8 @@ def test_a_member_of_several_tenants_gets_a_token_for_any_of_them_and_no_other(s
     pair = login(tenantId=second).data
     assert pair["tenant"]["id"] == second and pair["tenant"]["role"] == "member"
     assert sorted(call("auth", "Auth-Me", token=pair["accessToken"]).data["scopes"]) == sorted(
-        ["agents:read", "agents:write", "billing:read", "projects:read", "projects:write", "secrets:read"])
+        ["agents:read", "agents:write", "billing:read", "projects:read", "projects:write", "secrets:read",
+             "tenants:read"])
     stranger = stack.new_tenant("Not mine")
     refused = login(tenantId=stranger)
     assert refused.status == 403 and refused.error["details"]["tenantId"] == stranger
@@ -204,3 +229,15 @@ def test_me_with_an_api_key_describes_the_key(stack):
 
 def test_me_without_a_credential_is_401(stack):
     assert call("auth", "Auth-Me").status == 401
+
+
+def test_no_password_reaches_a_log_line_even_at_debug(stack, caplog, capsys):
+    import logging
+    caplog.set_level(logging.DEBUG)  # every logger at DEBUG, as a deployment's LogLevel=DEBUG would
+    logging.getLogger("aws_lambda_powertools").setLevel(logging.DEBUG)
+    secret_password = "debug-level password 1234"
+    register(email="dbg@example.com", password=secret_password)
+    assert login(email="dbg@example.com", password=secret_password).status == 200
+    assert login(email="dbg@example.com", password=secret_password + "x").status == 401
+    assert any(r.levelno == logging.DEBUG for r in caplog.records)  # debug lines were written
+    assert secret_password not in caplog.text and secret_password not in capsys.readouterr().out

@@ -115,6 +115,7 @@ def test_outbox_event_item_carries_its_ttl_and_is_written_once(data_backend, clo
     assert data_backend.item(settings().outbox_table, {"id": event["id"]})["type"] == "project.created"
 
 
+@pytest.mark.fresh_stack  # reads the stream, where a wipe between tests leaves REMOVE records
 def test_outbox_stream_carries_committed_events_only(data_backend, clock):
     """The outbox publisher reads the table's stream: a committed event appears there as an
     INSERT with its new image, a cancelled transaction leaves no record."""
@@ -516,7 +517,7 @@ def test_create_tenant_with_owner_and_the_unique_email(data_backend, clock):
     stamp = timeutil.iso(T0 + 10.5)
     assert tenant["created_at"] == user["created_at"] == stamp
 
-    assert tenants_table.get(tenant["id"]) == {**tenant, "ownerId": user["id"]}
+    assert tenants_table.get(tenant["id"]) == {**tenant, "ownerId": user["id"], "updated_at": stamp}
     assert tenants_table.get("ten_missing") is None
     stored_user = users_table.get(user["id"])
     assert stored_user["passwordHash"].startswith("$argon2id$")
@@ -543,3 +544,34 @@ def test_create_tenant_with_owner_and_the_unique_email(data_backend, clock):
                                      user_name="Grace")
     assert other["tenant"]["id"] != tenant["id"]
     assert len(data_backend.items(settings().users_table)) == 6
+
+
+def test_secrets_name_claims_list_and_version_guards(data_backend, clock):
+    from svc_core.data import secrets_table
+    tenant, sealed = ids.new_id("ten"), {"alg": "test", "ciphertext": "AAAA"}
+    made = [new_id("sec", (T0 + n) * 1000) for n in range(3)]
+    for n, secret_id in enumerate(made):
+        secrets_table.create(tenant, {"id": secret_id, "name": f"Key{n}", "description": None, "version": 1,
+                                      "created_at": "t", "updated_at": f"t{n}", "sealed": sealed})
+    with pytest.raises(ConditionFailed):  # the name is claimed whatever its case; nothing is written
+        secrets_table.create(tenant, {"id": new_id("sec", T0 * 1000), "name": "KEY0", "version": 1,
+                                      "created_at": "t", "updated_at": "t", "sealed": sealed})
+    assert len(data_backend.items(settings().secrets_table)) == 6
+    assert secrets_table.id_of_name(tenant, "key0") == made[0]
+    page, cursor = secrets_table.list_for_tenant(tenant, 2, None)
+    assert [s["id"] for s in page] == made[:0:-1] and "sealed" not in page[0]  # newest first, no value
+    rest, end = secrets_table.list_for_tenant(tenant, 2, cursor)
+    assert [s["id"] for s in rest] == made[:1] and end is None
+    record = secrets_table.get(tenant, made[0])
+    assert record["sealed"] == sealed and "description" not in record and "sk" not in record
+
+    secrets_table.replace(tenant, {**record, "version": 2, "updated_at": "u"}, 1, "t0")
+    with pytest.raises(ConditionFailed):  # the version read is gone
+        secrets_table.replace(tenant, {**record, "version": 2, "updated_at": "v"}, 1, "t0")
+    with pytest.raises(ConditionFailed):
+        secrets_table.delete(tenant, made[0], "Key0", 1, "t0")
+    assert secrets_table.get(tenant, made[0])["version"] == 2
+    secrets_table.delete(tenant, made[0], "Key0", 2, "u")
+    assert secrets_table.get(tenant, made[0]) is None and secrets_table.id_of_name(tenant, "KEY0") is None
+    assert len(data_backend.items(settings().secrets_table)) == 4
+    assert secrets_table.list_for_tenant(ids.new_id("ten"), 10, None) == ([], None)

@@ -50,7 +50,7 @@ def test_the_whole_flow_gives_a_cli_key_once(stack):
     started, state, verifier = start()
     assert started.status == 201, started
     login = started.data
-    assert login["authUrl"].endswith(f"/api/v1/cli/auth/approve?loginId={login['loginId']}")
+    assert login["authUrl"].endswith(f"/api/v1/cli/auth/approve?loginId={login['loginId']}#state={state}")
     assert len(login["verificationCode"]) == 9 and login["verificationCode"][4] == "-"
     assert login["expiresIn"] == 600 and login["interval"] == 5
     assert status(login["loginId"]).data["status"] == "pending"
@@ -170,3 +170,21 @@ def test_of_twenty_concurrent_exchanges_exactly_one_gets_a_key(atomic_stack):
         answers = list(pool.map(lambda _: exchange(login_id, verifier), range(20)))
     statuses = sorted(a.status for a in answers)
     assert statuses == [200] + [409] * 19
+
+
+def test_the_approval_page_allows_only_its_own_script_and_style_and_no_framing(stack):
+    import re
+
+    page = call("auth", "Auth-CliApprovePage", query={"loginId": "x" * 43})
+    assert page.status == 200 and page.headers["content-type"] == "text/html"
+    policy = dict(part.strip().split(" ", 1) for part in page.headers["content-security-policy"].split(";"))
+    assert policy["default-src"] == "'none'" and policy["frame-ancestors"] == "'none'"
+    assert policy["connect-src"] == "'self'" and policy["base-uri"] == "'none'"
+    assert page.headers["cache-control"] == "no-store" and page.headers["x-frame-options"] == "DENY"
+    for tag, directive in (("script", "script-src"), ("style", "style-src")):
+        inline = re.findall(rf"<{tag}[^>]*>(.*?)</{tag}>", page.text, re.S)
+        assert len(inline) == 1, f"one inline {tag}, no other"
+        digest = base64.b64encode(hashlib.sha256(inline[0].encode()).digest()).decode()
+        assert policy[directive] == f"'sha256-{digest}'"  # exactly this text, nothing else
+    assert "{{" not in page.text  # every placeholder filled
+    assert call("auth", "Auth-CliApprovePage", method="POST", body={}).status == 405

@@ -73,7 +73,8 @@ class Reply:
         if response.get("isBase64Encoded"):
             body = base64.b64decode(body).decode()
         self.text = body
-        self.json = json.loads(body) if body else None
+        is_json = self.headers.get("content-type", "application/json").startswith("application/json")
+        self.json = json.loads(body) if body and is_json else None
 
     @property
     def data(self) -> Any:

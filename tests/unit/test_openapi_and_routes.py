@@ -13,8 +13,16 @@ PUBLIC = {"/api/v1/.well-known/jwks.json", "/api/v1/openapi.json", "/api/v1/auth
           "/api/v1/auth/refresh", "/api/v1/auth/logout"}
 
 
-ANY_CREDENTIAL = {"/api/v1/auth/me", "/api/v1/cli/auth/complete", "/api/v1/cli/auth/deny"}
-PUBLIC |= {"/api/v1/auth/exchange", "/api/v1/cli/auth/start", "/api/v1/cli/auth/status", "/api/v1/cli/auth/info", "/api/v1/cli/auth/token"}
+ANY_CREDENTIAL = {"/api/v1/auth/me", "/api/v1/cli/auth/complete", "/api/v1/cli/auth/deny",
+                  "/api/v1/tenants"}  # POST: a signed-in user (checked in the domain), whatever the scopes
+# OAuth connections: start and authorize check for a signed-in user, delete for its owner or
+# secrets:write, in the domain (svc_core/domain/oauth_connections.py).
+ANY_CREDENTIAL |= {"/api/v1/oauth/{provider}/start", "/api/v1/oauth/{provider}/authorize",
+                   "/api/v1/oauth/connections/{id}"}
+# The region catalogue and the routing info: any credential (svc_core/domain/routing.py).
+ANY_CREDENTIAL |= {"/api/v1/regions", "/api/v1/routing-info"}
+PUBLIC |= {"/api/v1/auth/exchange", "/api/v1/cli/auth/start", "/api/v1/cli/auth/status", "/api/v1/cli/auth/info",
+           "/api/v1/cli/auth/token", "/api/v1/cli/auth/approve"}
 
 
 def test_the_committed_document_is_what_the_code_generates():

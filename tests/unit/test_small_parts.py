@@ -75,3 +75,32 @@ def test_every_error_code_is_in_the_api_reference_with_its_status():
     assert defined <= set(errors.ALL_ERRORS)
     for cls in errors.ALL_ERRORS:
         assert f"| {cls.code} | {cls.status} |" in readme, f"{cls.code} is missing from the README's error table"
+
+
+def test_every_scope_is_in_the_readme_scope_table():
+    from pathlib import Path
+
+    from svc_core.scopes import SCOPES
+    readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
+    table = readme.split("### Scopes", 1)[1].split("###", 1)[0]
+    assert [s for s in SCOPES if s not in table] == []
+
+
+def test_the_plan_matrix_is_ordered_and_complete():
+    from svc_core import plans
+    assert set(plans.LIMITS) == set(plans.PLANS)
+    for feature in plans.FEATURES.values():
+        assert feature.from_plan in plans.PLANS
+        # included from its plan upwards, never below
+        assert [plans.has_feature(p, feature.key) for p in plans.PLANS] == \
+            [plans.rank(p) >= plans.rank(feature.from_plan) for p in plans.PLANS]
+    assert plans.has_feature("growth", "secondary_region") and not plans.has_feature("starter", "secondary_region")
+
+
+def test_an_allowlist_matches_ipv4_ipv6_and_mapped_addresses_and_nothing_else():
+    from svc_core.tenant_policy import TenantPolicy, parse_networks
+    policy = TenantPolicy("ten_x", "starter", "active", parse_networks(["203.0.113.0/24", "2001:db8::/32"]))
+    assert policy.admits("203.0.113.200") and policy.admits("2001:db8:ffff::1") and policy.admits("::ffff:203.0.113.1")
+    assert not policy.admits("203.0.114.1") and not policy.admits("2001:db9::1") and not policy.admits("")
+    assert not policy.admits("not an address")
+    assert TenantPolicy("ten_x", "free", "active", ()).admits("192.0.2.1")  # no list: anywhere

@@ -25,6 +25,7 @@ import contextvars
 import functools
 import inspect
 import json
+import logging
 import re
 import time
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from pydantic import BaseModel, create_model
 
-from svc_core import envelope, ids, rate_limit
+from svc_core import envelope, ids, plans, rate_limit, tenant_policy
 from svc_core.auth.authenticate import authenticate
 from svc_core.auth.principal import Principal
 from svc_core.config import settings
@@ -47,6 +48,10 @@ from svc_core.errors import (
     UnsupportedMediaType, ValidationFailed,
 )
 from svc_core.log import logger
+
+# Powertools' event handler logs every route's arguments at DEBUG, request bodies included
+# (passwords, secret values, provider codes): never let it, whatever the deployment's log level.
+logging.getLogger("aws_lambda_powertools.event_handler").setLevel(logging.INFO)
 
 JSON = "application/json"
 AUTHENTICATED = "authenticated"  # a route's scope when any valid credential may call it
@@ -114,10 +119,11 @@ _ERROR_RESPONSES = {
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json",
     429: "RATE_LIMIT_EXCEEDED: too many requests; see Retry-After",
     500: "INTERNAL_ERROR: the server failed; the body never says why",
+    502: "PROVIDER_ERROR: a provider this call depends on refused or failed (details say which)",
 }
 
 
-_OPTIONAL_ERRORS = {409, 410}  # documented only on the routes that name them (errors=...)
+_OPTIONAL_ERRORS = {409, 410, 502}  # documented only on the routes that name them (errors=...)
 
 
 def _template_to_regex(path: str) -> re.Pattern[str]:
@@ -140,9 +146,11 @@ class Api:
     def route(self, method: str, path: str, *, scope: str | None = None, public: bool = False,
               status: int = 200, response_model: type | None = None, summary: str,
               description: str | None = None, tags: list[str] | None = None,
-              raw: bool = False, cache_seconds: int = 0, errors: tuple[int, ...] = ()) -> Callable:
+              raw: bool = False, media_type: str = JSON, cache_seconds: int = 0,
+              errors: tuple[int, ...] = ()) -> Callable:
         """raw: the body is the result itself, not the envelope (for documents whose format a
-        standard fixes, such as a JWKS). cache_seconds: let clients cache a public document."""
+        standard fixes, such as a JWKS); with another media_type (a page), the result is the
+        body's text. cache_seconds: let clients cache a public document."""
         if not public and scope is None:
             raise ValueError(f"{method} {path}: a route is either public or names its scope "
                              "(AUTHENTICATED when any credential will do)")
@@ -150,9 +158,9 @@ class Api:
         self.specs[(method, path)] = spec
         self._patterns.append((method, _template_to_regex(path)))
         success_model = (response_model or dict) if raw else envelope_of(response_model or dict)
-        responses: dict[int, dict[str, Any]] = {
-            status: {"description": "Success", "content": {JSON: {"model": success_model}}},
-        }
+        success_content = ({JSON: {"model": success_model}} if media_type == JSON
+                           else {media_type: {"schema": {"type": "string"}}})
+        responses: dict[int, dict[str, Any]] = {status: {"description": "Success", "content": success_content}}
         for code, text in _ERROR_RESPONSES.items():
             if public and code in (401, 403, 429) and code not in errors:
                 continue
@@ -173,7 +181,8 @@ class Api:
                 if raw:
                     if cache_seconds:
                         _state.get().extra_headers["Cache-Control"] = f"public, max-age={cache_seconds}"
-                    return Response(status_code=status, content_type=JSON, body=json.dumps(result))
+                    body = json.dumps(result) if media_type == JSON else result
+                    return Response(status_code=status, content_type=media_type, body=body)
                 return Response(status_code=status, content_type=JSON,
                                 body=envelope.success_body(result, _state.get().request_id))
 
@@ -274,14 +283,25 @@ class Api:
                 self._count(f"ip#{state.source_ip}", state)  # failed attempts count per address
                 raise
             logger.thread_safe_append_keys(tenant_id=state.principal.tenant_id)
-            self._count(state.principal.rate_limit_key, state)
+            policy = tenant_policy.policy_of(state.principal.tenant_id)
+            if policy is None:
+                self._count(f"ip#{state.source_ip}", state)
+                raise Unauthorized("The credential's tenant no longer exists.")
+            self._count(state.principal.rate_limit_key, state, plans.requests_per_window(policy.plan))
+            if policy.status != "active":
+                raise Forbidden("The tenant is suspended.", {"reason": "tenant_suspended"})
+            # The allowlist binds API keys (a backend's fixed addresses); users sign in from anywhere.
+            # The address is API Gateway's sourceIp: a client's X-Forwarded-For is never read.
+            if state.principal.credential == "api_key" and not policy.admits(state.source_ip):
+                raise Forbidden("This API key may not be used from this address (the tenant's IP allowlist).",
+                                {"reason": "ip_not_allowed", "sourceIp": state.source_ip})
             if spec is not None and spec.scope != AUTHENTICATED and spec.scope not in state.principal.scopes:
                 raise Forbidden(f"This needs the {spec.scope} scope.", {"requiredScope": spec.scope})
         _check_body(event, spec)
 
-    def _count(self, counter_key: str, state: RequestState) -> None:
+    def _count(self, counter_key: str, state: RequestState, limit: int | None = None) -> None:
         try:
-            state.allowance = rate_limit.consume(counter_key)
+            state.allowance = rate_limit.consume(counter_key, limit)
         except rate_limit.CredentialRevoked:
             # Counted as a failed attempt of the address, as any other 401 is (and so it has headers).
             self._count(f"ip#{state.source_ip}", state)

@@ -21,6 +21,13 @@ class Settings:
     users_table: str
     sessions_table: str
     cli_sessions_table: str
+    oauth_flows_table: str
+    oauth_connections_table: str
+    secrets_table: str
+    oauth_providers: str
+    oauth_client_secrets_secret_id: str
+    tenant_data_key_id: str
+    oauth_http_timeout_seconds: float
     public_base_url: str
     idp_issuer: str
     idp_audience: str
@@ -40,7 +47,13 @@ class Settings:
     max_body_bytes: int
     secrets_cache_seconds: int
     key_cache_seconds: int
+    tenant_policy_cache_seconds: int
     stage: str
+    # BYOS storage: the region serving a request, and the probe of a customer's endpoint.
+    aws_region: str = "us-east-1"
+    storage_allow_loopback: bool = False     # loopback endpoints (and http) for local development only
+    storage_probe_connect_timeout_seconds: float = 3.0
+    storage_probe_read_timeout_seconds: float = 5.0
 
 
 def _int(name: str, default: int) -> int:
@@ -59,6 +72,13 @@ def settings() -> Settings:
         users_table=env("USERS_TABLE", "users"),
         sessions_table=env("SESSIONS_TABLE", "sessions"),
         cli_sessions_table=env("CLI_SESSIONS_TABLE", "cli-sessions"),
+        oauth_flows_table=env("OAUTH_FLOWS_TABLE", "oauth-flows"),
+        oauth_connections_table=env("OAUTH_CONNECTIONS_TABLE", "oauth-connections"),
+        secrets_table=env("SECRETS_TABLE", "secrets"),
+        oauth_providers=env("OAUTH_PROVIDERS", "[]"),  # JSON list; parsed by domain/oauth_connections.py
+        oauth_client_secrets_secret_id=env("OAUTH_CLIENT_SECRETS_SECRET_ID", "svc/oauth-client-secrets"),
+        tenant_data_key_id=env("TENANT_DATA_KEY_ID", "alias/svc-tenant-data"),
+        oauth_http_timeout_seconds=float(env("OAUTH_HTTP_TIMEOUT_SECONDS", "5")),
         public_base_url=env("PUBLIC_BASE_URL", ""),
         idp_issuer=env("IDP_ISSUER", ""),
         idp_audience=env("IDP_AUDIENCE", ""),
@@ -78,5 +98,10 @@ def settings() -> Settings:
         max_body_bytes=_int("MAX_BODY_BYTES", 256 * 1024),
         secrets_cache_seconds=_int("SECRETS_CACHE_SECONDS", 300),
         key_cache_seconds=_int("API_KEY_CACHE_SECONDS", 60),
+        tenant_policy_cache_seconds=_int("TENANT_POLICY_CACHE_SECONDS", 60),
         stage=env("STAGE", "dev"),
+        aws_region=env("AWS_REGION") or env("AWS_DEFAULT_REGION") or "us-east-1",
+        storage_allow_loopback=env("STORAGE_ALLOW_LOOPBACK", "false").strip().lower() == "true",
+        storage_probe_connect_timeout_seconds=float(env("STORAGE_PROBE_CONNECT_TIMEOUT_SECONDS", "3")),
+        storage_probe_read_timeout_seconds=float(env("STORAGE_PROBE_READ_TIMEOUT_SECONDS", "5")),
     )

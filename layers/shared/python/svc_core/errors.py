@@ -66,6 +66,10 @@ class RateLimited(ServiceError):
     code, status, default_message = "RATE_LIMIT_EXCEEDED", 429, "Too many requests."
 
 
+class ProviderError(ServiceError):
+    code, status, default_message = "PROVIDER_ERROR", 502, "The OAuth provider refused the request or did not answer."
+
+
 class InternalError(ServiceError):
     pass
 
@@ -74,5 +78,5 @@ class InternalError(ServiceError):
 ALL_ERRORS: tuple[type[ServiceError], ...] = (
     ValidationFailed, Unauthorized, Forbidden, NotFound, MethodNotAllowed, Conflict, LoginSessionConsumed,
     LoginSessionExpired,
-    PayloadTooLarge, UnsupportedMediaType, RateLimited, InternalError,
+    PayloadTooLarge, UnsupportedMediaType, RateLimited, ProviderError, InternalError,
 )

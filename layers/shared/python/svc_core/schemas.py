@@ -3,7 +3,7 @@
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 
 # Whitespace as every engine involved agrees on it: ECMA's \s (OpenAPI's patterns), the Rust
@@ -16,6 +16,17 @@ EMAIL = f"^[^@{SPACE}]+@[^@{SPACE}]+\\.[^@{SPACE}]+$"
 
 class RequestBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class PatchBody(RequestBody):
+    """A partial update: only the fields sent change, and at least one must be sent."""
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})
+
+    @model_validator(mode="after")
+    def _at_least_one_field(self) -> "PatchBody":
+        if not self.model_fields_set:
+            raise ValueError("send at least one of " + ", ".join(type(self).model_fields))
+        return self
 
 
 def _whole_float_to_int(value: Any) -> Any:

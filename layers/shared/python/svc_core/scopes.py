@@ -15,6 +15,8 @@ SCOPES: dict[str, str] = {
     "billing:write": "purchase credits, manage subscriptions, redeem gift cards",
     "secrets:read": "list and view secret metadata",
     "secrets:write": "create, update, delete secrets",
+    "tenants:read": "view the tenant, its settings, regions, storage configuration and plan features",
+    "tenants:write": "change the tenant's settings, regional preferences and storage; create tenants",
     "keys:read": "list and view API keys (never their values)",
     "keys:write": "create, rotate and revoke API keys",
 }

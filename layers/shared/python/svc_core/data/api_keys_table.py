@@ -17,7 +17,7 @@ from typing import Any
 from svc_core import aws
 from svc_core.config import settings
 from svc_core.data import rate_limits_table
-from svc_core.data.common import decode_cursor, encode_cursor, transact
+from svc_core.data.common import query_page, transact
 from svc_core.dynamo import from_item, to_item, values
 
 BY_TENANT_INDEX = "byTenant"
@@ -67,21 +67,11 @@ def get(tenant_id: str, key_id: str) -> dict[str, Any] | None:
 
 def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """Newest first; the cursor names the last key of the previous page."""
-    query: dict[str, Any] = {
-        "TableName": _table(), "IndexName": BY_TENANT_INDEX,
-        "KeyConditionExpression": "tenantId = :t", "ExpressionAttributeValues": values(t=tenant_id),
-        "ScanIndexForward": False, "Limit": limit,
-    }
-    if cursor:
-        after = decode_cursor(cursor)["after"]
-        query["ExclusiveStartKey"] = {"tenantId": {"S": tenant_id}, "id": {"S": after},
-                                      "pk": {"S": f"KEY#{after}"}}
-    answer = aws.client("dynamodb").query(**query)
-    items = [_public(i) for i in answer.get("Items", [])]
-    next_cursor = None
-    if answer.get("LastEvaluatedKey") and items:
-        next_cursor = encode_cursor({"after": items[-1]["id"]})
-    return items, next_cursor
+    query = {"TableName": _table(), "IndexName": BY_TENANT_INDEX,
+             "KeyConditionExpression": "tenantId = :t", "ExpressionAttributeValues": values(t=tenant_id),
+             "ScanIndexForward": False, "Limit": limit}
+    return query_page(query, cursor, lambda after: {"tenantId": {"S": tenant_id}, "id": {"S": after},
+                                                    "pk": {"S": f"KEY#{after}"}}, _public)
 
 
 def touch(key_id: str, now: int) -> None:

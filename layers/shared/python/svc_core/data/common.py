@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import time
-from typing import Any
+from typing import Any, Callable
 
 from svc_core import aws
 
@@ -60,3 +60,23 @@ def decode_cursor(cursor: str) -> dict[str, str] | None:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         return None
     return value
+
+
+def query_page(query: dict[str, Any], cursor: str | None, start_key: Callable[[str], dict[str, Any]],
+               public: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of a Query (its Limit set): the items as `public` shows them, and a cursor
+    naming the last one's id when more may follow. start_key(id) is that item's full key."""
+    if cursor:
+        query = {**query, "ExclusiveStartKey": start_key(decode_cursor(cursor)["after"])}
+    answer = aws.client("dynamodb").query(**query)
+    items = [public(i) for i in answer.get("Items", [])]
+    next_cursor = None
+    if answer.get("LastEvaluatedKey") and items:
+        next_cursor = encode_cursor({"after": items[-1]["id"]})
+    return items, next_cursor
+
+
+def projection(names: tuple[str, ...]) -> dict[str, Any]:
+    """ProjectionExpression and its names for a Query that reads only these attributes."""
+    return {"ProjectionExpression": ", ".join(f"#p{i}" for i in range(len(names))),
+            "ExpressionAttributeNames": {f"#p{i}": name for i, name in enumerate(names)}}

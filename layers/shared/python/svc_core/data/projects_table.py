@@ -12,7 +12,7 @@ from typing import Any
 from svc_core import aws
 from svc_core.config import settings
 from svc_core.data import outbox_table
-from svc_core.data.common import decode_cursor, encode_cursor, transact
+from svc_core.data.common import query_page, transact
 from svc_core.dynamo import from_item, to_item, values
 
 
@@ -38,18 +38,9 @@ def get(tenant_id: str, project_id: str) -> dict[str, Any] | None:
 
 
 def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    query: dict[str, Any] = {
-        "TableName": _table(), "KeyConditionExpression": "tenantId = :t",
-        "ExpressionAttributeValues": values(t=tenant_id), "ScanIndexForward": False, "Limit": limit,
-    }
-    if cursor:
-        query["ExclusiveStartKey"] = _key(tenant_id, decode_cursor(cursor)["after"])
-    answer = aws.client("dynamodb").query(**query)
-    items = [_public(i) for i in answer.get("Items", [])]
-    next_cursor = None
-    if answer.get("LastEvaluatedKey") and items:
-        next_cursor = encode_cursor({"after": items[-1]["id"]})
-    return items, next_cursor
+    query = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t",
+             "ExpressionAttributeValues": values(t=tenant_id), "ScanIndexForward": False, "Limit": limit}
+    return query_page(query, cursor, lambda after: _key(tenant_id, after), _public)
 
 
 def create(tenant_id: str, project: dict[str, Any], event: dict[str, Any], now: float) -> None:

@@ -52,6 +52,19 @@ def rotate(session_id: str, presented_hash: str, new_hash: str, now: int) -> Non
         raise
 
 
+def ids_for_user(user_id: str) -> list[str]:
+    """Every session of the user, live or not (the byUser index)."""
+    found: list[str] = []
+    query: dict[str, Any] = {"TableName": _table(), "IndexName": "byUser", "KeyConditionExpression": "userId = :u",
+                             "ExpressionAttributeValues": values(u=user_id)}
+    while True:
+        answer = aws.client("dynamodb").query(**query)
+        found += [item["id"]["S"] for item in answer.get("Items", [])]
+        if "LastEvaluatedKey" not in answer:
+            return found
+        query["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+
+
 def revoke(session_id: str, now: int) -> None:
     """End the family and every access token issued in it (their rate-limit counter is the
     session id, and the revocation mark makes the next request 401)."""

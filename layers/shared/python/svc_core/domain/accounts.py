@@ -22,7 +22,8 @@ from svc_core import ids, rate_limit, timeutil
 from svc_core.auth import tokens
 from svc_core.auth.principal import Principal
 from svc_core.config import settings
-from svc_core.data import rate_limits_table, sessions_table, tenants_table, users_table
+from svc_core.data import api_keys_table, rate_limits_table, sessions_table, tenants_table, users_table
+from svc_core.data.common import ConditionFailed
 from svc_core.domain.tenants import create_tenant_with_owner
 from svc_core.errors import Forbidden, RateLimited, Unauthorized
 from svc_core.roles import ROLE_SCOPES
@@ -270,8 +271,38 @@ def me(principal: Principal) -> dict[str, Any]:
             "scopes": sorted(principal.scopes)}
 
 
-def set_user_status(user_id: str, status: str) -> None:
-    """Operator action: disable ("disabled") or re-enable ("active") an account."""
+def set_user_status(user_id: str, status: str) -> dict[str, Any]:
+    """Operator action: disable ("disabled") or re-enable ("active") an account.
+
+    Disabling also ends every sign-in of the user (their access tokens stop at the next request)
+    and revokes the user's command-line keys. Other API keys the user created belong to the
+    tenant and keep working; the tenant's owners revoke them if they wish.
+    """
     if status not in ("active", "disabled"):
         raise ValueError(status)
     users_table.set_status(user_id, status)
+    if status == "active":
+        return {"userId": user_id, "status": status, "sessionsEnded": 0, "cliKeysRevoked": 0}
+    now = int(timeutil.now())
+    sessions = sessions_table.ids_for_user(user_id)
+    for session_id in sessions:
+        sessions_table.revoke(session_id, now)
+    _, memberships = users_table.with_memberships(user_id)
+    revoked = 0
+    for membership in memberships:
+        for key in _cli_keys_of(user_id, membership["tenantId"]):
+            try:
+                api_keys_table.revoke(key, now)
+                revoked += 1
+            except ConditionFailed:
+                pass  # revoked meanwhile
+    return {"userId": user_id, "status": status, "sessionsEnded": len(sessions), "cliKeysRevoked": revoked}
+
+
+def _cli_keys_of(user_id: str, tenant_id: str) -> list[dict[str, Any]]:
+    found, cursor = [], None
+    while True:
+        keys, cursor = api_keys_table.list_for_tenant(tenant_id, 100, cursor)
+        found += [k for k in keys if k["type"] == "cli" and k["createdBy"] == user_id and not k.get("revokedAt")]
+        if cursor is None:
+            return found

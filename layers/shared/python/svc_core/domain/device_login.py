@@ -107,7 +107,9 @@ def start(body: StartBody, base_url: str) -> dict[str, Any]:
         "codeChallengeMethod": "S256", "cliVersion": body.cliVersion, "platform": body.platform,
         "verificationCode": code, "status": "pending", "createdAt": now, "expiresAt": now + LIFETIME_SECONDS,
     })
-    return {"loginId": login_id, "authUrl": f"{base_url}/api/v1/cli/auth/approve?loginId={login_id}",
+    # The page needs the state to approve; in the fragment it never reaches a server or a log.
+    auth_url = f"{base_url}/api/v1/cli/auth/approve?loginId={login_id}#state={body.state}"
+    return {"loginId": login_id, "authUrl": auth_url,
             "verificationCode": code, "expiresIn": LIFETIME_SECONDS, "interval": POLL_INTERVAL_SECONDS}
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, Field, StringConstraints
 
 from svc_core import events, ids, timeutil
 from svc_core.context import TenantContext
-from svc_core.schemas import VISIBLE, RequestBody
+from svc_core.schemas import VISIBLE, PatchBody, RequestBody
 from svc_core.data import projects_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import check_cursor, page
@@ -27,18 +27,12 @@ class ProjectCreate(RequestBody):
     language: Language | None = None
 
 
-class ProjectUpdate(RequestBody):
+class ProjectUpdate(PatchBody):
     """Only the fields sent change; description and language may be set to null."""
-    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})
     name: Name = None  # may be left out, not set to null  # type: ignore[assignment]
     description: Description | None = None
     language: Language | None = None
 
-    @model_validator(mode="after")
-    def _at_least_one_field(self) -> "ProjectUpdate":
-        if not self.model_fields_set:
-            raise ValueError("send at least one of name, description, language")
-        return self
 
 
 class Project(BaseModel):

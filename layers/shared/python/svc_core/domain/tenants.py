@@ -1,15 +1,23 @@
-"""Tenants and their owners, as an operator (or the local stack's bootstrap) creates them."""
+"""Tenants: created with their owner (registration, the bootstrap), by a signed-in user, read by
+their members, their settings changed by owners and admins, their plan and status by operators."""
 
 from __future__ import annotations
 
-from typing import Any
+import ipaddress
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from argon2 import PasswordHasher
+from pydantic import BaseModel, Field, StringConstraints, field_validator
 
-from svc_core import events, ids, timeutil
+from svc_core import events, ids, plans, tenant_policy, timeutil
+from svc_core.auth.principal import Principal
+from svc_core.context import TenantContext
 from svc_core.data import outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
-from svc_core.errors import Conflict
+from svc_core.domain.projects import Language
+from svc_core.errors import Conflict, Forbidden, NotFound
+from svc_core.schemas import EMAIL, VISIBLE, PatchBody, RequestBody
 
 _hasher = PasswordHasher()  # argon2id with the library's current recommended parameters
 
@@ -33,7 +41,7 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, pa
     else:
         user_items = users_table.put_new_federated(user, *federated)
     tenant = {"id": ids.new_id("ten"), "name": tenant_name, "plan": "free", "status": "active",
-              "ownerId": user["id"], "created_at": stamp}
+              "ownerId": user["id"], "created_at": stamp, "updated_at": stamp}
     tenant_view = {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
     try:
         transact([
@@ -47,3 +55,173 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, pa
         raise Conflict(f"A user with this {what} already exists.", {"field": "email" if password else "token"}) \
             from None
     return {"tenant": tenant_view, "user": user}
+
+
+# ---- the tenants API ---------------------------------------------------------------------
+
+Cidr = Annotated[str, StringConstraints(min_length=2, max_length=49, pattern=r"^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$")]
+TenantName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=VISIBLE)]
+MAX_ALLOWLIST = 100
+
+DEFAULT_SETTINGS: dict[str, Any] = {"displayName": None, "defaultProjectLanguage": None, "ipAllowlist": [],
+                                    "billingEmail": None, "timezone": "UTC"}
+
+
+class SettingsPatch(PatchBody):
+    """Only the fields sent change; null puts a field back to its default."""
+    displayName: TenantName | None = Field(default=None, description="Shown instead of the tenant's name")
+    defaultProjectLanguage: Language | None = Field(default=None, description="For projects created without one")
+    ipAllowlist: list[Cidr] | None = Field(
+        default=None, max_length=MAX_ALLOWLIST,
+        description="CIDRs (IPv4 or IPv6; an address alone is /32 or /128). Not empty: API keys work only "
+                    "from these addresses. Needs the ip_allowlist feature of the plan.")
+    billingEmail: Annotated[str, StringConstraints(max_length=254, pattern=EMAIL)] | None = None
+    timezone: Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_+/-]+$")] | None = \
+        Field(default=None, description="An IANA time zone, e.g. Europe/Berlin")
+
+    @field_validator("ipAllowlist")
+    @classmethod
+    def _networks(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        networks = []
+        for index, cidr in enumerate(value):
+            try:
+                networks.append(str(ipaddress.ip_network(cidr, strict=False)))
+            except ValueError:
+                raise ValueError(f"item {index} ({cidr!r}) is not an IPv4 or IPv6 CIDR") from None
+        return sorted(set(networks), key=networks.index)  # normalised, first occurrence kept
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"{value!r} is not an IANA time zone") from None
+        return value
+
+
+
+class TenantCreate(RequestBody):
+    name: TenantName
+
+
+class Settings(BaseModel):
+    displayName: str | None
+    defaultProjectLanguage: str | None
+    ipAllowlist: list[str]
+    billingEmail: str | None
+    timezone: str
+
+
+class PlanDetails(BaseModel):
+    plan: str
+    features: list[str]
+    limits: dict[str, Any]
+
+
+class Tenant(BaseModel):
+    id: str
+    name: str
+    plan: str
+    status: str
+    role: str = Field(description="The caller's role here: owner, admin, member, or api_key")
+    settings: Settings
+    planDetails: PlanDetails
+    created_at: str
+    updated_at: str
+
+
+class TenantList(BaseModel):
+    items: list[Tenant]
+    nextCursor: str | None = Field(description="Always null: a caller belongs to few tenants, all are listed")
+
+
+def _view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
+    return {"id": tenant["id"], "name": tenant["name"], "plan": tenant["plan"], "status": tenant["status"],
+            "role": role, "settings": {**DEFAULT_SETTINGS, **(tenant.get("settings") or {})},
+            "planDetails": plans.describe(tenant["plan"]), "created_at": tenant["created_at"],
+            "updated_at": tenant.get("updated_at", tenant["created_at"])}
+
+
+def _roles_of(principal: Principal) -> dict[str, str]:
+    """The tenants the caller may see, with the caller's role in each."""
+    if principal.credential != "user":
+        return {principal.tenant_id: "api_key"}  # a key belongs to one tenant
+    _, memberships = users_table.with_memberships(principal.subject)
+    return {m["tenantId"]: m["role"] for m in memberships}
+
+
+def list_tenants(ctx: TenantContext) -> dict[str, Any]:
+    roles = _roles_of(ctx.principal)
+    found = [t for t in (tenants_table.get_consistent(tid) for tid in roles) if t is not None]
+    found.sort(key=lambda t: t["created_at"])
+    return {"items": [_view(t, roles[t["id"]]) for t in found], "nextCursor": None}
+
+
+def get_tenant(ctx: TenantContext, tenant_id: str) -> dict[str, Any]:
+    role = _roles_of(ctx.principal).get(tenant_id)
+    tenant = tenants_table.get_consistent(tenant_id) if role else None
+    if tenant is None:  # not a member: as absent as a tenant that does not exist
+        raise NotFound("No such tenant.", {"id": tenant_id, "resource": "tenant"})
+    return _view(tenant, role)
+
+
+def create_tenant(ctx: TenantContext, body: TenantCreate) -> dict[str, Any]:
+    """A new tenant owned by the signed-in caller, with its creation event, in one transaction."""
+    if ctx.principal.credential != "user":
+        raise Forbidden("Only a signed-in user can create a tenant (an API key belongs to one tenant).")
+    now = timeutil.now()
+    stamp = timeutil.iso(now)
+    tenant = {"id": ids.new_id("ten"), "name": body.name, "plan": "free", "status": "active",
+              "ownerId": ctx.principal.subject, "created_at": stamp, "updated_at": stamp}
+    event_data = {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
+    transact([
+        tenants_table.put_new(tenant),
+        users_table.put_membership(ctx.principal.subject, tenant["id"], "owner", stamp),
+        outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], event_data), now),
+    ])
+    return _view(tenant, "owner")
+
+
+def update_settings(ctx: TenantContext, tenant_id: str, patch: SettingsPatch) -> dict[str, Any]:
+    """Owners and admins (tenants:write) of the tenant their credential is for."""
+    if tenant_id != ctx.tenant_id:  # another tenant of a user's: get a token for it first (refresh)
+        raise NotFound("No such tenant.", {"id": tenant_id, "resource": "tenant"})
+    tenant = tenants_table.get_consistent(tenant_id)
+    if tenant is None:
+        raise NotFound("No such tenant.", {"id": tenant_id, "resource": "tenant"})
+    settings_now = {**DEFAULT_SETTINGS, **(tenant.get("settings") or {})}
+    for name in patch.model_fields_set:
+        value = getattr(patch, name)
+        settings_now[name] = DEFAULT_SETTINGS[name] if value is None else value
+    if settings_now["ipAllowlist"] and not plans.has_feature(tenant["plan"], "ip_allowlist"):
+        raise Forbidden("The IP allowlist needs a higher plan.",
+                        {"feature": "ip_allowlist", "currentPlan": tenant["plan"],
+                         "requiredPlan": plans.required_plan("ip_allowlist")})
+    try:
+        updated = tenants_table.set_section(tenant_id, "settings", settings_now, timeutil.iso(timeutil.now()))
+    except ConditionFailed:
+        raise NotFound("No such tenant.", {"id": tenant_id, "resource": "tenant"}) from None
+    tenant_policy.forget(tenant_id)  # this container applies the new allowlist at once
+    return _view(updated, _roles_of(ctx.principal).get(tenant_id, "api_key"))
+
+
+def set_plan(tenant_id: str, plan: str) -> dict[str, Any]:
+    """Operator action (billing will do it later): move a tenant to another plan."""
+    if plan not in plans.PLANS:
+        raise ValueError(plan)
+    tenant = tenants_table.set_fields(tenant_id, plan=plan, updated_at=timeutil.iso(timeutil.now()))
+    tenant_policy.forget(tenant_id)  # running containers see it within the policy cache time
+    return tenant
+
+
+def set_status(tenant_id: str, status: str) -> dict[str, Any]:
+    """Operator action: suspend a tenant (every credential of it gets 403) or make it active again."""
+    if status not in ("active", "suspended"):
+        raise ValueError(status)
+    tenant = tenants_table.set_fields(tenant_id, status=status, updated_at=timeutil.iso(timeutil.now()))
+    tenant_policy.forget(tenant_id)
+    return tenant

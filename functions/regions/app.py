@@ -1,0 +1,83 @@
+"""Regions and storage: the region catalogue, a tenant's regional preferences and storage
+configuration (platform or BYOS, with a live check of a BYOS bucket), plan feature checks and
+the routing information. Every :tenantId must be the caller's tenant (else 404)."""
+
+from typing import Annotated, Optional
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from svc_core.api import AUTHENTICATED, Api
+from svc_core.domain import region_preferences, routing, storage
+from svc_core.domain.region_preferences import Preferences, PreferencesUpdate, RegionList
+from svc_core.domain.routing import FeatureCheck, RoutingInfo
+from svc_core.domain.storage import StorageConfig, StorageConfigBody, StorageValidation
+
+api = Api()
+TAGS = ["Regions and storage"]
+PLAN_403 = ("403 FORBIDDEN with details.feature, requiredPlan and currentPlan when the tenant's plan does not "
+            "include what is asked for.")
+
+
+@api.get("/api/v1/regions", scope=AUTHENTICATED, response_model=RegionList, tags=TAGS,
+         summary="List the region catalogue: jurisdiction, compliance levels and availability of each region")
+def list_regions():
+    return region_preferences.list_regions()
+
+
+@api.get("/api/v1/regions/preferences/{tenantId}", scope="tenants:read", response_model=Preferences, tags=TAGS,
+         summary="Read the tenant's regional preferences (the defaults until it sets them)")
+def get_preferences(tenantId: str):  # noqa: N803 - the path parameter's name
+    return region_preferences.get_preferences(api.tenant_context(), tenantId)
+
+
+@api.patch("/api/v1/regions/preferences/{tenantId}", scope="tenants:write", response_model=Preferences, tags=TAGS,
+           errors=(409,), summary="Change the regional preferences sent; the result is checked as a whole",
+           description="Regions must be in the catalogue and available; secondaryRegion differs from the primary; "
+                       "dataResidencyRequired needs dataResidencyRegion and both regions inside it; gdpr and hipaa "
+                       "need regions certified for them. " + PLAN_403 + " 409 CONFLICT when data residency "
+                       "would exclude the stored platform storage region.")
+def update_preferences(tenantId: str, body: PreferencesUpdate):  # noqa: N803
+    return region_preferences.update_preferences(api.tenant_context(), tenantId, body)
+
+
+@api.get("/api/v1/regions/storage/{tenantId}", scope="tenants:read", response_model=StorageConfig, tags=TAGS,
+         summary="Read the storage configuration (never the BYOS keys)")
+def get_storage(tenantId: str):  # noqa: N803
+    return storage.get_storage(api.tenant_context(), tenantId)
+
+
+@api.put("/api/v1/regions/storage/{tenantId}", scope="tenants:write", response_model=StorageConfig, tags=TAGS,
+         summary="Set the storage configuration: platform, or BYOS (s3, r2, gcs, azure)",
+         description="BYOS keys are sealed with KMS and never answered; leaving both out keeps the stored ones while "
+                     "byosProvider, byosEndpoint and byosBucket stay the same. The endpoint must be https and must "
+                     "not resolve to loopback, private, link-local or other non-public addresses (400 on "
+                     "byosEndpoint). " + PLAN_403)
+def put_storage(tenantId: str, body: StorageConfigBody):  # noqa: N803
+    return storage.put_storage(api.tenant_context(), tenantId, body)
+
+
+@api.post("/api/v1/regions/storage/{tenantId}/validate", scope="tenants:write", response_model=StorageValidation,
+          tags=TAGS, errors=(409,),
+          summary="Check a BYOS bucket for real: write a small object, read it back, delete it",
+          description="Without a body, the stored configuration; with one, that configuration (not stored; keys left "
+                      "out are taken from the stored configuration under the PUT's rule). A failed step is a 200 "
+                      "with ok false and the step's reason (bad_credentials, no_such_bucket, access_denied, "
+                      "wrong_region, unreachable, timeout, unexpected_response). " + PLAN_403)
+def validate_storage(tenantId: str,  # noqa: N803
+                     body: Annotated[Optional[StorageConfigBody], Body()] = None):
+    return storage.validate_storage(api.tenant_context(), tenantId, body)
+
+
+@api.get("/api/v1/regions/features/{tenantId}/check/{featureKey}", scope="tenants:read", response_model=FeatureCheck,
+         tags=TAGS, summary="Whether the tenant's plan includes a feature, and from which plan it is included")
+def check_feature(tenantId: str, featureKey: str):  # noqa: N803
+    return routing.check_feature(api.tenant_context(), tenantId, featureKey)
+
+
+@api.get("/api/v1/routing-info", scope=AUTHENTICATED, response_model=RoutingInfo, tags=TAGS,
+         summary="Debug routing: the request id, the serving region and stage, and the caller's regions and storage")
+def routing_info():
+    return routing.routing_info(api.tenant_context())
+
+
+lambda_handler = api.handler

@@ -1,0 +1,47 @@
+"""Tenant secrets: metadata in answers, values sealed at rest and never answered."""
+
+from typing import Annotated, Optional
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from svc_core.api import Api
+from svc_core.domain import tenant_secrets
+from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+from svc_core.domain.tenant_secrets import Secret, SecretCreate, SecretDeleted, SecretPage, SecretUpdate
+
+api = Api()
+TAGS = ["Secrets"]
+
+
+@api.get("/api/v1/secrets", scope="secrets:read", response_model=SecretPage, tags=TAGS,
+         summary="List the tenant's secrets (metadata only), newest first")
+def list_secrets(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+                 cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+    return tenant_secrets.list_secrets(api.tenant_context(), limit, cursor)
+
+
+@api.post("/api/v1/secrets", scope="secrets:write", status=201, response_model=Secret, tags=TAGS,
+          summary="Store a secret (its value is sealed and never answered)")
+def create_secret(body: SecretCreate):
+    return tenant_secrets.create_secret(api.tenant_context(), body)
+
+
+@api.get("/api/v1/secrets/{id}", scope="secrets:read", response_model=Secret, tags=TAGS,
+         summary="Read one secret's metadata")
+def get_secret(id: str):  # noqa: A002 - the path parameter's name
+    return tenant_secrets.get_secret(api.tenant_context(), id)
+
+
+@api.patch("/api/v1/secrets/{id}", scope="secrets:write", response_model=Secret, tags=TAGS, errors=(409,),
+           summary="Change the description, or set a new value (a new version)")
+def update_secret(id: str, body: SecretUpdate):  # noqa: A002
+    return tenant_secrets.update_secret(api.tenant_context(), id, body)
+
+
+@api.delete("/api/v1/secrets/{id}", scope="secrets:write", response_model=SecretDeleted, tags=TAGS, errors=(409,),
+            summary="Delete a secret and its value")
+def delete_secret(id: str):  # noqa: A002
+    return tenant_secrets.delete_secret(api.tenant_context(), id)
+
+
+lambda_handler = api.handler

@@ -1,0 +1,40 @@
+"""Tenants: list, create, read, and change settings."""
+
+from svc_core.api import AUTHENTICATED, Api
+from svc_core.domain import tenants
+from svc_core.domain.tenants import SettingsPatch, Tenant, TenantCreate, TenantList
+
+api = Api()
+TAGS = ["Tenants"]
+
+
+@api.get("/api/v1/tenants", scope="tenants:read", response_model=TenantList, tags=TAGS,
+         summary="The tenants the caller belongs to (an API key: its own)")
+def list_tenants():
+    return tenants.list_tenants(api.tenant_context())
+
+
+@api.post("/api/v1/tenants", scope=AUTHENTICATED, status=201, response_model=Tenant, tags=TAGS,
+          summary="Create a tenant the signed-in caller owns (free plan)",
+          description="A signed-in user only (an API key gets 403). Emits tenant.created.")
+def create_tenant(body: TenantCreate):
+    return tenants.create_tenant(api.tenant_context(), body)
+
+
+@api.get("/api/v1/tenants/{id}", scope="tenants:read", response_model=Tenant, tags=TAGS,
+         summary="Read a tenant the caller belongs to, with its settings and plan details",
+         description="Any tenant the caller is not a member of is 404.")
+def get_tenant(id: str):  # noqa: A002 - the path parameter's name
+    return tenants.get_tenant(api.tenant_context(), id)
+
+
+@api.patch("/api/v1/tenants/{id}/settings", scope="tenants:write", response_model=Tenant, tags=TAGS,
+           summary="Change the settings sent (owners and admins); null resets one to its default",
+           description="Only the tenant the credential is for (another one of a user's: refresh with its "
+                       "tenantId first); else 404. A non-empty ipAllowlist needs the ip_allowlist feature of "
+                       "the plan (403 with details.requiredPlan).")
+def update_settings(id: str, body: SettingsPatch):  # noqa: A002
+    return tenants.update_settings(api.tenant_context(), id, body)
+
+
+lambda_handler = api.handler

@@ -1,0 +1,65 @@
+"""The OAuth connections table: partition tenantId, sort id (`ocn_` + a ULID, so reverse order
+is newest first). The provider's tokens are stored sealed (see svc_core/sealing.py), never in
+clear. A connection is created in one transaction with the consumption of its flow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svc_core import aws
+from svc_core.config import settings
+from svc_core.data.common import ConditionFailed, is_condition_failure, projection, query_page, transact
+from svc_core.dynamo import from_item, to_item, values
+
+
+_LISTED = ("tenantId", "id", "provider", "userId", "scopes", "tokenType", "hasRefreshToken", "created_at",
+           "accessTokenExpiresAt")
+
+
+def _table() -> str:
+    return settings().oauth_connections_table
+
+
+def _key(tenant_id: str, connection_id: str) -> dict[str, Any]:
+    return {"tenantId": {"S": tenant_id}, "id": {"S": connection_id}}
+
+
+def _public(item: dict[str, Any]) -> dict[str, Any]:
+    record = from_item(item)
+    record.pop("tenantId", None)
+    return record
+
+
+def create(tenant_id: str, connection: dict[str, Any], consume_flow: dict[str, Any]) -> None:
+    """Store the connection and consume its flow, both or neither (ConditionFailed)."""
+    transact([
+        {"Put": {"TableName": _table(), "Item": to_item({"tenantId": tenant_id, **connection}),
+                 "ConditionExpression": "attribute_not_exists(id)"}},
+        consume_flow,
+    ])
+
+
+def get(tenant_id: str, connection_id: str) -> dict[str, Any] | None:
+    answer = aws.client("dynamodb").get_item(TableName=_table(), Key=_key(tenant_id, connection_id),
+                                             ConsistentRead=True)
+    item = answer.get("Item")
+    return _public(item) if item else None
+
+
+def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    query = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t",
+             "ExpressionAttributeValues": values(t=tenant_id), "ScanIndexForward": False, "Limit": limit,
+             **projection(_LISTED)}  # the sealed tokens stay in the table: a list never needs them
+    return query_page(query, cursor, lambda after: _key(tenant_id, after), _public)
+
+
+def delete(tenant_id: str, connection_id: str) -> None:
+    """ConditionFailed when the connection is not there (any more)."""
+    try:
+        aws.client("dynamodb").delete_item(TableName=_table(), Key=_key(tenant_id, connection_id),
+                                           ConditionExpression="attribute_exists(id)")
+    except Exception as exc:
+        if is_condition_failure(exc):
+            raise ConditionFailed() from None
+        raise

@@ -1,0 +1,73 @@
+"""What a developer debugging routing needs to see, and whether a plan includes a feature."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from svc_core import plans
+from svc_core.config import settings
+from svc_core.context import TenantContext
+from svc_core.data import tenants_table
+from svc_core.domain import region_preferences, storage
+from svc_core.domain.tenant_access import own_tenant, plan_of
+from svc_core.errors import NotFound
+
+API_VERSION = "v1"
+
+
+class DataResidency(BaseModel):
+    required: bool
+    region: str | None
+
+
+class StorageRouting(BaseModel):
+    mode: str = Field(description="platform or byos")
+    region: str | None = Field(description="the platform region, or the BYOS bucket's region when known")
+    provider: str | None = Field(description="the BYOS provider; null with platform storage")
+
+
+class RoutingInfo(BaseModel):
+    requestId: str
+    servingRegion: str = Field(description="the AWS region of the function that answered")
+    stage: str
+    apiVersion: str
+    tenantId: str
+    plan: str
+    primaryRegion: str
+    secondaryRegion: str | None
+    dataResidency: DataResidency
+    storage: StorageRouting
+
+
+class FeatureCheck(BaseModel):
+    featureKey: str
+    enabled: bool
+    currentPlan: str
+    requiredPlan: str
+    description: str
+
+
+def routing_info(ctx: TenantContext, store=tenants_table) -> dict[str, Any]:
+    tenant = own_tenant(ctx, store=store)
+    prefs = region_preferences.effective(tenant)
+    view = storage.view_of(tenant)
+    return {"requestId": ctx.request_id, "servingRegion": settings().aws_region, "stage": settings().stage,
+            "apiVersion": API_VERSION, "tenantId": tenant["id"], "plan": plan_of(tenant),
+            "primaryRegion": prefs["primaryRegion"], "secondaryRegion": prefs["secondaryRegion"],
+            "dataResidency": {"required": prefs["dataResidencyRequired"], "region": prefs["dataResidencyRegion"]},
+            "storage": {"mode": view["storageMode"], "region": storage.storage_region(tenant),
+                        "provider": view["byosProvider"]}}
+
+
+def check_feature(ctx: TenantContext, tenant_id: str, feature_key: str, store=tenants_table) -> dict[str, Any]:
+    tenant = own_tenant(ctx, tenant_id, store)
+    feature = plans.FEATURES.get(feature_key)
+    if feature is None:
+        raise NotFound("No such feature.", {"id": feature_key, "resource": "feature",
+                                            "features": sorted(plans.FEATURES)})
+    plan = plan_of(tenant)
+    return {"featureKey": feature.key, "enabled": plans.has_feature(plan, feature.key), "currentPlan": plan,
+            "requiredPlan": feature.from_plan, "description": feature.description}
+

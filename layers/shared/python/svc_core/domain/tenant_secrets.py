@@ -1,0 +1,189 @@
+"""Tenant secrets: named values (API keys of other services, passwords) that a tenant keeps for
+the service to use on its behalf, e.g. its agents. The API manages them and answers their
+metadata only; the value is never answered, logged or stored in clear.
+
+The value is sealed with KMS (svc_core/sealing.py: a data key under an encryption context,
+AES-256-GCM) bound to {purpose, tenantId, secretId, version}: it opens only for that tenant,
+that secret and that version, so a sealed value copied into another item, another tenant or
+over a newer version does not open. Only the current value is kept: a new value is a new
+version and replaces the old one.
+
+reveal() gives the value in clear to the service's own code (no route answers it).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+
+from svc_core import ids, sealing, timeutil
+from svc_core.context import TenantContext
+from svc_core.data import secrets_table
+from svc_core.data.common import ConditionFailed
+from svc_core.domain.paging import check_cursor, page
+from svc_core.errors import Conflict, NotFound, ValidationFailed
+from svc_core.schemas import PatchBody, RequestBody
+
+PREFIX = "sec"
+PURPOSE = "tenant-secret"
+NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"
+MAX_VALUE_BYTES = 65536
+MAX_DESCRIPTION = 500
+_NAME = re.compile(NAME_PATTERN)
+
+
+def _unicode(text: str) -> str:
+    """JSON can carry a lone surrogate (\\ud800), which no UTF-8 text can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be Unicode text (it holds a lone surrogate)") from None
+    return text
+
+
+def _value_size(text: str) -> str:
+    size = len(_unicode(text).encode("utf-8"))
+    if size > MAX_VALUE_BYTES:
+        raise ValueError(f"must be at most {MAX_VALUE_BYTES} bytes in UTF-8 (it is {size})")
+    return text
+
+
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
+Value = Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALUE_BYTES), AfterValidator(_value_size)]
+Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION), AfterValidator(_unicode)]
+
+NAME_HELP = "1-128 characters: a letter or _, then letters, digits, _ . -; unique in the tenant, whatever the case"
+VALUE_HELP = "1 to 65,536 bytes of UTF-8 text (bytes, not characters); never answered"
+DESCRIPTION_HELP = "at most 500 characters"
+
+
+class SecretCreate(RequestBody):
+    name: Name = Field(description=NAME_HELP, examples=["OPENAI_API_KEY"])
+    value: Value = Field(description=VALUE_HELP)
+    description: Description | None = Field(None, description=DESCRIPTION_HELP)
+
+
+class SecretUpdate(PatchBody):
+    """A new value makes a new version; description may be set to null. The name does not change."""
+    value: Value = Field(None, description=VALUE_HELP)  # may be left out, not set to null  # type: ignore[assignment]
+    description: Description | None = Field(None, description=DESCRIPTION_HELP)
+
+
+
+class Secret(BaseModel):
+    id: str = Field(examples=["sec_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    name: str
+    description: str | None
+    version: int = Field(description="1 at creation; each new value adds 1")
+    created_at: str = Field(description="ISO 8601 UTC")
+    updated_at: str = Field(description="ISO 8601 UTC")
+
+
+class SecretPage(BaseModel):
+    items: list[Secret]
+    nextCursor: str | None
+
+
+class SecretDeleted(BaseModel):
+    id: str
+    deleted: bool
+
+
+def _view(record: dict[str, Any]) -> dict[str, Any]:
+    return {"id": record["id"], "name": record["name"], "description": record.get("description"),
+            "version": record["version"], "created_at": record["created_at"], "updated_at": record["updated_at"]}
+
+
+def _not_found(secret_id: str) -> NotFound:
+    return NotFound("The secret does not exist.", {"id": secret_id, "resource": "secret"})
+
+
+def _context(tenant_id: str, secret_id: str, version: int) -> dict[str, str]:
+    return {"purpose": PURPOSE, "tenantId": tenant_id, "secretId": secret_id, "version": str(version)}
+
+
+def _name_taken() -> ValidationFailed:
+    return ValidationFailed("The request is not valid.", {"fields": [
+        {"field": "name", "in": "body", "reason": "already used"}]})
+
+
+def _read(tenant_id: str, secret_id: str, store) -> dict[str, Any]:
+    record = store.get(tenant_id, secret_id) if ids.is_id(secret_id, PREFIX) else None
+    if record is None:
+        raise _not_found(secret_id)
+    return record
+
+
+def create_secret(ctx: TenantContext, body: SecretCreate, store=secrets_table) -> dict[str, Any]:
+    if store.id_of_name(ctx.tenant_id, body.name) is not None:  # saves a KMS call; the write checks again
+        raise _name_taken()
+    stamp = timeutil.iso(timeutil.now())
+    secret_id = ids.new_id(PREFIX)
+    record = {"id": secret_id, "name": body.name, "description": body.description, "version": 1,
+              "created_at": stamp, "updated_at": stamp,
+              "sealed": sealing.seal(body.value.encode("utf-8"), _context(ctx.tenant_id, secret_id, 1))}
+    try:
+        store.create(ctx.tenant_id, record)
+    except ConditionFailed:
+        raise _name_taken() from None  # claimed by a concurrent create
+    return _view(record)
+
+
+def get_secret(ctx: TenantContext, secret_id: str, store=secrets_table) -> dict[str, Any]:
+    return _view(_read(ctx.tenant_id, secret_id, store))
+
+
+def list_secrets(ctx: TenantContext, limit: int, cursor: str | None, store=secrets_table) -> dict[str, Any]:
+    check_cursor(cursor, lambda after: ids.is_id(after, PREFIX))
+    items, next_cursor = store.list_for_tenant(ctx.tenant_id, limit, cursor)
+    return page([_view(i) for i in items], next_cursor)
+
+
+def update_secret(ctx: TenantContext, secret_id: str, body: SecretUpdate, store=secrets_table) -> dict[str, Any]:
+    current = _read(ctx.tenant_id, secret_id, store)
+    updated = {**current, "updated_at": _later_stamp(timeutil.now(), current["updated_at"])}
+    if "description" in body.model_fields_set:
+        updated["description"] = body.description
+    if "value" in body.model_fields_set:
+        updated["version"] = current["version"] + 1
+        updated["sealed"] = sealing.seal(body.value.encode("utf-8"),
+                                         _context(ctx.tenant_id, secret_id, updated["version"]))
+    try:
+        store.replace(ctx.tenant_id, updated, current["version"], current["updated_at"])
+    except ConditionFailed:
+        raise Conflict("The secret changed or was deleted while it was being updated; read it again.",
+                       {"id": secret_id}) from None
+    return _view(updated)
+
+
+def delete_secret(ctx: TenantContext, secret_id: str, store=secrets_table) -> dict[str, Any]:
+    current = _read(ctx.tenant_id, secret_id, store)
+    try:
+        store.delete(ctx.tenant_id, secret_id, current["name"], current["version"], current["updated_at"])
+    except ConditionFailed:
+        raise Conflict("The secret changed while it was being deleted; try again.", {"id": secret_id}) from None
+    return {"id": secret_id, "deleted": True}
+
+
+def reveal(tenant_id: str, name_or_id: str, store=secrets_table) -> str:
+    """The current value of a tenant's secret, named by its id or its name (any case), for the
+    service's own use (an agent calling another service). NotFound when the tenant has no such
+    secret; sealing.Unsealable when the stored value does not open for it (moved or altered)."""
+    secret_id = name_or_id if ids.is_id(name_or_id, PREFIX) else (
+        store.id_of_name(tenant_id, name_or_id) if _NAME.fullmatch(name_or_id) else None)
+    record = store.get(tenant_id, secret_id) if secret_id else None
+    if record is None:
+        raise _not_found(name_or_id)
+    context = _context(tenant_id, record["id"], record["version"])
+    return sealing.unseal(record["sealed"], context).decode("utf-8")
+
+
+def _later_stamp(now: float, previous: str) -> str:
+    """updated_at is part of the version guard, so a change never reuses the old stamp."""
+    stamp = timeutil.iso(now)
+    while stamp <= previous:
+        now += 0.001
+        stamp = timeutil.iso(now)
+    return stamp

@@ -1,0 +1,81 @@
+"""Operator commands, run with the environment template.yaml gives the functions:
+
+    python -m ops users disable EMAIL   refuse sign-in (403), end every sign-in, revoke the CLI keys
+    python -m ops users enable EMAIL    allow sign-in again (ended sign-ins and keys stay ended)
+    python -m ops tenants set-plan TENANT_ID PLAN     free, starter, growth or enterprise
+    python -m ops tenants suspend TENANT_ID           every credential of the tenant gets 403
+    python -m ops tenants activate TENANT_ID
+
+--local uses the running local stack (the environment it writes to .local/local-stack-env.json).
+Against a deployed stage, export that environment (USERS_TABLE, SESSIONS_TABLE, API_KEYS_TABLE,
+RATE_LIMITS_TABLE and AWS credentials for the stage's account) and run it without --local.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCAL_ENVIRONMENT = ROOT / ".local" / "local-stack-env.json"
+sys.path.insert(0, str(ROOT / "layers" / "shared" / "python"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ops", description=__doc__.splitlines()[0])
+    parser.add_argument("--local", action="store_true", help=f"use the local stack's environment ({LOCAL_ENVIRONMENT})")
+    commands = parser.add_subparsers(dest="noun", required=True)
+    users = commands.add_parser("users", help="user accounts").add_subparsers(dest="verb", required=True)
+    for verb, text in (("disable", "disable an account"), ("enable", "enable an account again")):
+        users.add_parser(verb, help=text).add_argument("email")
+    tenants = commands.add_parser("tenants", help="tenants").add_subparsers(dest="verb", required=True)
+    set_plan = tenants.add_parser("set-plan", help="move a tenant to another plan")
+    set_plan.add_argument("tenant_id")
+    set_plan.add_argument("plan", choices=("free", "starter", "growth", "enterprise"))
+    for verb, text in (("suspend", "suspend a tenant"), ("activate", "make a suspended tenant active")):
+        tenants.add_parser(verb, help=text).add_argument("tenant_id")
+    args = parser.parse_args(argv)
+
+    if args.local:
+        if not LOCAL_ENVIRONMENT.exists():
+            parser.error(f"{LOCAL_ENVIRONMENT} is missing: start the local stack with scripts/dev")
+        os.environ.update(json.loads(LOCAL_ENVIRONMENT.read_text()))
+
+    if args.noun == "users":
+        return _users(args)
+    return _tenants(args)
+
+
+def _users(args: argparse.Namespace) -> int:
+    from svc_core.data import users_table
+    from svc_core.domain.accounts import set_user_status
+
+    user_id = users_table.id_for_email(args.email)
+    if user_id is None:
+        print(f"no user has the e-mail {args.email}", file=sys.stderr)
+        return 1
+    print(json.dumps(set_user_status(user_id, "disabled" if args.verb == "disable" else "active")))
+    return 0
+
+
+def _tenants(args: argparse.Namespace) -> int:
+    from svc_core.data.common import ConditionFailed
+    from svc_core.domain import tenants
+
+    try:
+        if args.verb == "set-plan":
+            tenant = tenants.set_plan(args.tenant_id, args.plan)
+        else:
+            tenant = tenants.set_status(args.tenant_id, "suspended" if args.verb == "suspend" else "active")
+    except ConditionFailed:
+        print(f"no tenant has the id {args.tenant_id}", file=sys.stderr)
+        return 1
+    print(json.dumps({k: tenant[k] for k in ("id", "name", "plan", "status", "updated_at")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
