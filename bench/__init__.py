@@ -57,4 +57,11 @@ child that used it would already hold boto3 and hide the very floor it is compar
    httpx client and key, --load-requests in all (default 2000) or until --load-seconds
    (default 10), whichever comes first. Requests per second, p50 and p99 latency as the
    clients see them, the statuses, and the stack's start time.
+
+5. Webhook delivery (bench/webhooks.py): deliveries per second from one delivery process
+   (WebhookDeliveryFunction's handler called here on batches of 10 messages, one batch after
+   the other, to a loopback receiver answering 204; --webhook-messages, default 500), and the
+   latency from POST /api/v1/projects to the signed project.created at a loopback receiver on
+   the local stack (in a child process; --webhook-events, default 50, one at a time), p50 and
+   p99 (target: under 2 s).
 """

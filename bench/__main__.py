@@ -45,14 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients of the local stack (default 8)")
     parser.add_argument("--load-seconds", type=float, default=10.0,
                         help="time bound of the load run, seconds (default 10)")
+    parser.add_argument("--webhook-messages", type=int, default=500,
+                        help="webhook deliveries for the throughput of one delivery process (default 500)")
+    parser.add_argument("--webhook-events", type=int, default=50,
+                        help="API calls whose webhook latency is measured on the local stack (default 50)")
     parser.add_argument("--no-install", action="store_true",
                         help="do not pip-install bench/requirements.txt; skip the FastAPI + Mangum baseline")
-    parser.add_argument("--only", choices=("cold", "warm", "calls", "load"), action="append",
+    parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks"), action="append",
                         help="run only these parts (repeatable)")
     args = parser.parse_args(argv)
-    parts = set(args.only or ("cold", "warm", "calls", "load"))
+    parts = set(args.only or ("cold", "warm", "calls", "load", "webhooks"))
 
-    from bench import calls, cold, load, report, warm
+    from bench import calls, cold, load, report, warm, webhooks
 
     started = time.monotonic()
     load_before = os.getloadavg()[0]
@@ -85,6 +89,13 @@ def main(argv: list[str] | None = None) -> int:
             _say(f"local stack: {args.load_requests} requests, {args.clients} clients, at most {args.load_seconds:g} s")
             rows += report.load_rows(timed("load", lambda: load.measure(
                 load.stack_env(clean_env), args.clients, args.load_requests, args.load_seconds, progress=_say)))
+        if "webhooks" in parts:
+            _say(f"webhooks: {args.webhook_messages} deliveries from one process, "
+                 f"latency of {args.webhook_events} events on the local stack")
+            delivered = timed("webhooks", lambda: webhooks.throughput(fixture, args.webhook_messages))
+            latency = timed("webhook-latency", lambda: webhooks.latency(load.stack_env(clean_env),
+                                                                        args.webhook_events))
+            rows += report.webhook_rows(delivered, latency)
     finally:
         fixture.stop()
 

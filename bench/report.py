@@ -8,6 +8,7 @@ from bench.calls import RouteCalls
 from bench.cold import Variant
 from bench.load import LoadResult
 from bench.warm import WarmResult, summary
+from bench.webhooks import LatencyResult, ThroughputResult
 
 COLD_FLOOR_TARGET = 1.15
 COLD_FASTAPI_TARGET = 0.70
@@ -104,6 +105,17 @@ def load_rows(r: LoadResult) -> list[tuple]:
            f"of {r.seconds * (os.cpu_count() or 1):.0f} CPU-s ({os.cpu_count()} shared cores); "
            "emulator: the stack's moto server")]
          if r.cpu_s else [])
+
+
+def webhook_rows(t: ThroughputResult, l: LatencyResult) -> list[tuple]:
+    return [
+        ("5. Webhook delivery (loopback receiver answering 204)",),
+        ("  one delivery process, batches of 10", f"{t.per_second:.0f} deliveries/s", "", "",
+         f"{t.delivered} of {t.messages} in {t.seconds:.1f} s, {t.failures} failed; "
+         f"{t.verified_sample} checked with standardwebhooks; moto server"),
+        ("  API call to delivery, local stack", f"p50 {l.p50:.0f} ms, p99 {l.p99:.0f} ms", "< 2 s",
+         verdict(l.p99 < 2000), f"{len(l.latencies_ms)} POST /projects, one at a time; stack start {l.startup_s:.1f} s"),
+    ]
 
 
 def render(rows: list[tuple]) -> str:

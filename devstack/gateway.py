@@ -15,6 +15,7 @@ import json
 import re
 import threading
 import time
+import traceback
 import uuid
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -188,7 +189,8 @@ class Gateway:
         try:
             result = self.functions[route.function].invoke(event)
             status, headers, payload = _from_proxy_result(result)
-        except Exception:  # the function crashed: API Gateway answers 502
+        except Exception:  # the function crashed: API Gateway answers 502 (and Lambda logs the trace)
+            self.log(traceback.format_exc())
             request_id = event["requestContext"]["requestId"]
             status, headers = 502, [("Content-Type", "application/json"), ("X-Request-Id", request_id)]
             payload = json.dumps({"error": {"code": "INTERNAL_ERROR", "message": "The function failed.", "details": {}},

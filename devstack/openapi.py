@@ -49,6 +49,7 @@ def build_document() -> dict[str, Any]:
     )
     resolver = Resolver({})
     seen = set()
+    models: dict[str, tuple[str, str]] = {}
     for logical_id in sorted(resolver.of_type("AWS::Serverless::Function")):
         code_dir = resolver.function_code_dir(logical_id)
         if code_dir in seen:
@@ -56,8 +57,22 @@ def build_document() -> dict[str, Any]:
         seen.add(code_dir)
         api = _api_of(code_dir)
         if api is not None and hasattr(api, "resolver"):
-            merge.add_schema(api.resolver.get_openapi_schema(security_schemes=schemes))
+            schema = api.resolver.get_openapi_schema(security_schemes=schemes)
+            _refuse_clashing_models(schema, models, code_dir.name)
+            merge.add_schema(schema)
     return _without_unused_validation_response(json.loads(merge.get_openapi_json_schema()))
+
+
+def _refuse_clashing_models(schema: Any, models: dict[str, tuple[str, str]], function: str) -> None:
+    """Two functions' models of one name would be merged into one schema, silently describing
+    one of them wrongly: refuse it (rename a model)."""
+    components = json.loads(schema.model_dump_json(by_alias=True, exclude_none=True)).get("components") or {}
+    for name, body in (components.get("schemas") or {}).items():
+        text = json.dumps(body, sort_keys=True)
+        if name in models and models[name][1] != text:
+            raise SystemExit(f"OpenAPI model {name!r} of {function} differs from the one of {models[name][0]}: "
+                             "give one of them another name")
+        models.setdefault(name, (function, text))
 
 
 def _without_unused_validation_response(document: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+import traceback
 from datetime import datetime
 from typing import Any, Callable
 
@@ -108,7 +109,8 @@ class StreamPoller(_Poller):
             try:
                 failed = _failed_ids(self.invoke({"Records": batch})) if self.partial else set()
             except Exception as exc:  # the whole batch comes back
-                self.log(f"stream {self.table}: function raised {type(exc).__name__}; batch will be retried")
+                self.log(f"stream {self.table}: function raised {type(exc).__name__}; batch will be retried\n"
+                         + traceback.format_exc())
                 failed = {batch[0]["dynamodb"]["SequenceNumber"]}
             if failed:
                 first = next((i for i, r in enumerate(batch) if r["dynamodb"]["SequenceNumber"] in failed), 0)
@@ -133,12 +135,28 @@ class StreamPoller(_Poller):
 
 class QueuePoller(_Poller):
     def __init__(self, clients: dict[str, Any], queue_url: str, queue_arn: str, invoke: Callable[[dict], Any],
-                 props: dict[str, Any], log=print) -> None:
+                 props: dict[str, Any], log=print, max_pollers: int = 4) -> None:
         self.sqs, self.url, self.arn, self.invoke, self.log = clients["sqs"], queue_url, queue_arn, invoke, log
         self.batch_size = min(10, int(props.get("BatchSize", 10)))
         self.partial = "ReportBatchItemFailures" in (props.get("FunctionResponseTypes") or [])
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"sqs-{queue_arn.rsplit(':', 1)[-1]}", daemon=True)
+        # ScalingConfig.MaximumConcurrency: that many batches in flight at once (as many pollers,
+        # at most max_pollers here), so one slow batch does not hold back the queue. Else one.
+        concurrency = int((props.get("ScalingConfig") or {}).get("MaximumConcurrency", 1))
+        name = f"sqs-{queue_arn.rsplit(':', 1)[-1]}"
+        self._threads = [threading.Thread(target=self._run, name=f"{name}-{i}", daemon=True)
+                         for i in range(max(1, min(concurrency, max_pollers)))]
+        self._thread = self._threads[0]
+
+    def start(self):
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
 
     def poll_once(self, wait_seconds: int = 1) -> int:
         answer = self.sqs.receive_message(QueueUrl=self.url, MaxNumberOfMessages=self.batch_size,

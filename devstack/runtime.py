@@ -24,6 +24,9 @@ if str(LAYER) not in sys.path:
     sys.path.insert(0, str(LAYER))
 
 
+_COLD_START = threading.Lock()
+
+
 @dataclass
 class LambdaContext:
     function_name: str
@@ -64,7 +67,10 @@ class Function:
         name = f"devstack_fn_{self.logical_id}_{self._made}"
         spec = importlib.util.spec_from_file_location(name, self.code_dir / f"{self.module_file}.py")
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        # One cold start at a time in this process: two threads importing a library's modules for
+        # the first time can each see the other's half-initialised module (Powertools did).
+        with _COLD_START:
+            spec.loader.exec_module(module)
         return getattr(module, self.handler_name)
 
     def _acquire(self) -> Any:
@@ -75,7 +81,11 @@ class Function:
         with self._lock:
             if self._made < self._max:
                 self._made += 1
-                return self._new_container()
+                try:
+                    return self._new_container()
+                except BaseException:
+                    self._made -= 1  # a failed cold start leaves its slot free for the next request
+                    raise
         return self._idle.get()  # every container is busy: wait, as Lambda would queue
 
     def invoke(self, event: dict[str, Any]) -> Any:

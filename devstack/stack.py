@@ -28,8 +28,9 @@ class LocalStack:
         self.persist_dir = persist_dir
         self.dynamodb_local: DynamoDBLocal | None = None
         self.dynamodb_endpoint: str | None = None
-        # Local development: BYOS endpoints may be on loopback (e.g. a local S3 server or Azurite).
-        self.parameters = {"StorageAllowLoopback": "true", **(parameters or {})}
+        # Local development: BYOS endpoints may be on loopback (e.g. a local S3 server or Azurite), and the
+        # model is the offline one (no Bedrock here).
+        self.parameters = {"AllowLoopbackEndpoints": "true", "ModelProvider": "offline", **(parameters or {})}
         self.emulator_endpoint = emulator_endpoint
         self.containers = containers
         self.emulator: subprocess.Popen | None = None

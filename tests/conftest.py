@@ -17,7 +17,9 @@ for path in (ROOT / "layers" / "shared" / "python", ROOT):
 # Tests never reach real AWS: no credentials of the machine are read.
 os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
                    "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
-                   "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_DISABLED": "true"})
+                   "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_DISABLED": "true",
+                   # The offline model only: asking for Bedrock anywhere in the tests raises.
+                   "MODEL_PROVIDER": "offline", "SVC_FORBID_REAL_MODEL": "1"})
 for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
     os.environ.pop(name, None)
 PRISTINE_ENVIRONMENT = dict(os.environ)  # before any stack sets its variables

@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from svc_core.api import AUTHENTICATED, Api
 from svc_core.domain import oauth_connections
 from svc_core.domain.oauth_connections import (
-    AuthorizeBody, Connection, ConnectionDeleted, ConnectionPage, FlowStarted, StartBody,
+    AuthorizeBody, Connection, ConnectionDeleted, ConnectionPage, FlowStarted, OAuthStartBody,
 )
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -28,7 +28,7 @@ def oauth_start(provider: str):
 @api.post("/api/v1/oauth/{provider}/start", scope=AUTHENTICATED, response_model=FlowStarted, tags=TAGS,
           summary="Start connecting a provider account (as GET; the body, if any, is an empty object)",
           description=START)
-def oauth_start_post(provider: str, body: Annotated[Optional[StartBody], Body()] = None):
+def oauth_start_post(provider: str, body: Annotated[Optional[OAuthStartBody], Body()] = None):
     return oauth_connections.start(api.tenant_context(), provider)
 
 

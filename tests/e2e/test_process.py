@@ -54,11 +54,12 @@ def _start(tmp_path, *extra):
                                 "--credentials", str(credentials), *extra], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 90
-    line = ""
+    line, seen = "", []
     while "ready" not in line and time.monotonic() < deadline:
         line = process.stdout.readline()
+        seen.append(line)
         if not line and process.poll() is not None:
-            raise AssertionError("the stack exited before it was ready")
+            raise AssertionError("the stack exited before it was ready:\n" + "".join(seen[-30:]))
     return process, json.loads(credentials.read_text())
 
 

@@ -89,6 +89,9 @@ def test_malformed_json_is_400_naming_the_body(stack, raw_body):
     assert reply.status == 400 and reply.error["code"] == "VALIDATION_ERROR", reply
     assert [f["field"] for f in reply.error["details"]["fields"]] == ["body"]
     assert call("projects", "Projects-ListProjects", token=key).data["items"] == []
+    # Where the body is optional, JSON null is no body (as the schema allows), not a bad one.
+    logout = call("auth", "Auth-Logout", raw_body="null")
+    assert logout.status == 401 and logout.error["code"] == "UNAUTHORIZED", logout
 
 
 def test_a_missing_or_non_object_body_is_400(stack):

@@ -11,8 +11,9 @@ import pytest
 from svc_core import plans, regions
 from tests.support.functions import api_event, load_function, Reply
 from tests.support.projects import assert_envelope, assert_error, bad_fields
+from tests.support.stack import provisioned_stack
 from tests.support.regions import (
-    MISSING_TENANT, check_feature, get_prefs, get_storage, patch_prefs, provisioned_stack, put_storage, regions_api,
+    MISSING_TENANT, check_feature, get_prefs, get_storage, patch_prefs, put_storage, regions_api,
     routing_info, set_plan, tenant_item, tenant_on, validate,
 )
 

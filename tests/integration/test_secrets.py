@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from tests.support.stack import provisioned_stack
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
 
@@ -28,16 +29,7 @@ LIMIT = 65536
 
 @pytest.fixture(scope="module")
 def stack(emulator):
-    """One stack for the module (provisioned once): each test makes its own tenants and looks
-    only at their items."""
-    from svc_core import config
-    from tests.support.stack import Stack
-    emulator.reset()
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        made = Stack(emulator.endpoint, monkeypatch)
-        yield made
-        made.forget_caches()
-    config.settings.cache_clear()
+    yield from provisioned_stack(emulator)
 
 
 @pytest.fixture(scope="module")

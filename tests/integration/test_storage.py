@@ -21,8 +21,9 @@ import pytest
 from svc_core import config, sealing
 from tests.support.ci import in_ci
 from tests.support.projects import assert_error, bad_fields
+from tests.support.stack import provisioned_stack
 from tests.support.regions import (
-    get_storage, provisioned_stack, put_storage, routing_info, tenant_item, tenant_on, validate,
+    get_storage, put_storage, routing_info, tenant_item, tenant_on, validate,
 )
 from tests.support.storage_servers import AuthS3, Azurite, SilentServer, Unavailable, closed_port_endpoint
 
@@ -316,7 +317,7 @@ def test_loopback_is_allowed_only_by_the_development_setting(stack, s3, setting)
     tenant, key = tenant_on(stack, "growth")
     bucket = s3.new_bucket()
     assert put_storage(key, tenant, s3_body(s3, bucket)).status == 200  # the tests' stack allows loopback
-    setting("STORAGE_ALLOW_LOOPBACK", "false")
+    setting("ALLOW_LOOPBACK_ENDPOINTS", "false")
     for endpoint, code in ((s3.endpoint, "loopback"), (s3.endpoint.replace("127.0.0.1", "localhost"), "loopback"),
                            ("https://127.0.0.2", "loopback"), ("https://[::1]", "loopback")):
         reply = put_storage(key, tenant, s3_body(s3, bucket, byosEndpoint=endpoint))

@@ -58,16 +58,3 @@ def tenant_on(stack, plan: str, scopes: list[str] | None = None) -> tuple[str, s
     tenant_id, key = stack.tenant_with_key(scopes)
     set_plan(tenant_id, plan)
     return tenant_id, key
-
-
-def provisioned_stack(emulator):
-    """One provisioned stack for a whole test module (the `stack` fixture provisions one per test,
-    about a second each): the module's tests each make their own tenants, so they share it."""
-    import pytest
-
-    from tests.support.stack import Stack
-    with pytest.MonkeyPatch.context() as patch:
-        emulator.reset()
-        stack = Stack(emulator.endpoint, patch)
-        yield stack
-        stack.forget_caches()

@@ -96,7 +96,7 @@ class Provisioned:
                 secrets.put_secret_value(SecretId=arn, SecretString=value)
 
 
-DEFAULT_PARAMETERS = {"StorageAllowLoopback": "true"}
+DEFAULT_PARAMETERS = {"AllowLoopbackEndpoints": "true", "ModelProvider": "offline"}
 
 
 class Stack:
@@ -155,3 +155,22 @@ class Stack:
     def client(self, service: str):
         from svc_core import aws
         return aws.client(service)
+
+
+def provisioned_stack(emulator):
+    """One provisioned stack for a whole test module, for modules whose tests each make their own
+    tenants and so can share one (no wipe between them). Use as a module-scoped fixture:
+
+        @pytest.fixture(scope="module")
+        def stack(emulator):
+            yield from provisioned_stack(emulator)
+    """
+    import pytest
+
+    from svc_core import config
+    with pytest.MonkeyPatch.context() as patch:
+        emulator.reset()
+        stack = Stack(emulator.endpoint, patch)
+        yield stack
+        stack.forget_caches()
+    config.settings.cache_clear()

@@ -386,6 +386,9 @@ def _check_body(event: dict[str, Any], spec: RouteSpec | None = None) -> None:
     except ValueError:
         raise ValidationFailed("The request is not valid.", {"fields": [
             {"field": "body", "in": "body", "reason": "the body is not valid JSON"}]}) from None
+    if value is None:  # JSON null: no body (what an optional body allows; a required one is then missing)
+        event["body"], event["isBase64Encoded"] = None, False
+        return
     if not isinstance(value, dict):
         raise ValidationFailed("The request is not valid.", {"fields": [
             {"field": "body", "in": "body", "reason": "the body must be a JSON object"}]})

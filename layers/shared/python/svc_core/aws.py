@@ -33,14 +33,15 @@ def _session() -> Any:
 
 
 @lru_cache(maxsize=None)
-def client(service: str) -> Any:
+def client(service: str, read_timeout: int = 10) -> Any:
+    """A client of the service; read_timeout longer only for slow answers (a model's)."""
     with _lock:  # botocore sessions are not thread-safe while creating clients
         region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
         return _session().create_client(
             service,
             region_name=region,
             config=Config(retries={"mode": "standard", "max_attempts": 3},
-                          connect_timeout=2, read_timeout=10, max_pool_connections=32),
+                          connect_timeout=2, read_timeout=read_timeout, max_pool_connections=32),
         )
 
 

@@ -21,6 +21,9 @@ class Settings:
     users_table: str
     sessions_table: str
     cli_sessions_table: str
+    webhooks_table: str
+    webhook_deliveries_table: str
+    webhook_delivery_queue_url: str
     oauth_flows_table: str
     oauth_connections_table: str
     secrets_table: str
@@ -51,9 +54,19 @@ class Settings:
     stage: str
     # BYOS storage: the region serving a request, and the probe of a customer's endpoint.
     aws_region: str = "us-east-1"
-    storage_allow_loopback: bool = False     # loopback endpoints (and http) for local development only
+    allow_loopback_endpoints: bool = False     # loopback endpoints (and http) for local development only
     storage_probe_connect_timeout_seconds: float = 3.0
     storage_probe_read_timeout_seconds: float = 5.0
+    # Webhook delivery: seconds before each retry (comma-separated), the HTTP timeout, the dead letters.
+    webhook_retry_schedule: str = "5,300,1800,7200,18000,36000,36000"
+    webhook_timeout_seconds: float = 15.0
+    webhook_delivery_dead_letter_queue_url: str = ""
+    # Models (svc_core/models): the provider, the default model, the models a tenant may choose; usage records.
+    # Unset, the provider is the offline one: only a deployed stack (template.yaml) calls Bedrock.
+    model_provider: str = "offline"
+    model_id: str = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    model_allowed_ids: str = ""
+    usage_table: str = "usage"
 
 
 def _int(name: str, default: int) -> int:
@@ -71,6 +84,9 @@ def settings() -> Settings:
         tenants_table=env("TENANTS_TABLE", "tenants"),
         users_table=env("USERS_TABLE", "users"),
         sessions_table=env("SESSIONS_TABLE", "sessions"),
+        webhooks_table=env("WEBHOOKS_TABLE", "webhooks"),
+        webhook_deliveries_table=env("WEBHOOK_DELIVERIES_TABLE", "webhook-deliveries"),
+        webhook_delivery_queue_url=env("WEBHOOK_DELIVERY_QUEUE_URL", ""),
         cli_sessions_table=env("CLI_SESSIONS_TABLE", "cli-sessions"),
         oauth_flows_table=env("OAUTH_FLOWS_TABLE", "oauth-flows"),
         oauth_connections_table=env("OAUTH_CONNECTIONS_TABLE", "oauth-connections"),
@@ -101,7 +117,14 @@ def settings() -> Settings:
         tenant_policy_cache_seconds=_int("TENANT_POLICY_CACHE_SECONDS", 60),
         stage=env("STAGE", "dev"),
         aws_region=env("AWS_REGION") or env("AWS_DEFAULT_REGION") or "us-east-1",
-        storage_allow_loopback=env("STORAGE_ALLOW_LOOPBACK", "false").strip().lower() == "true",
+        allow_loopback_endpoints=env("ALLOW_LOOPBACK_ENDPOINTS", "false").strip().lower() == "true",
         storage_probe_connect_timeout_seconds=float(env("STORAGE_PROBE_CONNECT_TIMEOUT_SECONDS", "3")),
         storage_probe_read_timeout_seconds=float(env("STORAGE_PROBE_READ_TIMEOUT_SECONDS", "5")),
+        webhook_retry_schedule=env("WEBHOOK_RETRY_SCHEDULE") or "5,300,1800,7200,18000,36000,36000",
+        webhook_timeout_seconds=float(env("WEBHOOK_TIMEOUT_SECONDS", "15")),
+        webhook_delivery_dead_letter_queue_url=env("WEBHOOK_DELIVERY_DLQ_URL", ""),
+        model_provider=env("MODEL_PROVIDER") or "offline",
+        model_id=env("MODEL_ID") or Settings.model_id,
+        model_allowed_ids=env("MODEL_ALLOWED_IDS", ""),
+        usage_table=env("USAGE_TABLE", "usage"),
     )

@@ -1,6 +1,8 @@
-"""Where the service may connect on a tenant's behalf: the rules for a BYOS endpoint (SSRF).
+"""Where the service may connect on a tenant's behalf: the rules for a BYOS endpoint or a
+webhook URL (SSRF).
 
-A tenant names an endpoint (its own S3, R2, GCS or Azure storage) and the service connects to it.
+A tenant names an endpoint (its own S3, R2, GCS or Azure storage, or its webhook receiver) and
+the service connects to it.
 Without these rules that would let a caller make the service reach what only the service can
 reach: the instance metadata service, the VPC, the emulator on loopback. So, before any
 connection, the endpoint is parsed, its host resolved, and every address it resolves to checked;
@@ -15,7 +17,7 @@ every other address that is not globally routable (documentation, benchmarking, 
 ranges); IPv6 forms that carry an IPv4 address (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible
 ::a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16, Teredo) are judged by that IPv4 address too.
 Only https is allowed, but for loopback endpoints when the deployment allows them (the
-StorageAllowLoopback parameter, for local development: then http too, and loopback only).
+AllowLoopbackEndpoints parameter, for local development: then http too, and loopback only).
 """
 
 from __future__ import annotations
@@ -144,28 +146,32 @@ def resolve(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(info[4][0] for info in infos))
 
 
-def parse(url: str) -> tuple[str, str, int]:
-    """(scheme, host, port) of an endpoint URL, or EndpointRefused('malformed')."""
+def parse(url: str, *, allow_query: bool = False) -> tuple[str, str, int]:
+    """(scheme, host, port) of an endpoint URL, or EndpointRefused('malformed').
+
+    allow_query: a query string is part of the URL (a webhook's ?token=...); a storage endpoint
+    has none."""
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
         raise EndpointRefused("malformed") from None
     if (parts.scheme not in ("http", "https") or not parts.hostname or parts.username is not None
-            or parts.password is not None or parts.query or parts.fragment or "@" in parts.netloc
+            or parts.password is not None or (parts.query and not allow_query) or parts.fragment
+            or "@" in parts.netloc
             or any(c.isspace() or ord(c) < 0x20 for c in url)):
         raise EndpointRefused("malformed")
     return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
 def check(url: str, *, allow_loopback: bool, require_resolution: bool = True,
-          resolver: Resolver | None = None) -> Target:
+          resolver: Resolver | None = None, allow_query: bool = False) -> Target:
     """The endpoint as a Target whose addresses may all be connected to, or EndpointRefused.
 
     require_resolution=False (when a configuration is saved): a name that does not resolve is
     accepted, as DNS may be down or the name not yet public; it is checked again, and must
-    resolve, before every connection."""
-    scheme, host, port = parse(url)
+    resolve, before every connection. allow_query: see parse."""
+    scheme, host, port = parse(url, allow_query=allow_query)
     literal = _ip_literal(host)
     if literal is not None:
         addresses = [str(literal)]

@@ -70,6 +70,19 @@ class ProviderError(ServiceError):
     code, status, default_message = "PROVIDER_ERROR", 502, "The OAuth provider refused the request or did not answer."
 
 
+class ModelThrottled(ServiceError):
+    code, status, default_message = "MODEL_THROTTLED", 429, "The model is busy; try again shortly."
+
+    def __init__(self, message: str | None = None, details: dict[str, Any] | None = None,
+                 retry_after_seconds: int = 10) -> None:
+        super().__init__(message, {"retryAfterSeconds": retry_after_seconds, **(details or {})},
+                         {"Retry-After": str(retry_after_seconds)})
+
+
+class ModelUnavailable(ServiceError):
+    code, status, default_message = "MODEL_UNAVAILABLE", 502, "The model could not answer this request."
+
+
 class InternalError(ServiceError):
     pass
 
@@ -78,5 +91,6 @@ class InternalError(ServiceError):
 ALL_ERRORS: tuple[type[ServiceError], ...] = (
     ValidationFailed, Unauthorized, Forbidden, NotFound, MethodNotAllowed, Conflict, LoginSessionConsumed,
     LoginSessionExpired,
-    PayloadTooLarge, UnsupportedMediaType, RateLimited, ProviderError, InternalError,
+    PayloadTooLarge, UnsupportedMediaType, RateLimited, ProviderError, ModelThrottled, ModelUnavailable,
+    InternalError,
 )

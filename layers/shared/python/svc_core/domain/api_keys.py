@@ -16,7 +16,7 @@ from svc_core.context import TenantContext
 from svc_core.schemas import RequestBody, whole_number
 from svc_core.data import api_keys_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain.paging import check_cursor, page
+from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, Forbidden, NotFound
 from svc_core.scopes import SCOPES
 
@@ -134,9 +134,7 @@ def get_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[str, 
 
 
 def list_keys(ctx: TenantContext, limit: int, cursor: str | None, store=api_keys_table) -> dict[str, Any]:
-    check_cursor(cursor, lambda after: ids.is_id(after, "key"))
-    items, next_cursor = store.list_for_tenant(ctx.tenant_id, limit, cursor)
-    return page([_view(i) for i in items], next_cursor)
+    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix="key", view=_view)
 
 
 def revoke_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[str, Any]:

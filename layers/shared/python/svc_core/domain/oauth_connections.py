@@ -37,7 +37,7 @@ from svc_core.config import settings
 from svc_core.context import TenantContext
 from svc_core.data import oauth_connections_table, oauth_flows_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain.paging import check_cursor, page
+from svc_core.domain.paging import tenant_page
 from svc_core.errors import Forbidden, NotFound, ProviderError, ServiceError, ValidationFailed
 from svc_core.log import logger
 from svc_core.schemas import RequestBody
@@ -125,7 +125,7 @@ def _client_secret(p: Provider) -> str | None:
 State = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{43}$")]
 
 
-class StartBody(RequestBody):
+class OAuthStartBody(RequestBody):
     """POST start takes no fields (an empty object, or no body)."""
 
 
@@ -297,9 +297,7 @@ def _not_found(connection_id: str) -> NotFound:
 
 def list_connections(ctx: TenantContext, limit: int, cursor: str | None,
                      store=oauth_connections_table) -> dict[str, Any]:
-    check_cursor(cursor, lambda after: ids.is_id(after, PREFIX))
-    items, next_cursor = store.list_for_tenant(ctx.tenant_id, limit, cursor)
-    return page([_view(i) for i in items], next_cursor)
+    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
 
 
 def delete_connection(ctx: TenantContext, connection_id: str, store=oauth_connections_table) -> dict[str, Any]:

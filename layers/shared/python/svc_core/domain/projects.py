@@ -11,7 +11,7 @@ from svc_core.context import TenantContext
 from svc_core.schemas import VISIBLE, PatchBody, RequestBody
 from svc_core.data import projects_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain.paging import check_cursor, page
+from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, NotFound
 
 # pattern: at least one visible character (so the schema, too, refuses a blank name)
@@ -82,9 +82,7 @@ def get_project(ctx: TenantContext, project_id: str, store=projects_table) -> di
 
 
 def list_projects(ctx: TenantContext, limit: int, cursor: str | None, store=projects_table) -> dict[str, Any]:
-    check_cursor(cursor, lambda after: ids.is_id(after, "proj"))
-    items, next_cursor = store.list_for_tenant(ctx.tenant_id, limit, cursor)
-    return page([_view(i) for i in items], next_cursor)
+    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix="proj", view=_view)
 
 
 def update_project(ctx: TenantContext, project_id: str, body: ProjectUpdate, store=projects_table) -> dict[str, Any]:

@@ -211,7 +211,7 @@ def _check_byos(body: StorageConfigBody, tenant: dict[str, Any], *,
     if url is not None and not any(p["field"] == "byosEndpoint" for p in problems):
         try:
             # A name that does not resolve passes here; the probe reports it as unreachable.
-            target = guard(url, allow_loopback=settings().storage_allow_loopback, require_resolution=False)
+            target = guard(url, allow_loopback=settings().allow_loopback_endpoints, require_resolution=False)
         except endpoint_guard.EndpointRefused as refused:
             problems.append(_problem("byosEndpoint", refused.reason, code=refused.code))
     if problems:

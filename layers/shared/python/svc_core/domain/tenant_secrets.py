@@ -22,7 +22,7 @@ from svc_core import ids, sealing, timeutil
 from svc_core.context import TenantContext
 from svc_core.data import secrets_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain.paging import check_cursor, page
+from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, NotFound, ValidationFailed
 from svc_core.schemas import PatchBody, RequestBody
 
@@ -136,9 +136,7 @@ def get_secret(ctx: TenantContext, secret_id: str, store=secrets_table) -> dict[
 
 
 def list_secrets(ctx: TenantContext, limit: int, cursor: str | None, store=secrets_table) -> dict[str, Any]:
-    check_cursor(cursor, lambda after: ids.is_id(after, PREFIX))
-    items, next_cursor = store.list_for_tenant(ctx.tenant_id, limit, cursor)
-    return page([_view(i) for i in items], next_cursor)
+    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
 
 
 def update_secret(ctx: TenantContext, secret_id: str, body: SecretUpdate, store=secrets_table) -> dict[str, Any]:

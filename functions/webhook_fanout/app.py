@@ -1,0 +1,35 @@
+"""Fans each service event out to the webhook subscriptions that want it.
+
+The webhook queue receives every event from the EventBridge bus (the envelope's `detail` is
+the event). For each, one delivery message per enabled subscription of the event's tenant that
+wants its type goes onto the delivery queue, so every (event, subscription) pair is delivered,
+retried and given up on independently. A record whose fan-out fails is reported as a batch
+item failure and comes back; a retried fan-out may enqueue a pair it had already enqueued, so a
+consumer may see an event twice: it deduplicates by `webhook-id` (the event id), as Standard
+Webhooks asks.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+from svc_core import webhook_messages
+from svc_core.data import webhooks_table
+from svc_core.log import logger
+
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+def fan_out(record) -> None:
+    event = json.loads(record.body)["detail"]
+    subscriptions = webhooks_table.subscribers(event["tenantId"], event["type"])
+    webhook_messages.enqueue([webhook_messages.delivery_message(event, s["id"]) for s in subscriptions])
+    logger.info("event fanned out", extra={"event_id": event["id"], "event_type": event["type"],
+                                           "tenant_id": event["tenantId"], "subscriptions": len(subscriptions)})
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return process_partial_response(event=event, record_handler=fan_out, processor=processor, context=context)

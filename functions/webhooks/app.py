@@ -1,0 +1,71 @@
+"""Webhooks: register, read, change, delete, rotate the signing secret, send a test event, and
+read the delivery log. Secrets are sealed at rest and never answered (but a generated one, once)."""
+
+from typing import Annotated, Optional
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+
+from svc_core.api import Api
+from svc_core.domain import webhooks
+from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+from svc_core.domain.webhooks import (
+    DeliveryPage, TestEvent, Webhook, WebhookCreate, WebhookDeleted, WebhookPage, WebhookRotate, WebhookRotated,
+    WebhookUpdate,
+)
+
+api = Api()
+TAGS = ["Webhooks"]
+
+
+@api.get("/api/v1/webhooks", scope="webhooks:read", response_model=WebhookPage, tags=TAGS,
+         summary="List the tenant's webhooks, newest first (never their secrets)")
+def list_webhooks(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+                  cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+    return webhooks.list_webhooks(api.tenant_context(), limit, cursor)
+
+
+@api.post("/api/v1/webhooks", scope="webhooks:write", status=201, response_model=Webhook, tags=TAGS, errors=(409,),
+          summary="Register a webhook (its secret is sealed and never answered)")
+def create_webhook(body: WebhookCreate):
+    return webhooks.create_webhook(api.tenant_context(), body)
+
+
+@api.get("/api/v1/webhooks/{id}", scope="webhooks:read", response_model=Webhook, tags=TAGS,
+         summary="Read one webhook")
+def get_webhook(id: str):  # noqa: A002 - the path parameter's name
+    return webhooks.get_webhook(api.tenant_context(), id)
+
+
+@api.patch("/api/v1/webhooks/{id}", scope="webhooks:write", response_model=Webhook, tags=TAGS, errors=(409,),
+           summary="Change the URL, the events, the description, or enable / disable deliveries")
+def update_webhook(id: str, body: WebhookUpdate):  # noqa: A002
+    return webhooks.update_webhook(api.tenant_context(), id, body)
+
+
+@api.delete("/api/v1/webhooks/{id}", scope="webhooks:write", response_model=WebhookDeleted, tags=TAGS,
+            summary="Delete a webhook: no delivery is made to it any more")
+def delete_webhook(id: str):  # noqa: A002
+    return webhooks.delete_webhook(api.tenant_context(), id)
+
+
+@api.post("/api/v1/webhooks/{id}/rotate-secret", scope="webhooks:write", response_model=WebhookRotated, tags=TAGS,
+          errors=(409,), summary="Sign with a new secret; the previous ones keep signing for the overlap")
+def rotate_webhook_secret(id: str, body: Annotated[WebhookRotate, Body()] = None):  # noqa: A002 - an optional object
+    return webhooks.rotate_secret(api.tenant_context(), id, body or WebhookRotate())
+
+
+@api.post("/api/v1/webhooks/{id}/test", scope="webhooks:write", status=202, response_model=TestEvent, tags=TAGS,
+          errors=(409,), summary="Send this webhook a webhook.test event (queued; see its deliveries)")
+def test_webhook(id: str):  # noqa: A002
+    return webhooks.send_test(api.tenant_context(), id)
+
+
+@api.get("/api/v1/webhooks/{id}/deliveries", scope="webhooks:read", response_model=DeliveryPage, tags=TAGS,
+         summary="The webhook's delivery attempts, newest first (kept 30 days)")
+def list_webhook_deliveries(id: str,  # noqa: A002
+                            limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+                            cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+    return webhooks.list_deliveries(api.tenant_context(), id, limit, cursor)
+
+
+lambda_handler = api.handler

@@ -1,0 +1,76 @@
+"""The usage table: one item per model call, the single record the billing debits.
+
+Partition tenantId, sort sk = `<ISO time>#<ULID>` (a tenant's calls in time order, so a billing
+period is one key range). Item: tenantId, sk, source ("run" | "message"), sourceId (run_… or
+msg_…), model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, estimated,
+priceVersion, microCredits, created_at (svc_core/metering.py builds it).
+
+Index bySource (partition sourceId, sort sk) finds a run's or a message's calls; like every
+index it is eventually consistent (a record is usually there within a second of its write).
+Records are never updated or deleted by the service.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from svc_core import aws
+from svc_core.config import settings
+from svc_core.dynamo import from_item, to_item, values
+
+BY_SOURCE_INDEX = "bySource"
+_COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "microCredits")
+
+
+def _table() -> str:
+    return settings().usage_table
+
+
+def _public(item: dict[str, Any]) -> dict[str, Any]:
+    record = from_item(item)
+    record.pop("sk", None)
+    return record
+
+
+def record(usage_record: dict[str, Any]) -> None:
+    """Store one call's record (its sort key is new: a write never replaces another record)."""
+    aws.client("dynamodb").put_item(TableName=_table(), Item=to_item(usage_record),
+                                    ConditionExpression="attribute_not_exists(sk)")
+
+
+def _pages(query: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    while True:
+        answer = aws.client("dynamodb").query(**query)
+        yield from (_public(i) for i in answer.get("Items", []))
+        if "LastEvaluatedKey" not in answer:
+            return
+        query = {**query, "ExclusiveStartKey": answer["LastEvaluatedKey"]}
+
+
+def records_for(tenant_id: str, source_id: str) -> list[dict[str, Any]]:
+    """The calls of one run or message of this tenant, oldest first."""
+    return list(_pages({"TableName": _table(), "IndexName": BY_SOURCE_INDEX,
+                        "KeyConditionExpression": "sourceId = :s", "FilterExpression": "tenantId = :t",
+                        "ExpressionAttributeValues": values(s=source_id, t=tenant_id)}))
+
+
+def records_between(tenant_id: str, start_iso: str, end_iso: str) -> list[dict[str, Any]]:
+    """A tenant's calls with start_iso <= created_at < end_iso, oldest first (read consistently)."""
+    return list(_pages({"TableName": _table(), "ConsistentRead": True,
+                        "KeyConditionExpression": "tenantId = :t AND sk BETWEEN :a AND :b",
+                        "FilterExpression": "created_at < :end",
+                        "ExpressionAttributeValues": values(t=tenant_id, a=start_iso, b=end_iso + "#~",
+                                                            end=end_iso)}))
+
+
+def summed(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Totals of some records: the four token counts, microCredits, calls, and whether any was estimated."""
+    totals: dict[str, Any] = {name: sum(r.get(name, 0) for r in records) for name in _COUNTS}
+    totals["calls"] = len(records)
+    totals["estimated"] = any(r.get("estimated") for r in records)
+    return totals
+
+
+def total_for(tenant_id: str, source_id: str) -> dict[str, Any]:
+    """What one run or message used and cost: the sum of its records (zero when it has none)."""
+    return summed(records_for(tenant_id, source_id))

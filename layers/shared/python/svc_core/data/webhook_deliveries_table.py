@@ -1,0 +1,54 @@
+"""The webhook deliveries table: one item per delivery attempt, kept 30 days (TTL).
+
+Partition webhookId, sort attemptKey = "<attemptedAt ms, 13 digits>#<eventId>#<attempt, 2 digits>",
+so a webhook's attempts read newest first. Item: {webhookId, attemptKey, tenantId, eventId,
+eventType, attempt, outcome (delivered, retrying, failed, disabled, skipped), statusCode or null,
+latencyMs or null, error or null, nextRetryAt (ISO) or null, attemptedAt (ISO), ttl}.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svc_core import aws
+from svc_core.config import settings
+from svc_core.data.common import decode_cursor, encode_cursor
+from svc_core.dynamo import from_item, to_item, values
+
+RETENTION_SECONDS = 30 * 86400
+
+
+def _table() -> str:
+    return settings().webhook_deliveries_table
+
+
+def attempt_key(attempted_at_ms: int, event_id: str, attempt: int) -> str:
+    return f"{attempted_at_ms:013d}#{event_id}#{attempt:02d}"
+
+
+def record(attempt: dict[str, Any], attempted_at: float) -> None:
+    """Store one attempt (attempt carries every field of the item but attemptKey and ttl)."""
+    item = {**attempt, "attemptKey": attempt_key(int(attempted_at * 1000), attempt["eventId"], attempt["attempt"]),
+            "ttl": int(attempted_at) + RETENTION_SECONDS}
+    aws.client("dynamodb").put_item(TableName=_table(), Item=to_item(item))
+
+
+def list_for_webhook(tenant_id: str, webhook_id: str, limit: int,
+                     cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """Newest first. Only the tenant's own attempts (the webhook id was checked by the caller too)."""
+    query: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "webhookId = :w",
+                             "FilterExpression": "tenantId = :t",
+                             "ExpressionAttributeValues": values(w=webhook_id, t=tenant_id),
+                             "ScanIndexForward": False, "Limit": limit}
+    if cursor:
+        query["ExclusiveStartKey"] = {"webhookId": {"S": webhook_id},
+                                      "attemptKey": {"S": decode_cursor(cursor)["after"]}}
+    answer = aws.client("dynamodb").query(**query)
+    items = [from_item(i) for i in answer.get("Items", [])]
+    next_cursor = None
+    if answer.get("LastEvaluatedKey"):
+        next_cursor = encode_cursor({"after": answer["LastEvaluatedKey"]["attemptKey"]["S"]})
+    for item in items:
+        for hidden in ("ttl", "tenantId"):
+            item.pop(hidden, None)
+    return items, next_cursor

@@ -1,0 +1,260 @@
+"""Webhook delivery: one attempt at one (event, subscription) pair, and what follows from it.
+
+The fan-out puts one message per pair on the delivery queue (svc_core/webhook_messages.py);
+the delivery function takes each message off and calls process(), which:
+
+- loads the subscription: deleted or disabled -> the attempt is logged `skipped`, the message
+  deleted;
+- signs the event as Standard Webhooks does: `webhook-id` = the event id (the same on every
+  retry, and what consumers deduplicate by), `webhook-timestamp` = the attempt's time (epoch
+  seconds), `webhook-signature` = `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with every
+  secret not expired (several space-separated during a rotation); the body is the event's JSON;
+- POSTs it (svc_core/webhook_http.py: address check on every attempt, no redirects, one timeout);
+- 2xx: `delivered`; the subscription's failing streak ends;
+- 410 Gone: the subscription is disabled with a reason the tenant sees, `disabled`, no retry;
+- anything else (3xx, 4xx, 5xx, timeout, refused connection, address refused): a failure. The
+  next attempt comes after the schedule's delay for this attempt plus 0-20% jitter (never
+  sooner than the schedule says, so the whole schedule always spans what it documents); a 429 or 503
+  with Retry-After waits at least that long; every delay is capped at 12 h (SQS's longest
+  visibility). The message is hidden for that delay (ChangeMessageVisibility) and reported as a
+  batch item failure, so SQS hands it back then: `retrying`;
+- a URL that waiting cannot make acceptable (an IP literal in a refused range,
+  a malformed URL, http to a public host) is not retried; a name that resolves to a refused
+  address is (DNS may be fixed), but it is never connected to;
+- after the last attempt (schedule length + 1 attempts), or a failure that is not retried:
+  `failed`, and the message moves to the delivery dead-letter queue;
+- a subscription failing without a success for 5 days is disabled (`disabled`), with the reason.
+
+Attempt numbers are the message's ApproximateReceiveCount. A crash of the function (or of a
+batch) leaves the message on the queue: it comes back when its visibility timeout ends (the
+attempt number then skips one). The queue's redrive (maxReceiveCount = schedule length + 1) is
+the backstop that moves a message to the dead letters if the last attempt itself crashed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import random
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any, Callable
+
+from svc_core import sealing, timeutil, webhook_http, webhook_messages
+from svc_core.config import settings
+from svc_core.data import webhook_deliveries_table, webhooks_table
+from svc_core.data.common import ConditionFailed
+from svc_core.log import logger
+
+USER_AGENT = "svc-webhooks/1.0 (webhook delivery of the svc API)"
+MAX_DELAY_SECONDS = 12 * 3600          # SQS's longest visibility timeout
+JITTER = 0.2                           # up to 20% added to the scheduled delay
+DISABLE_AFTER_SECONDS = 5 * 86400      # failing without a success for this long disables
+RETRY_AFTER_STATUSES = (429, 503)
+
+
+# ---- the rules ---------------------------------------------------------------------------
+
+def parse_schedule(text: str) -> tuple[int, ...]:
+    """"5,300,1800" -> (5, 300, 1800): the delay before each retry, in seconds."""
+    try:
+        delays = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"the retry schedule must be comma-separated seconds, not {text!r}") from None
+    if not delays or any(d < 0 for d in delays):
+        raise ValueError(f"the retry schedule must be comma-separated seconds, not {text!r}")
+    return delays
+
+
+def max_attempts(schedule: tuple[int, ...]) -> int:
+    return len(schedule) + 1
+
+
+def retry_delay(attempt: int, schedule: tuple[int, ...], *, retry_after: float | None = None,
+                rand: Callable[[], float] = random.random) -> int | None:
+    """Seconds to wait after failed attempt number `attempt` (1-based), or None when it was the last."""
+    if attempt >= max_attempts(schedule):
+        return None
+    delay = schedule[max(attempt, 1) - 1] * (1 + JITTER * rand())
+    if retry_after is not None:
+        delay = max(delay, retry_after)
+    return int(min(MAX_DELAY_SECONDS, max(0, round(delay))))
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Retry-After as seconds from now: delta-seconds or an HTTP date; None if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - now)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def is_success(status: int | None) -> bool:
+    return status is not None and 200 <= status < 300
+
+
+def retried_after_refusal(refused) -> bool:
+    """An address refused at delivery: retry only when it came from DNS (which may change)."""
+    return refused.code == "does_not_resolve" or (refused.resolved and refused.code not in ("malformed", "scheme"))
+
+
+def sign(keys: list[bytes], msg_id: str, timestamp: int, body: bytes) -> str:
+    signed = f"{msg_id}.{timestamp}.".encode() + body
+    return " ".join("v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+                    for key in keys)
+
+
+def secret_key(secret: str) -> bytes:
+    """The HMAC key of a `whsec_<base64>` secret."""
+    return base64.b64decode(secret.removeprefix("whsec_") + "==")
+
+
+# ---- secrets ------------------------------------------------------------------------------
+
+_unsealed: "OrderedDict[tuple[str, str, str], bytes]" = OrderedDict()
+_unsealed_lock = threading.Lock()
+
+
+def _unseal(sealed: dict[str, Any], tenant_id: str, webhook_id: str) -> bytes:
+    """The key of one sealed secret; kept in this container's memory (bounded), as KMS is a call."""
+    cache_key = (tenant_id, webhook_id, sealed["ciphertext"])
+    with _unsealed_lock:
+        if cache_key in _unsealed:
+            return _unsealed[cache_key]
+    context = {"purpose": "webhook-secret", "tenantId": tenant_id, "webhookId": webhook_id}
+    key = secret_key(sealing.unseal(sealed, context).decode())
+    with _unsealed_lock:
+        _unsealed[cache_key] = key
+        while len(_unsealed) > 512:
+            _unsealed.popitem(last=False)
+    return key
+
+
+def signing_keys(subscription: dict[str, Any], tenant_id: str, now: float) -> list[bytes]:
+    """Every secret that has not expired (newest first); the newest alone if all have."""
+    secrets = sorted(subscription.get("secrets") or [], key=lambda s: s.get("created_at") or "", reverse=True)
+    live = [s for s in secrets if s.get("expiresAt") is None or s["expiresAt"] > now] or secrets[:1]
+    return [_unseal(s["sealed"], tenant_id, subscription["id"]) for s in live]
+
+
+# ---- one attempt --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Decision:
+    outcome: str                  # delivered, retrying, failed, disabled, skipped
+    retry_in: int | None = None   # retrying: seconds until the next attempt
+    dead_letter: bool = False     # failed: keep the message on the dead-letter queue
+
+
+def deliver(message: dict[str, Any], attempt: int, *, now: float | None = None,
+            post: Callable[..., webhook_http.HttpResult] = webhook_http.post,
+            rand: Callable[[], float] = random.random) -> Decision:
+    """Make attempt number `attempt` of this delivery message, log it, and say what follows."""
+    cfg = settings()
+    now = timeutil.now() if now is None else now
+    event, tenant_id, webhook_id = message["event"], message["tenantId"], message["webhookId"]
+    schedule = parse_schedule(cfg.webhook_retry_schedule)
+    entry: dict[str, Any] = {"webhookId": webhook_id, "tenantId": tenant_id, "eventId": event["id"],
+                             "eventType": event["type"], "attempt": attempt, "statusCode": None,
+                             "latencyMs": None, "error": None, "nextRetryAt": None,
+                             "attemptedAt": timeutil.iso(now)}
+
+    def log(outcome: str, **fields: Any) -> None:
+        webhook_deliveries_table.record({**entry, **fields, "outcome": outcome}, now)
+        logger.info("webhook attempt", extra={"webhook_id": webhook_id, "event_id": event["id"],
+                                              "attempt": attempt, "outcome": outcome,
+                                              "status_code": fields.get("statusCode"), "error": fields.get("error")})
+
+    subscription = webhooks_table.get(tenant_id, webhook_id)
+    if subscription is None or not subscription.get("enabled"):
+        log("skipped", error="the webhook was deleted" if subscription is None else "the webhook is disabled")
+        return Decision("skipped")
+
+    body = json.dumps(event, separators=(",", ":")).encode()
+    timestamp = int(now)
+    headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, "webhook-id": event["id"],
+               "webhook-timestamp": str(timestamp),
+               "webhook-signature": sign(signing_keys(subscription, tenant_id, now), event["id"], timestamp, body)}
+    result = post(subscription["url"], body, headers, timeout=cfg.webhook_timeout_seconds,
+                  allow_loopback=cfg.allow_loopback_endpoints)
+    answered = {"statusCode": result.status, "latencyMs": result.latency_ms}
+
+    if is_success(result.status):
+        log("delivered", **answered)
+        if subscription.get("failingSince") is not None:
+            webhooks_table.clear_failing(tenant_id, webhook_id)
+        return Decision("delivered")
+
+    if result.status == 410:
+        reason = (f"The endpoint answered 410 Gone on {timeutil.iso(now)}; deliveries stopped. "
+                  "Enable the webhook again to resume them.")
+        _disable(tenant_id, webhook_id, reason, now)
+        log("disabled", **answered, error="410 Gone: the webhook was disabled")
+        return Decision("disabled")
+
+    error = result.error or _status_error(result.status)
+    retry_after = None
+    if result.status in RETRY_AFTER_STATUSES:
+        retry_after = parse_retry_after(result.headers.get("retry-after"), now)
+    retried = result.refused is None or retried_after_refusal(result.refused)
+    delay = retry_delay(attempt, schedule, retry_after=retry_after, rand=rand) if retried else None
+
+    streak_start = _failing_since(tenant_id, webhook_id, now)
+    if streak_start is not None and now - streak_start >= DISABLE_AFTER_SECONDS:
+        reason = (f"Deliveries failed for 5 days in a row (since {timeutil.iso(streak_start)}); "
+                  f"the last error: {error}. Enable the webhook again to resume them.")
+        _disable(tenant_id, webhook_id, reason, now)
+        log("disabled", **answered, error=error)
+        return Decision("disabled", dead_letter=True)
+
+    if delay is None:
+        log("failed", **answered, error=error)
+        return Decision("failed", dead_letter=True)
+    log("retrying", **answered, error=error, nextRetryAt=timeutil.iso(now + delay))
+    return Decision("retrying", retry_in=delay)
+
+
+def _status_error(status: int | None) -> str:
+    if status is not None and 300 <= status < 400:
+        return f"HTTP {status}: redirects are not followed"
+    return f"HTTP {status}"
+
+
+def _failing_since(tenant_id: str, webhook_id: str, now: float) -> float | None:
+    try:
+        return webhooks_table.mark_failing(tenant_id, webhook_id, int(now)).get("failingSince")
+    except ConditionFailed:
+        return None  # deleted meanwhile
+
+
+def _disable(tenant_id: str, webhook_id: str, reason: str, now: float) -> None:
+    try:
+        webhooks_table.disable(tenant_id, webhook_id, reason, timeutil.iso(now))
+    except ConditionFailed:
+        pass  # deleted meanwhile
+
+
+class RetryLater(Exception):
+    """The delivery failed and is hidden until its next attempt: report the message as failed."""
+
+
+def process(body: str, attempt: int, receipt_handle: str) -> Decision:
+    """What the delivery function does with one SQS message. Raises RetryLater (after hiding the
+    message for the delay) when the delivery is to be tried again; returns when the message is
+    done with (delivered, disabled, skipped, or failed and copied to the dead-letter queue)."""
+    decision = deliver(json.loads(body), attempt)
+    if decision.retry_in is not None:
+        webhook_messages.retry_later(receipt_handle, decision.retry_in)
+        raise RetryLater(f"attempt {attempt} failed; next in {decision.retry_in} s")
+    if decision.dead_letter:
+        webhook_messages.to_dead_letters(body)
+    return decision

@@ -1,0 +1,376 @@
+"""Webhook subscriptions: where a tenant wants its events delivered, which events, and the
+secrets the deliveries are signed with (Standard Webhooks).
+
+- url: https; plain http only to loopback, and only when the deployment allows loopback
+  endpoints (AllowLoopbackEndpoints, local development). Its host is resolved and every address
+  checked (svc_core/endpoint_guard.py): loopback, private, link-local (the metadata address
+  included), CGNAT, multicast, unspecified and their IPv6 forms are refused, here and again
+  before every delivery. A name that does not resolve is refused at registration.
+- events: event names of svc_core/events.py, or "*" for all of them (webhook.test is sent by
+  the test call only, to one subscription, and cannot be subscribed to).
+- secret: "whsec_" + standard base64 of 24 to 64 random bytes. It is sealed with KMS
+  (svc_core/sealing.py, context {purpose, tenantId, webhookId}) and never answered; a
+  generated one is answered once, by the rotation that made it. After a rotation the previous
+  secrets keep signing for the overlap: a delivery carries one signature per live secret.
+
+Every change is written only over the version that was read (409 CONFLICT otherwise); each
+write drops the secrets whose overlap has ended.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import re
+from typing import Annotated, Any, Callable, Literal
+
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+
+from svc_core import endpoint_guard, ids, sealing, timeutil, webhook_messages
+from svc_core.config import settings
+from svc_core.context import TenantContext
+from svc_core.data import webhook_deliveries_table, webhooks_table
+from svc_core.data.common import ConditionFailed
+from svc_core.domain.paging import check_cursor, page, tenant_page
+from svc_core.errors import Conflict, NotFound, ValidationFailed
+from svc_core.events import EVENT_TYPES
+from svc_core.schemas import SPACE, PatchBody, RequestBody, whole_number
+
+PREFIX = "whk"
+PURPOSE = "webhook-secret"
+TEST_EVENT = "webhook.test"
+ALL_EVENTS = "*"
+SECRET_PREFIX = "whsec_"
+SECRET_MIN_BYTES, SECRET_MAX_BYTES = 24, 64
+GENERATED_SECRET_BYTES = 32
+MAX_WEBHOOKS_PER_TENANT = 20
+MAX_URL = 2048
+MAX_DESCRIPTION = 500
+MAX_SIGNING_SECRETS = 5            # the current one and at most four still in their overlap
+DEFAULT_OVERLAP_SECONDS = 86400
+MAX_OVERLAP_SECONDS = 7 * 86400
+DISABLED_BY_REQUEST = "disabled through the API"
+_ATTEMPT_KEY = re.compile(r"^\d{13}#[A-Za-z0-9_]{1,64}#\d{2,3}$")
+# The guard's own text for a malformed URL speaks of storage endpoints (which take no query).
+_MALFORMED = "is not an absolute http(s) URL with a host (no user name, password or fragment)"
+
+
+def _unicode(text: str) -> str:
+    """JSON can carry a lone surrogate (\\ud800), which no UTF-8 text can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be Unicode text (it holds a lone surrogate)") from None
+    return text
+
+
+def secret_problem(text: str) -> str | None:
+    """Why this is not a Standard Webhooks secret of 24 to 64 bytes, or None."""
+    if not text.startswith(SECRET_PREFIX):
+        return f"must start with {SECRET_PREFIX}"
+    try:
+        raw = base64.b64decode(text[len(SECRET_PREFIX):], validate=True)
+    except (binascii.Error, ValueError):
+        return f"must be {SECRET_PREFIX} followed by standard base64 (A-Z a-z 0-9 + /, = padding)"
+    if not SECRET_MIN_BYTES <= len(raw) <= SECRET_MAX_BYTES:
+        return (f"must encode {SECRET_MIN_BYTES} to {SECRET_MAX_BYTES} bytes after {SECRET_PREFIX} "
+                f"(it encodes {len(raw)})")
+    return None
+
+
+def _secret(text: str) -> str:
+    problem = secret_problem(text)
+    if problem:
+        raise ValueError(problem)
+    return text
+
+
+def generate_secret() -> str:
+    return SECRET_PREFIX + base64.b64encode(os.urandom(GENERATED_SECRET_BYTES)).decode()
+
+
+def _events(names: list[str]) -> list[str]:
+    """Each name once, in the order given; "*" stands for all and alone."""
+    return [ALL_EVENTS] if ALL_EVENTS in names else list(dict.fromkeys(names))
+
+
+EventName = Literal[EVENT_TYPES + (ALL_EVENTS,)]  # type: ignore[valid-type]
+Url = Annotated[str, StringConstraints(min_length=10, max_length=MAX_URL, pattern=f"^https?://[^{SPACE}]+$"),
+                AfterValidator(_unicode)]
+Events = Annotated[list[EventName], Field(min_length=1, max_length=len(EVENT_TYPES) + 1),  # type: ignore[valid-type]
+                   AfterValidator(_events)]
+Secret = Annotated[str, StringConstraints(min_length=len(SECRET_PREFIX) + 32, max_length=len(SECRET_PREFIX) + 88,
+                                          pattern=r"^whsec_[A-Za-z0-9+/]+={0,2}$"), AfterValidator(_secret)]
+Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION), AfterValidator(_unicode)]
+
+URL_HELP = (f"https (http only to loopback, in local development); at most {MAX_URL} characters; a query "
+            "string is kept; no user name, password or fragment; must not resolve to a private, loopback, "
+            "link-local or otherwise internal address")
+EVENTS_HELP = "event names (" + ", ".join(EVENT_TYPES) + ") or \"*\" for all; at least one"
+SECRET_HELP = (f"Standard Webhooks form: {SECRET_PREFIX} + standard base64 of {SECRET_MIN_BYTES} to "
+               f"{SECRET_MAX_BYTES} random bytes; stored sealed, never answered")
+DESCRIPTION_HELP = f"at most {MAX_DESCRIPTION} characters"
+
+
+class WebhookCreate(RequestBody):
+    url: Url = Field(description=URL_HELP, examples=["https://hooks.example.com/svc?token=abc"])
+    events: Events = Field(description=EVENTS_HELP, examples=[["project.created", "project.deleted"]])
+    # repr=False: the secret stays out of every repr of the body
+    secret: Secret = Field(repr=False, description=SECRET_HELP)
+    description: Description | None = Field(None, description=DESCRIPTION_HELP)
+
+
+class WebhookUpdate(PatchBody):
+    """Only the fields sent change; url, events and enabled may be left out, not set to null."""
+    url: Url = Field(None, description=URL_HELP)  # type: ignore[assignment]
+    events: Events = Field(None, description=EVENTS_HELP)  # type: ignore[assignment]
+    enabled: bool = Field(None, description="false stops deliveries; true resumes them and clears "  # type: ignore[assignment]
+                                            "disabledReason, disabled_at and first_failure_at")
+    description: Description | None = Field(None, description=DESCRIPTION_HELP)
+
+
+class WebhookRotate(RequestBody):
+    secret: Secret = Field(None, repr=False, description="the new secret; left out, the service "  # type: ignore[assignment]
+                                                         "generates one and answers it this once")
+    overlapSeconds: whole_number(0, MAX_OVERLAP_SECONDS) = Field(  # type: ignore[valid-type]
+        default=DEFAULT_OVERLAP_SECONDS, description="how long the previous secrets keep signing (0 to 7 days; "
+                                                     "0 ends them now)")
+
+
+class Webhook(BaseModel):
+    id: str = Field(examples=["whk_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    url: str
+    events: list[str]
+    enabled: bool
+    description: str | None
+    disabledReason: str | None = Field(description="why deliveries stopped, while enabled is false")
+    disabled_at: str | None = Field(description="ISO 8601 UTC; while enabled is false")
+    first_failure_at: str | None = Field(description="the first failed delivery of the current run of failures "
+                                                     "(null once one succeeds)")
+    version: int = Field(description="1 at creation; each change adds 1")
+    created_at: str = Field(description="ISO 8601 UTC")
+    updated_at: str = Field(description="ISO 8601 UTC")
+
+
+class WebhookRotated(Webhook):
+    secret: str | None = Field(description="the new secret when the service generated it (answered this once); "
+                                           "null when the request supplied it")
+    previous_secrets_expire_at: str | None = Field(description="when the last previous secret stops signing "
+                                                               "(null: none does any more)")
+
+
+class WebhookPage(BaseModel):
+    items: list[Webhook]
+    nextCursor: str | None
+
+
+class WebhookDeleted(BaseModel):
+    id: str
+    deleted: bool
+
+
+class TestEventData(BaseModel):
+    webhookId: str
+    message: str
+
+
+class TestEvent(BaseModel):
+    id: str = Field(examples=["evt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    type: Literal["webhook.test"]
+    timestamp: str
+    tenantId: str
+    data: TestEventData
+
+
+class DeliveryAttempt(BaseModel):
+    eventId: str
+    eventType: str
+    attempt: int = Field(description="1 for the first attempt of this event to this webhook")
+    outcome: str = Field(description="delivered, retrying, failed, disabled or skipped")
+    statusCode: int | None = Field(description="the receiver's HTTP status; null when no answer came")
+    latencyMs: int | None
+    error: str | None = Field(description="what went wrong, when something did")
+    next_retry_at: str | None = Field(description="ISO 8601 UTC; when the next attempt is due, if one is")
+    attempted_at: str = Field(description="ISO 8601 UTC")
+
+
+class DeliveryPage(BaseModel):
+    items: list[DeliveryAttempt]
+    nextCursor: str | None
+
+
+# ---- views ---------------------------------------------------------------------------------
+
+def _view(record: dict[str, Any]) -> dict[str, Any]:
+    return {"id": record["id"], "url": record["url"], "events": record["events"], "enabled": record["enabled"],
+            "description": record.get("description"), "disabledReason": record.get("disabledReason"),
+            "disabled_at": record.get("disabledAt"), "first_failure_at": timeutil.iso(record.get("failingSince")),
+            "version": record["version"], "created_at": record["created_at"], "updated_at": record["updated_at"]}
+
+
+def _attempt_view(item: dict[str, Any]) -> dict[str, Any]:
+    return {"eventId": item["eventId"], "eventType": item["eventType"], "attempt": item["attempt"],
+            "outcome": item["outcome"], "statusCode": item.get("statusCode"), "latencyMs": item.get("latencyMs"),
+            "error": item.get("error"), "next_retry_at": item.get("nextRetryAt"),
+            "attempted_at": item["attemptedAt"]}
+
+
+# ---- rules ---------------------------------------------------------------------------------
+
+def _not_found(webhook_id: str) -> NotFound:
+    return NotFound("The webhook does not exist.", {"id": webhook_id, "resource": "webhook"})
+
+
+def _changed(webhook_id: str) -> Conflict:
+    return Conflict("The webhook changed or was deleted while this request was handled; read it again.",
+                    {"id": webhook_id})
+
+
+def _context(tenant_id: str, webhook_id: str) -> dict[str, str]:
+    return {"purpose": PURPOSE, "tenantId": tenant_id, "webhookId": webhook_id}
+
+
+def check_url(url: str, guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check) -> None:
+    """VALIDATION_ERROR naming url (with the guard's code) when the service may not deliver there."""
+    try:
+        guard(url, allow_loopback=settings().allow_loopback_endpoints, require_resolution=True, allow_query=True)
+    except endpoint_guard.EndpointRefused as refused:
+        reason = f"the URL {_MALFORMED}" if refused.code == "malformed" else refused.reason.replace(
+            "the endpoint", "the URL", 1)
+        raise ValidationFailed("The webhook URL is not allowed.", {"fields": [
+            {"field": "url", "in": "body", "reason": reason, "code": refused.code}]}) from None
+
+
+def live_secrets(secrets: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
+    """The secrets that still sign: the current one (expiresAt null) and those in their overlap."""
+    return [s for s in secrets if s.get("expiresAt") is None or s["expiresAt"] > now]
+
+
+def rotated_secrets(secrets: list[dict[str, Any]], new: dict[str, Any], now: float,
+                    overlap_seconds: int) -> list[dict[str, Any]]:
+    """The new secret first and current; every live previous one signs until now + overlap at the
+    latest (a shorter overlap than an earlier rotation's shortens that one's too: 0 ends all)."""
+    end = int(now) + overlap_seconds
+    previous = [{**s, "expiresAt": end if s.get("expiresAt") is None else min(s["expiresAt"], end)}
+                for s in live_secrets(secrets, now)]
+    return [new] + live_secrets(previous, now)
+
+
+def _read(tenant_id: str, webhook_id: str, store) -> dict[str, Any]:
+    record = store.get(tenant_id, webhook_id) if ids.is_id(webhook_id, PREFIX) else None
+    if record is None:
+        raise _not_found(webhook_id)
+    return record
+
+
+def _write(tenant_id: str, current: dict[str, Any], changes: dict[str, Any], now: float, store) -> dict[str, Any]:
+    updated = {**current, **changes, "version": current["version"] + 1, "updated_at": timeutil.iso(now)}
+    updated["secrets"] = live_secrets(updated["secrets"], now)
+    try:
+        store.replace(tenant_id, updated, current["version"])
+    except ConditionFailed:
+        raise _changed(current["id"]) from None
+    return updated
+
+
+# ---- operations ----------------------------------------------------------------------------
+
+def create_webhook(ctx: TenantContext, body: WebhookCreate, store=webhooks_table,
+                   guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check) -> dict[str, Any]:
+    check_url(body.url, guard)
+    too_many = Conflict(f"A tenant has at most {MAX_WEBHOOKS_PER_TENANT} webhooks; delete one first.",
+                        {"resource": "webhook", "limit": MAX_WEBHOOKS_PER_TENANT})
+    if store.count_for_tenant(ctx.tenant_id) >= MAX_WEBHOOKS_PER_TENANT:
+        raise too_many
+    now = timeutil.now()
+    stamp = timeutil.iso(now)
+    webhook_id = ids.new_id(PREFIX)
+    record = {"id": webhook_id, "url": body.url, "events": body.events, "enabled": True,
+              "description": body.description, "version": 1, "created_at": stamp, "updated_at": stamp,
+              "secrets": [{"sealed": sealing.seal(body.secret.encode(), _context(ctx.tenant_id, webhook_id)),
+                           "created_at": stamp, "expiresAt": None}]}
+    store.create(ctx.tenant_id, record)
+    # Creates racing past the first count: each checks again, and the ones over the limit withdraw.
+    if store.count_for_tenant(ctx.tenant_id) > MAX_WEBHOOKS_PER_TENANT:
+        try:
+            store.delete(ctx.tenant_id, webhook_id)
+        except ConditionFailed:
+            pass
+        raise too_many
+    return _view(record)
+
+
+def get_webhook(ctx: TenantContext, webhook_id: str, store=webhooks_table) -> dict[str, Any]:
+    return _view(_read(ctx.tenant_id, webhook_id, store))
+
+
+def list_webhooks(ctx: TenantContext, limit: int, cursor: str | None, store=webhooks_table) -> dict[str, Any]:
+    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
+
+
+def update_webhook(ctx: TenantContext, webhook_id: str, body: WebhookUpdate, store=webhooks_table,
+                   guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check) -> dict[str, Any]:
+    sent = body.model_fields_set
+    current = _read(ctx.tenant_id, webhook_id, store)
+    if "url" in sent:
+        check_url(body.url, guard)
+    now = timeutil.now()
+    changes: dict[str, Any] = {f: getattr(body, f) for f in ("url", "events", "description") if f in sent}
+    if "enabled" in sent:
+        if body.enabled:
+            changes.update(enabled=True, disabledReason=None, disabledAt=None, failingSince=None)
+        elif current.get("enabled"):
+            changes.update(enabled=False, disabledReason=DISABLED_BY_REQUEST, disabledAt=timeutil.iso(now))
+    return _view(_write(ctx.tenant_id, current, changes, now, store))
+
+
+def delete_webhook(ctx: TenantContext, webhook_id: str, store=webhooks_table) -> dict[str, Any]:
+    _read(ctx.tenant_id, webhook_id, store)
+    try:
+        store.delete(ctx.tenant_id, webhook_id)
+    except ConditionFailed:
+        raise _not_found(webhook_id) from None  # deleted meanwhile
+    return {"id": webhook_id, "deleted": True}
+
+
+def rotate_secret(ctx: TenantContext, webhook_id: str, body: WebhookRotate, store=webhooks_table) -> dict[str, Any]:
+    current = _read(ctx.tenant_id, webhook_id, store)
+    now = timeutil.now()
+    supplied = "secret" in body.model_fields_set and body.secret is not None
+    text = body.secret if supplied else generate_secret()
+    new = {"sealed": sealing.seal(text.encode(), _context(ctx.tenant_id, webhook_id)),
+           "created_at": timeutil.iso(now), "expiresAt": None}
+    secrets = rotated_secrets(current["secrets"], new, now, body.overlapSeconds)
+    if len(secrets) > MAX_SIGNING_SECRETS:
+        raise Conflict(f"At most {MAX_SIGNING_SECRETS - 1} previous secrets may sign at once; rotate with a "
+                       "shorter overlapSeconds (0 ends the previous ones now), or wait until one expires.",
+                       {"id": webhook_id, "limit": MAX_SIGNING_SECRETS})
+    updated = _write(ctx.tenant_id, current, {"secrets": secrets}, now, store)
+    ends = [s["expiresAt"] for s in updated["secrets"] if s.get("expiresAt") is not None]
+    return {**_view(updated), "secret": None if supplied else text,
+            "previous_secrets_expire_at": timeutil.iso(max(ends)) if ends else None}
+
+
+def send_test(ctx: TenantContext, webhook_id: str, store=webhooks_table,
+              enqueue: Callable[[list[dict[str, Any]]], None] = webhook_messages.enqueue) -> dict[str, Any]:
+    """A webhook.test event, queued for this webhook only (not through the bus: no other
+    subscription receives it). Its attempts appear in the deliveries like any other."""
+    current = _read(ctx.tenant_id, webhook_id, store)
+    if not current.get("enabled"):
+        raise Conflict("The webhook is disabled; enable it (PATCH enabled: true) to send it a test event.",
+                       {"id": webhook_id})
+    event = {"id": ids.new_id("evt"), "type": TEST_EVENT, "timestamp": timeutil.iso(timeutil.now()),
+             "tenantId": ctx.tenant_id,
+             "data": {"webhookId": webhook_id, "message": "This is a test event sent through the API."}}
+    enqueue([webhook_messages.delivery_message(event, webhook_id)])
+    return event
+
+
+def list_deliveries(ctx: TenantContext, webhook_id: str, limit: int, cursor: str | None, store=webhooks_table,
+                    deliveries=webhook_deliveries_table) -> dict[str, Any]:
+    _read(ctx.tenant_id, webhook_id, store)
+    check_cursor(cursor, lambda after: _ATTEMPT_KEY.fullmatch(after) is not None)
+    items, next_cursor = deliveries.list_for_webhook(ctx.tenant_id, webhook_id, limit, cursor)
+    return page([_attempt_view(i) for i in items], next_cursor)
+

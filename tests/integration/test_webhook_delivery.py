@@ -1,0 +1,392 @@
+"""Webhook delivery on the moto server: bus -> webhook queue -> fan-out -> delivery queue ->
+delivery function -> a real HTTP receiver on loopback that verifies every request with the
+Standard Webhooks reference library. The queues' event source mappings are played by the
+local stack's QueuePoller with template.yaml's own properties; the retry schedule is compressed
+(all zeros: a failed attempt comes straight back, as its configuration allows).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from standardwebhooks import Webhook
+
+from devstack.pollers import QueuePoller
+from devstack.template import Resolver
+from svc_core import endpoint_guard, events
+from svc_core.config import settings
+from svc_core.data import webhook_deliveries_table, webhooks_table
+from tests.support.functions import load_function
+from tests.support.webhook_receiver import Receiver, closed_port, new_secret, register
+
+ZEROS = "0,0,0,0,0,0,0"   # 8 attempts, as many as the delivery queue's maxReceiveCount
+
+
+class Path:
+    """The bus, the two queues and their pollers (template.yaml's mappings)."""
+
+    def __init__(self, stack) -> None:
+        self.stack = stack
+        self.sqs = stack.client("sqs")
+        mappings = {queue: (function, props) for queue, function, props in Resolver({}).queue_subscriptions()}
+        resolver = Resolver({})
+        self.urls = {q: self.sqs.get_queue_url(QueueName=q)["QueueUrl"]
+                     for q in ("WebhookQueue", "WebhookDeliveryQueue", "WebhookDeliveryDeadLetterQueue")}
+        self.handlers = {"WebhookFanoutFunction": load_function("webhook_fanout").lambda_handler,
+                         "WebhookDeliveryFunction": load_function("webhook_delivery").lambda_handler}
+        self.pollers = {}
+        for queue in ("WebhookQueue", "WebhookDeliveryQueue"):
+            function, props = mappings[queue]
+            self.pollers[queue] = QueuePoller({"sqs": self.sqs}, self.urls[queue], resolver.arn(queue),
+                                              self._invoker(function), props, log=lambda _m: None)
+
+    def _invoker(self, function: str):
+        return lambda event: self.handlers[function](event, None)
+
+    def publish(self, event: dict[str, Any]) -> None:
+        entry = load_function("outbox_publisher").to_entry(event)
+        assert not self.stack.client("events").put_events(Entries=[entry]).get("FailedEntryCount")
+
+    def in_flight(self) -> int:
+        total = 0
+        for queue in ("WebhookQueue", "WebhookDeliveryQueue"):
+            counts = self.sqs.get_queue_attributes(QueueUrl=self.urls[queue], AttributeNames=[
+                "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+            total += sum(int(n) for n in counts.values())
+        return total
+
+    def pump(self, timeout: float = 8.0, until=None) -> None:
+        """Run both mappings until nothing is left on the queues (or `until()` holds)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            moved = sum(p.poll_once(wait_seconds=0) for p in self.pollers.values())
+            if until is not None and until():
+                return
+            if until is None and not moved and self.in_flight() == 0:
+                return
+            if not moved:
+                time.sleep(0.02)
+        raise AssertionError("the webhook queues did not drain in time")
+
+    def _take(self, queue: str) -> list[dict[str, Any]]:
+        """Every visible message of the queue, removed from it."""
+        taken: list[dict[str, Any]] = []
+        while True:
+            answer = self.sqs.receive_message(QueueUrl=self.urls[queue], MaxNumberOfMessages=10, WaitTimeSeconds=0)
+            messages = answer.get("Messages", [])
+            if not messages:
+                return taken
+            for message in messages:
+                self.sqs.delete_message(QueueUrl=self.urls[queue], ReceiptHandle=message["ReceiptHandle"])
+                taken.append(json.loads(message["Body"]))
+
+    def dead_letters(self) -> list[dict[str, Any]]:
+        return self._take("WebhookDeliveryDeadLetterQueue")
+
+    def clear(self) -> None:
+        for queue in self.urls:
+            self._take(queue)
+
+
+@pytest.fixture
+def path(stack, monkeypatch):
+    monkeypatch.setenv("WEBHOOK_RETRY_SCHEDULE", ZEROS)
+    monkeypatch.setenv("WEBHOOK_TIMEOUT_SECONDS", "2")
+    settings.cache_clear()
+    made = Path(stack)
+    yield made
+    settings.cache_clear()
+    made.clear()  # empty queues let the next test have a quick wipe rather than a new provisioning
+
+
+@pytest.fixture
+def receivers():
+    made: list[Receiver] = []
+
+    def make(respond=lambda n, d: (200, {}), secret: str | None = None) -> Receiver:
+        made.append(Receiver(secret or new_secret(), respond))
+        return made[-1]
+
+    yield make
+    for receiver in made:
+        receiver.stop()
+
+
+def attempts(tenant_id: str, webhook_id: str) -> list[dict[str, Any]]:
+    items, _ = webhook_deliveries_table.list_for_webhook(tenant_id, webhook_id, 100, None)
+    return sorted(items, key=lambda a: a["attempt"])
+
+
+def project_event(tenant_id: str, name: str = "Apollo") -> dict[str, Any]:
+    return events.new_event("project.created", tenant_id, {"id": "proj_01TEST", "name": name})
+
+
+def test_a_delivery_is_signed_and_verifies_with_the_reference_library(stack, path, receivers):
+    tenant_id = stack.new_tenant()
+    receiver = receivers()
+    webhook_id = register(tenant_id, receiver.url + "?source=svc&x=1", receiver.secret)
+    event = project_event(tenant_id)
+    path.publish(event)
+    path.pump()
+
+    [delivery] = receiver.deliveries
+    assert delivery.verify_error is None and delivery.payload == event
+    assert delivery.path == "/hooks?source=svc&x=1"
+    assert delivery.headers["webhook-id"] == event["id"]
+    assert abs(int(delivery.headers["webhook-timestamp"]) - time.time()) < 30
+    assert delivery.headers["webhook-signature"].startswith("v1,")
+    assert delivery.headers["user-agent"].startswith("svc-webhooks/")
+    assert delivery.headers["content-type"] == "application/json"
+    assert json.loads(delivery.body) == event
+    [logged] = attempts(tenant_id, webhook_id)
+    assert logged["outcome"] == "delivered" and logged["attempt"] == 1 and logged["statusCode"] == 200
+    assert logged["eventId"] == event["id"] and logged["eventType"] == "project.created"
+
+
+def test_only_subscriptions_wanting_the_type_of_the_events_tenant_get_it(stack, path, receivers):
+    tenant_id, other_tenant = stack.new_tenant(), stack.new_tenant("Other")
+    wanted, unwanted, elsewhere = receivers(), receivers(), receivers()
+    register(tenant_id, wanted.url, wanted.secret, events=["project.created"])
+    register(tenant_id, unwanted.url, unwanted.secret, events=["project.deleted"])
+    register(other_tenant, elsewhere.url, elsewhere.secret)
+    register(tenant_id, elsewhere.url, elsewhere.secret, enabled=False)
+    path.publish(project_event(tenant_id))
+    path.pump()
+    assert len(wanted.deliveries) == 1
+    assert unwanted.deliveries == [] and elsewhere.deliveries == []
+
+
+def test_a_500_is_retried_with_the_same_webhook_id_until_it_succeeds(stack, path, receivers):
+    tenant_id = stack.new_tenant()
+    receiver = receivers(lambda n, d: (500, {}) if n <= 2 else (200, {}))
+    webhook_id = register(tenant_id, receiver.url, receiver.secret)
+    event = project_event(tenant_id)
+    path.publish(event)
+    path.pump()
+
+    assert len(receiver.deliveries) == 3
+    assert {d.headers["webhook-id"] for d in receiver.deliveries} == {event["id"]}
+    assert all(d.verify_error is None for d in receiver.deliveries)
+    log = attempts(tenant_id, webhook_id)
+    assert [(a["attempt"], a["outcome"], a["statusCode"]) for a in log] == [
+        (1, "retrying", 500), (2, "retrying", 500), (3, "delivered", 200)]
+    assert log[0]["error"] == "HTTP 500" and log[0]["nextRetryAt"]
+    assert webhooks_table.get(tenant_id, webhook_id).get("failingSince") is None  # the streak ended
+
+
+def test_retry_after_of_a_429_holds_the_message_back(stack, path, receivers):
+    tenant_id = stack.new_tenant()
+    receiver = receivers(lambda n, d: (429, {"Retry-After": "1"}) if n == 1 else (200, {}))
+    webhook_id = register(tenant_id, receiver.url, receiver.secret)
+    path.publish(project_event(tenant_id))
+    path.pump(until=lambda: len(receiver.deliveries) == 1)
+    time.sleep(0.5)
+    for poller in path.pollers.values():
+        poller.poll_once(wait_seconds=0)
+    assert len(receiver.deliveries) == 1          # hidden for Retry-After, not the schedule's 0 s
+    path.pump(timeout=6)
+    assert len(receiver.deliveries) == 2
+    first, second = attempts(tenant_id, webhook_id)
+    assert first["outcome"] == "retrying" and first["statusCode"] == 429
+    waited = receiver.deliveries[1].received_at - receiver.deliveries[0].received_at
+    assert waited >= 0.9
+    assert second["outcome"] == "delivered"
+
+
+def test_a_receiver_that_times_out_is_retried(stack, path, receivers, monkeypatch):
+    monkeypatch.setenv("WEBHOOK_TIMEOUT_SECONDS", "0.3")
+    settings.cache_clear()
+    tenant_id = stack.new_tenant()
+    receiver = receivers(lambda n, d: (200, {}, 1.0) if n == 1 else (200, {}))
+    webhook_id = register(tenant_id, receiver.url, receiver.secret)
+    path.publish(project_event(tenant_id))
+    path.pump()
+    first, second = attempts(tenant_id, webhook_id)
+    assert first["outcome"] == "retrying" and first["error"] == "timed out after 0.3 s"
+    assert first.get("statusCode") is None
+    assert second["outcome"] == "delivered"
+
+
+def test_410_disables_the_webhook_with_a_reason_and_stops(stack, path, receivers):
+    tenant_id = stack.new_tenant()
+    receiver = receivers(lambda n, d: (410, {}))
+    webhook_id = register(tenant_id, receiver.url, receiver.secret)
+    path.publish(project_event(tenant_id))
+    path.pump()
+    path.publish(project_event(tenant_id, "Gemini"))  # a later event: no subscription wants it now
+    path.pump()
+
+    assert len(receiver.deliveries) == 1
+    subscription = webhooks_table.get(tenant_id, webhook_id)
+    assert subscription["enabled"] is False and "410" in subscription["disabledReason"]
+    assert subscription["disabledAt"]
+    [logged] = attempts(tenant_id, webhook_id)
+    assert logged["outcome"] == "disabled" and logged["statusCode"] == 410
+    assert path.dead_letters() == []
+
+
+def test_a_redirect_to_a_private_address_is_not_followed(stack, path, receivers):
+    tenant_id = stack.new_tenant()
+    target = receivers()
+    redirecting = receivers(lambda n, d: (301, {"Location": f"http://127.0.0.1:{target.port}/internal"})
+                            if n == 1 else (200, {}))
+    webhook_id = register(tenant_id, redirecting.url, redirecting.secret)
+    path.publish(project_event(tenant_id))
+    path.pump()
+    assert target.deliveries == []
+    first, second = attempts(tenant_id, webhook_id)
+    assert first["outcome"] == "retrying" and first["statusCode"] == 301
+    assert "redirects are not followed" in first["error"]
+    assert second["outcome"] == "delivered"
+
+
+def test_a_refused_connection_is_retried_then_kept_as_failed_in_the_log_and_the_dead_letters(stack, path):
+    tenant_id = stack.new_tenant()
+    webhook_id = register(tenant_id, f"http://127.0.0.1:{closed_port()}/hooks", new_secret())
+    event = project_event(tenant_id)
+    path.publish(event)
+    path.pump()
+    log = attempts(tenant_id, webhook_id)
+    assert [a["attempt"] for a in log] == list(range(1, 9))
+    assert all(a["error"] == "connection refused" for a in log)
+    assert [a["outcome"] for a in log] == ["retrying"] * 7 + ["failed"]
+    assert log[-1].get("nextRetryAt") is None
+    [dead] = path.dead_letters()
+    assert dead == {"event": event, "webhookId": webhook_id, "tenantId": tenant_id}
+    assert webhooks_table.get(tenant_id, webhook_id)["failingSince"] is not None
+
+
+def test_one_failing_subscription_does_not_delay_or_repeat_the_other(stack, path, receivers):
+    tenant_id = stack.new_tenant()
+    failing, healthy = receivers(lambda n, d: (500, {})), receivers()
+    failing_id = register(tenant_id, failing.url, failing.secret)
+    healthy_id = register(tenant_id, healthy.url, healthy.secret)
+    path.publish(project_event(tenant_id))
+    path.pump()
+    assert len(healthy.deliveries) == 1 and healthy.deliveries[0].verify_error is None
+    assert len(failing.deliveries) == 8
+    assert [a["outcome"] for a in attempts(tenant_id, healthy_id)] == ["delivered"]
+    assert attempts(tenant_id, failing_id)[-1]["outcome"] == "failed"
+
+
+def test_a_crash_mid_batch_loses_nothing(stack, path, receivers):
+    tenant_id = stack.new_tenant()
+    receiver = receivers()
+    register(tenant_id, receiver.url, receiver.secret)
+    sent = [project_event(tenant_id, f"p{i}") for i in range(3)]
+    for event in sent:
+        path.publish(event)
+    path.pollers["WebhookQueue"].poll_once(wait_seconds=0)  # three delivery messages queued
+    delivery_queue = path.urls["WebhookDeliveryQueue"]
+    path.sqs.set_queue_attributes(QueueUrl=delivery_queue, Attributes={"VisibilityTimeout": "1"})
+    try:
+        real = path.handlers["WebhookDeliveryFunction"]
+
+        def crashing(event, context):
+            real({"Records": event["Records"][:1]}, context)   # the first record is done...
+            raise RuntimeError("the function ran out of memory")  # ...and the container dies
+
+        path.handlers["WebhookDeliveryFunction"] = crashing
+        path.pollers["WebhookDeliveryQueue"].poll_once(wait_seconds=0)
+        path.handlers["WebhookDeliveryFunction"] = real
+        path.pump(timeout=6)
+    finally:
+        path.sqs.set_queue_attributes(QueueUrl=delivery_queue, Attributes={"VisibilityTimeout": "60"})
+    got = [d.headers["webhook-id"] for d in receiver.deliveries]
+    assert set(got) == {e["id"] for e in sent}   # every event arrived; a repeat carries the same id
+    assert all(d.verify_error is None for d in receiver.deliveries)
+
+
+REFUSED_AT_DELIVERY = [  # (url, the refusal's code, retried: only a name may resolve elsewhere later)
+    ("http://127.0.0.1:{port}/hooks", "loopback", False),
+    ("http://[::1]:{port}/hooks", "loopback", False),
+    ("http://10.1.2.3/hooks", "private", False),
+    ("http://169.254.169.254/latest/meta-data", "metadata_service", False),
+    ("http://100.64.0.1/hooks", "shared_address_space", False),
+    ("http://[::ffff:127.0.0.1]:{port}/hooks", "loopback", False),
+    ("http://localhost:{port}/hooks", "loopback", True),
+]
+
+
+def test_private_addresses_are_refused_at_delivery(stack, path, receivers, monkeypatch):
+    monkeypatch.setenv("ALLOW_LOOPBACK_ENDPOINTS", "false")
+    monkeypatch.setenv("WEBHOOK_RETRY_SCHEDULE", "0")
+    settings.cache_clear()
+    tenant_id = stack.new_tenant()
+    receiver = receivers()
+    webhook_ids = [register(tenant_id, url.format(port=receiver.port), receiver.secret)  # as if stored long ago
+                   for url, _code, _retried in REFUSED_AT_DELIVERY]
+    path.publish(project_event(tenant_id))
+    path.pump()
+    assert receiver.deliveries == []
+    for webhook_id, (url, code, retried) in zip(webhook_ids, REFUSED_AT_DELIVERY):
+        log = attempts(tenant_id, webhook_id)
+        assert {a["error"] for a in log} == {f"refused address: {code}"}, url
+        assert [a["outcome"] for a in log] == (["retrying", "failed"] if retried else ["failed"]), url
+    assert len(path.dead_letters()) == len(REFUSED_AT_DELIVERY)
+
+
+def test_dns_rebinding_to_loopback_after_registration_is_refused(stack, path, receivers, monkeypatch):
+    monkeypatch.setenv("ALLOW_LOOPBACK_ENDPOINTS", "false")
+    settings.cache_clear()
+    tenant_id = stack.new_tenant()
+    receiver = receivers()
+    url = f"https://hooks.customer.example:{receiver.port}/hooks"
+    # At registration the name resolves to a public address, so the URL is accepted...
+    assert endpoint_guard.check(url, allow_loopback=False, resolver=lambda h, p: ["93.184.216.34"]).addresses
+    webhook_id = register(tenant_id, url, receiver.secret)
+    # ...and by delivery time it resolves to loopback.
+    monkeypatch.setattr(endpoint_guard, "resolve", lambda host, port: ["127.0.0.1"])
+    path.publish(project_event(tenant_id))
+    path.pump(until=lambda: bool(attempts(tenant_id, webhook_id)))
+    assert receiver.deliveries == []
+    [first] = attempts(tenant_id, webhook_id)
+    assert first["error"] == "refused address: loopback" and first["outcome"] == "retrying"
+
+
+def test_during_a_rotation_both_secrets_sign_and_each_verifies(stack, path, receivers):
+    tenant_id = stack.new_tenant()
+    old, new, expired = new_secret(), new_secret(), new_secret()
+    receiver = receivers(secret=new)
+    register(tenant_id, receiver.url, [(expired, int(time.time()) - 60), (old, int(time.time()) + 86400), (new, None)])
+    path.publish(project_event(tenant_id))
+    path.pump()
+    [delivery] = receiver.deliveries
+    signatures = delivery.headers["webhook-signature"].split(" ")
+    assert len(signatures) == 2
+    for secret in (old, new):
+        assert Webhook(secret).verify(delivery.body, delivery.headers)["id"] == delivery.headers["webhook-id"]
+    with pytest.raises(Exception):
+        Webhook(expired).verify(delivery.body, delivery.headers)
+
+
+def test_a_webhook_failing_for_five_days_is_disabled_with_a_reason(stack, path, receivers):
+    tenant_id = stack.new_tenant()
+    receiver = receivers(lambda n, d: (503, {}))
+    webhook_id = register(tenant_id, receiver.url, receiver.secret, failing_since=int(time.time()) - 5 * 86400 - 60)
+    event = project_event(tenant_id)
+    path.publish(event)
+    path.pump()
+    assert len(receiver.deliveries) == 1
+    subscription = webhooks_table.get(tenant_id, webhook_id)
+    assert subscription["enabled"] is False
+    assert "5 days" in subscription["disabledReason"] and "HTTP 503" in subscription["disabledReason"]
+    assert [a["outcome"] for a in attempts(tenant_id, webhook_id)] == ["disabled"]
+    assert [d["event"]["id"] for d in path.dead_letters()] == [event["id"]]
+
+
+def test_a_message_for_a_disabled_or_deleted_webhook_is_skipped(stack, path, receivers):
+    from svc_core import webhook_messages
+    tenant_id = stack.new_tenant()
+    receiver = receivers()
+    disabled = register(tenant_id, receiver.url, receiver.secret, enabled=False)
+    event = project_event(tenant_id)
+    webhook_messages.enqueue([webhook_messages.delivery_message(event, disabled),
+                              webhook_messages.delivery_message(event, "whk_01GONE")])
+    path.pump()
+    assert receiver.deliveries == []
+    assert [a["outcome"] for a in attempts(tenant_id, disabled)] == ["skipped"]
+    assert [a["outcome"] for a in attempts(tenant_id, "whk_01GONE")] == ["skipped"]
