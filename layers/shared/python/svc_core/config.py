@@ -27,6 +27,7 @@ class Settings:
     oauth_flows_table: str
     oauth_connections_table: str
     secrets_table: str
+    agents_table: str
     oauth_providers: str
     oauth_client_secrets_secret_id: str
     tenant_data_key_id: str
@@ -91,6 +92,7 @@ def settings() -> Settings:
         oauth_flows_table=env("OAUTH_FLOWS_TABLE", "oauth-flows"),
         oauth_connections_table=env("OAUTH_CONNECTIONS_TABLE", "oauth-connections"),
         secrets_table=env("SECRETS_TABLE", "secrets"),
+        agents_table=env("AGENTS_TABLE", "agents"),
         oauth_providers=env("OAUTH_PROVIDERS", "[]"),  # JSON list; parsed by domain/oauth_connections.py
         oauth_client_secrets_secret_id=env("OAUTH_CLIENT_SECRETS_SECRET_ID", "svc/oauth-client-secrets"),
         tenant_data_key_id=env("TENANT_DATA_KEY_ID", "alias/svc-tenant-data"),

@@ -89,7 +89,7 @@ def update_project(ctx: TenantContext, project_id: str, body: ProjectUpdate, sto
     current = get_project(ctx, project_id, store)
     now = timeutil.now()
     changes = body.model_dump(include=body.model_fields_set)
-    updated = {**current, **changes, "updated_at": _later_stamp(now, current["updated_at"])}
+    updated = {**current, **changes, "updated_at": timeutil.iso_after(now, current["updated_at"])}
     event = events.new_event("project.updated", ctx.tenant_id,
                              {**updated, "changes": sorted(changes)})
     try:
@@ -110,11 +110,3 @@ def delete_project(ctx: TenantContext, project_id: str, store=projects_table) ->
         raise Conflict("The project changed while it was being deleted; try again.", {"id": project_id}) from None
     return {"id": project_id, "deleted": True}
 
-
-def _later_stamp(now: float, previous: str) -> str:
-    """updated_at is the version guard, so a new version never reuses the old stamp."""
-    stamp = timeutil.iso(now)
-    while stamp <= previous:
-        now += 0.001
-        stamp = timeutil.iso(now)
-    return stamp

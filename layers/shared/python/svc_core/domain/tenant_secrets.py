@@ -141,7 +141,7 @@ def list_secrets(ctx: TenantContext, limit: int, cursor: str | None, store=secre
 
 def update_secret(ctx: TenantContext, secret_id: str, body: SecretUpdate, store=secrets_table) -> dict[str, Any]:
     current = _read(ctx.tenant_id, secret_id, store)
-    updated = {**current, "updated_at": _later_stamp(timeutil.now(), current["updated_at"])}
+    updated = {**current, "updated_at": timeutil.iso_after(timeutil.now(), current["updated_at"])}
     if "description" in body.model_fields_set:
         updated["description"] = body.description
     if "value" in body.model_fields_set:
@@ -177,11 +177,3 @@ def reveal(tenant_id: str, name_or_id: str, store=secrets_table) -> str:
     context = _context(tenant_id, record["id"], record["version"])
     return sealing.unseal(record["sealed"], context).decode("utf-8")
 
-
-def _later_stamp(now: float, previous: str) -> str:
-    """updated_at is part of the version guard, so a change never reuses the old stamp."""
-    stamp = timeutil.iso(now)
-    while stamp <= previous:
-        now += 0.001
-        stamp = timeutil.iso(now)
-    return stamp

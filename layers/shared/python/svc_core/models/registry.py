@@ -31,14 +31,15 @@ def allowed_models(settings: Any) -> list[str]:
     return allowed if settings.model_id in allowed else [settings.model_id, *allowed]
 
 
-def choose_model(settings: Any, tenant_override: str | None = None) -> str:
-    """The model id to use: the tenant's choice if the deployment allows it, else the default."""
+def choose_model(settings: Any, tenant_override: str | None = None, field: str = "model") -> str:
+    """The model id to use: the tenant's choice if the deployment allows it, else the default.
+    field: the name the VALIDATION_ERROR gives the choice (e.g. "config.model" in an agent's body)."""
     if not tenant_override:
         return settings.model_id
     allowed = allowed_models(settings)
     if tenant_override not in allowed:
         raise ValidationFailed("This model is not available.", {"fields": [
-            {"field": "model", "in": "body", "reason": f"must be one of: {', '.join(allowed)}"}]})
+            {"field": field, "in": "body", "reason": f"must be one of: {', '.join(allowed)}"}]})
     return tenant_override
 
 

@@ -1,0 +1,47 @@
+"""Agents: list, create, read, change and delete an agent's configuration."""
+
+from typing import Annotated, Optional
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from svc_core.api import Api
+from svc_core.domain import agents
+from svc_core.domain.agents import Agent, AgentCreate, AgentDeleted, AgentPage, AgentUpdate
+from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+
+api = Api()
+TAGS = ["Agents"]
+
+
+@api.get("/api/v1/agents", scope="agents:read", response_model=AgentPage, tags=TAGS,
+         summary="List the tenant's agents, newest first")
+def list_agents(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+                cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+    return agents.list_agents(api.tenant_context(), limit, cursor)
+
+
+@api.post("/api/v1/agents", scope="agents:write", status=201, response_model=Agent, tags=TAGS,
+          summary="Create an agent (its config shown with the defaults filled in)")
+def create_agent(body: AgentCreate):
+    return agents.create_agent(api.tenant_context(), body)
+
+
+@api.get("/api/v1/agents/{id}", scope="agents:read", response_model=Agent, tags=TAGS,
+         summary="Read one agent")
+def get_agent(id: str):  # noqa: A002 - the path parameter's name
+    return agents.get_agent(api.tenant_context(), id)
+
+
+@api.patch("/api/v1/agents/{id}", scope="agents:write", response_model=Agent, tags=TAGS, errors=(409,),
+           summary="Change the fields sent, and only those (config is merged)")
+def update_agent(id: str, body: AgentUpdate):  # noqa: A002
+    return agents.update_agent(api.tenant_context(), id, body)
+
+
+@api.delete("/api/v1/agents/{id}", scope="agents:write", response_model=AgentDeleted, tags=TAGS, errors=(409,),
+            summary="Delete an agent")
+def delete_agent(id: str):  # noqa: A002
+    return agents.delete_agent(api.tenant_context(), id)
+
+
+lambda_handler = api.handler

@@ -1,0 +1,223 @@
+"""Agents: a tenant's configured assistants (a name, a system prompt and a config), which runs
+will execute. This module keeps their configuration; it runs nothing.
+
+config:
+    autonomyLevel  suggest | supervised | autonomous (AUTONOMY_LEVELS says what each means for runs)
+    model          one of the deployment's allowed model ids (svc_core/models/registry.py), or null
+                   for the deployment's default model
+    stepLimit      the most model calls a run may make, 1 to 25 (default 8)
+    tools          names from the tool catalogue (svc_core/agent_tools.py), each once, answered in
+                   the catalogue's order; default: every tool
+
+A PATCH changes only the fields sent; config is merged field by field, and in config a null
+resets the field to its default (autonomyLevel has none and may not be null).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+
+from svc_core import agent_tools, ids, timeutil
+from svc_core.config import settings
+from svc_core.context import TenantContext
+from svc_core.data import agents_table
+from svc_core.data.common import ConditionFailed
+from svc_core.domain.paging import tenant_page
+from svc_core.errors import Conflict, NotFound
+from svc_core.models.registry import choose_model
+from svc_core.schemas import VISIBLE, PatchBody, RequestBody, whole_number
+
+PREFIX = "agt"
+MAX_NAME = 200
+MAX_SYSTEM_PROMPT = 20_000
+MAX_MODEL_ID = 256
+MIN_STEPS, MAX_STEPS, DEFAULT_STEP_LIMIT = 1, 25, 8
+
+AUTONOMY_LEVELS: dict[str, str] = {
+    "suggest": "only tools that read run; a change is proposed in the run's output, never made",
+    "supervised": "a tool that changes something pauses the run (awaiting_approval) until the caller "
+                  "approves or rejects that call; tools that read run",
+    "autonomous": "every allowed tool runs",
+}
+
+
+def _unicode(text: str) -> str:
+    """JSON can carry a lone surrogate (\\ud800), which no UTF-8 text can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be Unicode text (it holds a lone surrogate)") from None
+    return text
+
+
+def _each_once(names: list[str]) -> list[str]:
+    if len(set(names)) != len(names):
+        raise ValueError("must name each tool at most once")
+    return agent_tools.in_catalogue_order(names)
+
+
+NAME_HELP = f"1 to {MAX_NAME} characters, at least one visible; leading and trailing spaces are trimmed"
+PROMPT_HELP = f"1 to {MAX_SYSTEM_PROMPT:,} characters, at least one visible; kept exactly as sent"
+AUTONOMY_HELP = "; ".join(f"{level}: {meaning}" for level, meaning in AUTONOMY_LEVELS.items())
+MODEL_HELP = "one of the deployment's allowed model ids; null or left out: the deployment's default model"
+STEPS_HELP = (f"the most model calls one run may make, {MIN_STEPS} to {MAX_STEPS}; "
+              f"null or left out: {DEFAULT_STEP_LIMIT}")
+TOOLS_HELP = ("the tools the agent may use, each at most once: "
+              + "; ".join(f"{t.name} ({'changes' if t.changes else 'reads'}): {t.description.rstrip('.')}"
+                          for t in agent_tools.CATALOGUE)
+              + "; null or left out: every tool; [] for none")
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME, pattern=VISIBLE),
+                 AfterValidator(_unicode)]
+SystemPrompt = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SYSTEM_PROMPT, pattern=VISIBLE),
+                         AfterValidator(_unicode)]
+AutonomyLevel = Literal[tuple(AUTONOMY_LEVELS)]  # type: ignore[valid-type]
+ModelId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MODEL_ID)]
+StepLimit = whole_number(MIN_STEPS, MAX_STEPS)
+ToolName = Literal[agent_tools.TOOL_NAMES]  # type: ignore[valid-type]
+Tools = Annotated[list[ToolName], Field(max_length=len(agent_tools.TOOL_NAMES),  # type: ignore[valid-type]
+                                        json_schema_extra={"uniqueItems": True}),
+                  AfterValidator(_each_once)]
+
+
+class AgentConfigBody(RequestBody):
+    autonomyLevel: AutonomyLevel = Field(description=AUTONOMY_HELP)  # type: ignore[valid-type]
+    model: ModelId | None = Field(None, description=MODEL_HELP)
+    stepLimit: StepLimit | None = Field(None, description=STEPS_HELP)  # type: ignore[valid-type]
+    tools: Tools | None = Field(None, description=TOOLS_HELP)  # type: ignore[valid-type]
+
+
+class AgentCreate(RequestBody):
+    name: Name = Field(description=NAME_HELP, examples=["Release notes writer"])
+    systemPrompt: SystemPrompt = Field(description=PROMPT_HELP)
+    config: AgentConfigBody
+
+
+class AgentConfigUpdate(PatchBody):
+    """Merged into the stored config: the fields sent change; null resets one to its default."""
+    autonomyLevel: AutonomyLevel = Field(None, description=AUTONOMY_HELP + "; may not be null")  # type: ignore
+    model: ModelId | None = Field(None, description=MODEL_HELP)
+    stepLimit: StepLimit | None = Field(None, description=STEPS_HELP)  # type: ignore[valid-type]
+    tools: Tools | None = Field(None, description=TOOLS_HELP)  # type: ignore[valid-type]
+
+
+class AgentUpdate(PatchBody):
+    """Only the fields sent change; name, systemPrompt and config may be left out, not set to null."""
+    name: Name = Field(None, description=NAME_HELP)  # type: ignore[assignment]
+    systemPrompt: SystemPrompt = Field(None, description=PROMPT_HELP)  # type: ignore[assignment]
+    config: AgentConfigUpdate = Field(None, description="merged into the stored config")  # type: ignore[assignment]
+
+
+class AgentConfig(BaseModel):
+    autonomyLevel: AutonomyLevel  # type: ignore[valid-type]
+    model: str | None = Field(description="null: the deployment's default model")
+    stepLimit: int
+    tools: list[str]
+
+
+class Agent(BaseModel):
+    id: str = Field(examples=["agt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    name: str
+    systemPrompt: str
+    config: AgentConfig
+    created_at: str = Field(description="ISO 8601 UTC")
+    updated_at: str = Field(description="ISO 8601 UTC")
+
+
+class AgentPage(BaseModel):
+    items: list[Agent]
+    nextCursor: str | None
+
+
+class AgentDeleted(BaseModel):
+    id: str
+    deleted: bool
+
+
+_DEFAULTS: dict[str, Any] = {"model": None, "stepLimit": DEFAULT_STEP_LIMIT, "tools": list(agent_tools.DEFAULT_TOOLS)}
+
+
+def _config_view(config: dict[str, Any]) -> dict[str, Any]:
+    return {"autonomyLevel": config["autonomyLevel"], "model": config.get("model"),
+            "stepLimit": config.get("stepLimit", DEFAULT_STEP_LIMIT),
+            "tools": list(config.get("tools", agent_tools.DEFAULT_TOOLS))}
+
+
+def _view(record: dict[str, Any]) -> dict[str, Any]:
+    return {"id": record["id"], "name": record["name"], "systemPrompt": record["systemPrompt"],
+            "config": _config_view(record["config"]), "created_at": record["created_at"],
+            "updated_at": record["updated_at"]}
+
+
+def _stored_config(config: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in config.items() if v is not None}
+
+
+def _check_model(model: str | None) -> None:
+    """The rule of which models may be chosen lives in the model registry."""
+    if model is not None:
+        choose_model(settings(), model, field="config.model")
+
+
+def _not_found(agent_id: str) -> NotFound:
+    return NotFound("The agent does not exist.", {"id": agent_id, "resource": "agent"})
+
+
+def _read(tenant_id: str, agent_id: str, store) -> dict[str, Any]:
+    record = store.get(tenant_id, agent_id) if ids.is_id(agent_id, PREFIX) else None
+    if record is None:
+        raise _not_found(agent_id)
+    return record
+
+
+def create_agent(ctx: TenantContext, body: AgentCreate, store=agents_table) -> dict[str, Any]:
+    config = {"autonomyLevel": body.config.autonomyLevel,
+              **{field: (_DEFAULTS[field] if getattr(body.config, field) is None else getattr(body.config, field))
+                 for field in _DEFAULTS}}
+    _check_model(config["model"])
+    stamp = timeutil.iso(timeutil.now())
+    record = {"id": ids.new_id(PREFIX), "name": body.name, "systemPrompt": body.systemPrompt,
+              "config": _stored_config(config), "created_at": stamp, "updated_at": stamp}
+    store.create(ctx.tenant_id, record)
+    return _view(record)
+
+
+def get_agent(ctx: TenantContext, agent_id: str, store=agents_table) -> dict[str, Any]:
+    return _view(_read(ctx.tenant_id, agent_id, store))
+
+
+def list_agents(ctx: TenantContext, limit: int, cursor: str | None, store=agents_table) -> dict[str, Any]:
+    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
+
+
+def update_agent(ctx: TenantContext, agent_id: str, body: AgentUpdate, store=agents_table) -> dict[str, Any]:
+    current = _view(_read(ctx.tenant_id, agent_id, store))
+    updated = {**current, **{f: getattr(body, f) for f in body.model_fields_set & {"name", "systemPrompt"}}}
+    if "config" in body.model_fields_set:
+        config = dict(current["config"])
+        for field in body.config.model_fields_set:
+            value = getattr(body.config, field)
+            config[field] = _DEFAULTS[field] if value is None else value
+        if "model" in body.config.model_fields_set:
+            _check_model(config["model"])
+        updated["config"] = config
+    updated["updated_at"] = timeutil.iso_after(timeutil.now(), current["updated_at"])
+    try:
+        store.replace(ctx.tenant_id, {**updated, "config": _stored_config(updated["config"])},
+                      current["updated_at"])
+    except ConditionFailed:
+        raise Conflict("The agent changed or was deleted while it was being updated; read it again.",
+                       {"id": agent_id}) from None
+    return updated
+
+
+def delete_agent(ctx: TenantContext, agent_id: str, store=agents_table) -> dict[str, Any]:
+    current = _read(ctx.tenant_id, agent_id, store)
+    try:
+        store.delete(ctx.tenant_id, agent_id, current["updated_at"])
+    except ConditionFailed:
+        raise Conflict("The agent changed while it was being deleted; try again.", {"id": agent_id}) from None
+    return {"id": agent_id, "deleted": True}
+

@@ -1,0 +1,142 @@
+"""Agents without AWS: the tool catalogue, the config rules (defaults, merge, null resets, the
+model rule of the deployment) and the lost-update guard, on an in-memory table."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from svc_core import agent_tools
+from svc_core.auth.principal import Principal
+from svc_core.context import TenantContext
+from svc_core.data.common import ConditionFailed
+from svc_core.domain import agents
+from svc_core.domain.agents import AgentCreate, AgentUpdate
+from svc_core.errors import Conflict, NotFound, ValidationFailed
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+
+class MemoryAgents:
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], dict] = {}
+
+    def create(self, tenant_id, agent):
+        self.rows[(tenant_id, agent["id"])] = copy.deepcopy(agent)
+
+    def get(self, tenant_id, agent_id):
+        row = self.rows.get((tenant_id, agent_id))
+        return copy.deepcopy(row) if row else None
+
+    def replace(self, tenant_id, agent, seen):
+        current = self.rows.get((tenant_id, agent["id"]))
+        if not current or current["updated_at"] != seen:
+            raise ConditionFailed()
+        self.rows[(tenant_id, agent["id"])] = copy.deepcopy(agent)
+
+    def delete(self, tenant_id, agent_id, seen):
+        current = self.rows.get((tenant_id, agent_id))
+        if not current or current["updated_at"] != seen:
+            raise ConditionFailed()
+        del self.rows[(tenant_id, agent_id)]
+
+
+def ctx(tenant_id: str = "ten_A") -> TenantContext:
+    principal = Principal(subject="usr_1", tenant_id=tenant_id, scopes=frozenset({"agents:write"}),
+                          credential="api_key", token_id="jti")
+    return TenantContext(tenant_id=tenant_id, principal=principal, request_id="req")
+
+
+def new(store, **config) -> dict:
+    body = AgentCreate.model_validate({"name": "Writer", "systemPrompt": "Write.",
+                                       "config": {"autonomyLevel": "suggest", **config}})
+    return agents.create_agent(ctx(), body, store)
+
+
+def test_the_catalogue_names_each_tool_once_and_only_write_file_changes_something():
+    assert agent_tools.TOOL_NAMES == ("read_project", "list_files", "read_file", "write_file", "read_secret")
+    assert [t.name for t in agent_tools.CATALOGUE if t.changes] == ["write_file"]
+    assert all(t.description and "\n" not in t.description for t in agent_tools.CATALOGUE)
+    assert agent_tools.changes_something("write_file") and not agent_tools.changes_something("read_secret")
+    assert agent_tools.in_catalogue_order(["read_secret", "read_project", "read_secret"]) == [
+        "read_project", "read_secret"]
+
+
+def test_create_fills_in_the_defaults_and_stores_only_what_is_set():
+    store = MemoryAgents()
+    agent = new(store)
+    assert agent["config"] == {"autonomyLevel": "suggest", "model": None, "stepLimit": agents.DEFAULT_STEP_LIMIT,
+                               "tools": list(agent_tools.TOOL_NAMES)}
+    [stored] = store.rows.values()
+    assert "model" not in stored["config"]
+
+
+def test_the_model_must_be_one_the_deployment_allows(monkeypatch):
+    from svc_core.config import settings
+    store = MemoryAgents()
+    with pytest.raises(ValidationFailed) as refused:
+        new(store, model=SONNET)  # the defaults allow only the default model
+    assert [f["field"] for f in refused.value.details["fields"]] == ["config.model"]
+    assert store.rows == {}
+    assert new(store, model=settings().model_id)["config"]["model"] == settings().model_id
+    monkeypatch.setenv("MODEL_ALLOWED_IDS", SONNET)
+    settings.cache_clear()
+    agent = new(store, model=SONNET)
+    assert agent["config"]["model"] == SONNET
+    monkeypatch.setenv("MODEL_ALLOWED_IDS", "")
+    settings.cache_clear()
+    with pytest.raises(ValidationFailed):
+        agents.update_agent(ctx(), agent["id"], AgentUpdate.model_validate({"config": {"model": SONNET}}), store)
+    # a change that does not touch the model keeps it (it is checked again when a run starts)
+    kept = agents.update_agent(ctx(), agent["id"], AgentUpdate.model_validate({"name": "Kept"}), store)
+    assert kept["config"]["model"] == SONNET
+
+
+def test_patch_merges_config_and_null_resets_a_field_to_its_default():
+    store = MemoryAgents()
+    agent = new(store, stepLimit=3, tools=["read_file"])
+    changed = agents.update_agent(ctx(), agent["id"], AgentUpdate.model_validate(
+        {"config": {"autonomyLevel": "supervised"}}), store)
+    assert changed["config"] == {**agent["config"], "autonomyLevel": "supervised"}
+    reset = agents.update_agent(ctx(), agent["id"], AgentUpdate.model_validate(
+        {"config": {"stepLimit": None, "tools": None}}), store)
+    assert reset["config"] == {"autonomyLevel": "supervised", "model": None, "stepLimit": 8,
+                               "tools": list(agent_tools.TOOL_NAMES)}
+    assert agents.get_agent(ctx(), agent["id"], store) == reset
+
+
+@pytest.mark.parametrize("body", [{}, {"config": {}}, {"name": None}, {"config": None},
+                                  {"config": {"autonomyLevel": None}}, {"config": {"tools": ["write_file"] * 2}},
+                                  {"config": {"stepLimit": 0}}, {"systemPrompt": " "}])
+def test_invalid_updates_are_refused_by_the_model(body):
+    with pytest.raises(ValidationError):
+        AgentUpdate.model_validate(body)
+
+
+def test_a_lost_update_is_a_conflict_and_another_tenant_sees_nothing():
+    store = MemoryAgents()
+    agent = new(store)
+    with pytest.raises(NotFound):
+        agents.get_agent(ctx("ten_B"), agent["id"], store)
+    real_replace = store.replace
+
+    def racing(tenant_id, updated, seen):
+        store.rows[(tenant_id, agent["id"])]["updated_at"] = "2999-01-01T00:00:00.000Z"
+        return real_replace(tenant_id, updated, seen)
+
+    store.replace = racing  # type: ignore[method-assign]
+    with pytest.raises(Conflict):
+        agents.update_agent(ctx(), agent["id"], AgentUpdate.model_validate({"name": "Mine"}), store)
+    assert store.get("ten_A", agent["id"])["name"] == "Writer"
+
+
+def test_the_api_reference_documents_every_autonomy_level_and_tool():
+    text = README.read_text()
+    section = text[text.index("### Agents"):]
+    section = section[:section.index("\n### ", 1)]
+    for name in (*agents.AUTONOMY_LEVELS, *agent_tools.TOOL_NAMES):
+        assert f"`{name}`" in section, name
