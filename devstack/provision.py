@@ -1,4 +1,4 @@
-"""Creates what template.yaml declares (tables, bus, rules, queues, secrets, KMS keys, the signing key)
+"""Creates what template.yaml declares (tables, buckets, bus, rules, queues, secrets, KMS keys, the signing key)
 on an AWS endpoint such as the embedded emulator, and returns the functions' environment.
 """
 
@@ -14,7 +14,7 @@ import botocore.session
 from devstack.template import ACCOUNT, REGION, Resolver
 
 
-def _clients(endpoint: str, services: tuple[str, ...] = ("dynamodb", "sqs", "events", "secretsmanager", "kms")
+def _clients(endpoint: str, services: tuple[str, ...] = ("dynamodb", "sqs", "events", "secretsmanager", "kms", "s3")
              ) -> dict[str, Any]:
     session = botocore.session.get_session()
     make = lambda service: session.create_client(  # noqa: E731
@@ -76,6 +76,12 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamo
 
     _create_tables(_clients(dynamodb_endpoint, ("dynamodb",))["dynamodb"] if dynamodb_endpoint else c["dynamodb"],
                    resolver)
+
+    for logical_id in resolver.of_type("AWS::S3::Bucket"):
+        try:
+            c["s3"].create_bucket(Bucket=resolver.physical_name(logical_id))
+        except c["s3"].exceptions.BucketAlreadyOwnedByYou:  # kept data (--persist) stays as it is
+            pass
 
     queues = resolver.of_type("AWS::SQS::Queue")
     # Dead-letter queues first, so redrive policies can name them.

@@ -68,6 +68,8 @@ class Resolver:
         resource = self.resources[logical_id]
         if resource["Type"] == "AWS::Events::EventBus":
             return self.resolve(resource["Properties"]["Name"])
+        if resource["Type"] == "AWS::S3::Bucket":  # S3 names are lower case, as CloudFormation makes them
+            return f"{self.stack_name}-{logical_id}".lower()
         return logical_id
 
     def arn(self, logical_id: str) -> str:

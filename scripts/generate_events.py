@@ -19,7 +19,8 @@ sys.path.insert(0, str(ROOT))
 
 from devstack.template import Resolver  # noqa: E402
 
-SAMPLE_ID = {"id": "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA", "proxy": "no/such/route"}
+SAMPLE_ID = {"id": "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA", "run_id": "run_01JD2Q7ZB6V8S3K4X9W2M5N7PA",
+             "proxy": "no/such/route"}
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ from typing import Annotated, Optional
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from svc_core.api import Api
-from svc_core.domain import agents
+from svc_core.domain import agent_runs, agents
+from svc_core.domain.agent_runs import Run, RunCreate, RunPage
 from svc_core.domain.agents import Agent, AgentCreate, AgentDeleted, AgentPage, AgentUpdate
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -42,6 +43,27 @@ def update_agent(id: str, body: AgentUpdate):  # noqa: A002
             summary="Delete an agent")
 def delete_agent(id: str):  # noqa: A002
     return agents.delete_agent(api.tenant_context(), id)
+
+
+@api.post("/api/v1/agents/{id}/execute", scope="agents:write", status=201, response_model=Run, tags=TAGS,
+          summary="Run the agent on a goal in one project, synchronously (answers the finished, failed or "
+                  "paused run)")
+def execute_agent(id: str, body: RunCreate):  # noqa: A002
+    return agent_runs.execute(api.tenant_context(), id, body)
+
+
+@api.get("/api/v1/agents/{id}/runs", scope="agents:read", response_model=RunPage, tags=TAGS,
+         summary="List the agent's runs, newest first")
+def list_runs(id: str,  # noqa: A002
+              limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+              cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+    return agent_runs.list_runs(api.tenant_context(), id, limit, cursor)
+
+
+@api.get("/api/v1/agents/{id}/runs/{run_id}", scope="agents:read", response_model=Run, tags=TAGS,
+         summary="Read one run of the agent")
+def get_run(id: str, run_id: str):  # noqa: A002
+    return agent_runs.get_run(api.tenant_context(), id, run_id)
 
 
 lambda_handler = api.handler

@@ -68,6 +68,9 @@ class Settings:
     model_id: str = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
     model_allowed_ids: str = ""
     usage_table: str = "usage"
+    # Agent runs, and the project files their tools read and write (platform storage).
+    runs_table: str = "runs"
+    project_files_bucket: str = "project-files"
 
 
 def _int(name: str, default: int) -> int:
@@ -129,4 +132,6 @@ def settings() -> Settings:
         model_id=env("MODEL_ID") or Settings.model_id,
         model_allowed_ids=env("MODEL_ALLOWED_IDS", ""),
         usage_table=env("USAGE_TABLE", "usage"),
+        runs_table=env("RUNS_TABLE", "runs"),
+        project_files_bucket=env("PROJECT_FILES_BUCKET", "project-files"),
     )
