@@ -46,7 +46,7 @@ from svc_core.data import agents_table, projects_table, runs_table
 from svc_core.domain import agents, projects, tenant_secrets
 from svc_core.domain.agents import _unicode
 from svc_core.domain.paging import check_cursor, page
-from svc_core.errors import ModelThrottled, ModelUnavailable, NotFound
+from svc_core.errors import ModelThrottled, ModelUnavailable, NotFound, ValidationFailed
 from svc_core.models import registry
 from svc_core.schemas import VISIBLE, RequestBody
 
@@ -273,7 +273,12 @@ def execute(ctx: TenantContext, agent_id: str, body: RunCreate, *, agent_store=a
             project_store=projects_table, store=runs_table, files=None, reveal: Callable[[str, str], str] = tenant_secrets.reveal,
             meter: Callable[..., dict[str, Any]] = metering.record_call) -> dict[str, Any]:
     agent = agents.get_agent(ctx, agent_id, agent_store)
-    project = projects.get_project(ctx, body.projectId, project_store)
+    try:  # the path names the agent (404); the body's project is an input, refused as one (400)
+        project = projects.get_project(ctx, body.projectId, project_store)
+    except NotFound:
+        raise ValidationFailed("No such project in this tenant.", {"fields": [
+            {"field": "projectId", "in": "body", "reason": "no such project"}], "id": body.projectId,
+            "resource": "project"}) from None
     config = agent["config"]
     provider = registry.provider_for(settings(), config.get("model"))
     tenant_id = ctx.tenant_id
