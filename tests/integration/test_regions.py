@@ -16,6 +16,7 @@ from tests.support.regions import (
     MISSING_TENANT, check_feature, get_prefs, get_storage, patch_prefs, put_storage, regions_api,
     routing_info, set_plan, tenant_item, tenant_on, validate,
 )
+from tests.support.fake_keys import access_key_id
 
 
 
@@ -224,7 +225,7 @@ def test_routing_info_shows_what_serves_the_caller(stack, monkeypatch):
     assert data["dataResidency"] == {"required": True, "region": "eu"}
     assert data["storage"] == {"mode": "platform", "region": "eu-central-1", "provider": None}
     assert put_storage(key, tenant, {"storageMode": "byos", "byosProvider": "s3", "byosBucket": "acme-data",
-                                     "byosRegion": "eu-west-1", "byosAccessKey": "AKIAEXAMPLEEXAMPLE12",
+                                     "byosRegion": "eu-west-1", "byosAccessKey": access_key_id(),
                                      "byosSecretKey": "not-a-real-secret-0123456789"}).status == 200
     assert routing_info(key).data["storage"] == {"mode": "byos", "region": "eu-west-1", "provider": "s3"}
 
@@ -243,7 +244,7 @@ def test_another_tenants_id_is_exactly_a_missing_one_on_every_endpoint(stack):
     tenant_b, key_b = tenant_on(stack, "enterprise")
     assert patch_prefs(key_a, tenant_a, {"primaryRegion": "eu-west-1", "complianceLevel": "gdpr"}).status == 200
     assert put_storage(key_a, tenant_a, {"storageMode": "byos", "byosProvider": "s3", "byosBucket": "a-private",
-                                         "byosRegion": "eu-west-1", "byosAccessKey": "AKIAAAAAAAAAAAAAAAAA",
+                                         "byosRegion": "eu-west-1", "byosAccessKey": access_key_id(),
                                          "byosSecretKey": "a-secret-of-tenant-a"}).status == 200
     before_a, before_b = tenant_item(tenant_a), tenant_item(tenant_b)
     # B's credential on A's id (and A's on B's) answers as an id that exists nowhere.

@@ -26,6 +26,7 @@ from tests.support.regions import (
     get_storage, put_storage, routing_info, tenant_item, tenant_on, validate,
 )
 from tests.support.storage_servers import AuthS3, Azurite, SilentServer, Unavailable, closed_port_endpoint
+from tests.support.fake_keys import access_key_id
 
 BYOS_VIEW = {"tenantId", "storageMode", "platformRegion", "byosProvider", "byosEndpoint", "byosBucket", "byosRegion",
              "byosAccessKeySet", "byosSecretKeySet", "byosAccessKeyLast4", "isDefault", "updated_at"}
@@ -136,7 +137,7 @@ def test_byos_needs_the_plan_that_includes_it(stack):
         tenant, key = tenant_on(stack, plan)
         before = tenant_item(tenant)
         body = {"storageMode": "byos", "byosProvider": "s3", "byosBucket": "acme-1", "byosRegion": "us-east-1",
-                "byosAccessKey": "AKIAEXAMPLEEXAMPLE12", "byosSecretKey": "x" * 40}
+                "byosAccessKey": access_key_id(), "byosSecretKey": "x" * 40}
         for reply in (put_storage(key, tenant, body), validate(key, tenant, body)):
             assert assert_error(reply, 403, "FORBIDDEN") == {"feature": "byos", "requiredPlan": "growth",
                                                             "currentPlan": plan}
@@ -159,7 +160,7 @@ def test_each_provider_names_every_field_it_misses(stack, provider, missing):
 
 def test_bucket_names_follow_the_providers_rules(stack):
     tenant, key = tenant_on(stack, "growth")
-    keys = {"byosAccessKey": "AKIAEXAMPLEEXAMPLE12", "byosSecretKey": "s" * 40}
+    keys = {"byosAccessKey": access_key_id(), "byosSecretKey": "s" * 40}
     assert bad_fields(put_storage(key, tenant, {"storageMode": "byos", "byosProvider": "azure",
                                                 "byosEndpoint": "https://acct.blob.core.windows.net",
                                                 "byosBucket": "two--hyphens", **keys})) == {"byosBucket"}
@@ -202,7 +203,7 @@ def test_keys_are_sealed_never_answered_kept_while_the_place_stays_and_dropped_w
     moved = {k: v for k, v in body.items() if k not in ("byosAccessKey", "byosSecretKey")}
     assert bad_fields(put_storage(key, tenant, {**moved, "byosBucket": "another-bucket"})) == \
         {"byosAccessKey", "byosSecretKey"}
-    assert bad_fields(put_storage(key, tenant, {**moved, "byosAccessKey": "AKIAONLYONEKEY000000"})) == \
+    assert bad_fields(put_storage(key, tenant, {**moved, "byosAccessKey": access_key_id()})) == \
         {"byosSecretKey"}
     assert tenant_item(tenant) == before
     # Platform storage drops them.
@@ -254,7 +255,7 @@ def test_validation_reports_what_the_user_can_act_on(stack, s3, setting):
     before = tenant_item(tenant)
     cases = [
         (s3_body(s3, bucket, byosSecretKey="wrong-secret-key-0000000000"), "bad_credentials", "SignatureDoesNotMatch"),
-        (s3_body(s3, bucket, byosAccessKey="AKIAUNKNOWNUNKNOWN00"), "bad_credentials", "InvalidAccessKeyId"),
+        (s3_body(s3, bucket, byosAccessKey=access_key_id()), "bad_credentials", "InvalidAccessKeyId"),
         (s3_body(s3, bucket, byosAccessKey=s3.nobody.access_key, byosSecretKey=s3.nobody.secret_key),
          "access_denied", "AccessDenied"),
         (s3_body(s3, "no-such-bucket"), "no_such_bucket", "NoSuchBucket"),
@@ -305,7 +306,7 @@ def test_endpoints_that_point_inside_are_refused_before_any_connection(stack, en
     tenant, key = tenant_on(stack, "growth")
     before = tenant_item(tenant)
     body = {"storageMode": "byos", "byosProvider": "r2", "byosEndpoint": endpoint, "byosBucket": "acme-1",
-            "byosAccessKey": "AKIAEXAMPLEEXAMPLE12", "byosSecretKey": "s" * 40}
+            "byosAccessKey": access_key_id(), "byosSecretKey": "s" * 40}
     for reply in (put_storage(key, tenant, body), validate(key, tenant, body)):
         details = assert_error(reply, 400, "VALIDATION_ERROR")
         [problem] = details["fields"]

@@ -16,6 +16,7 @@ from svc_core.domain.region_preferences import DEFAULTS, PreferencesUpdate
 from svc_core.domain.storage import StorageConfigBody
 from svc_core.endpoint_guard import EndpointRefused, address_problem, check
 from svc_core.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from tests.support.fake_keys import access_key_id
 
 
 # ---- addresses -----------------------------------------------------------------------------
@@ -260,19 +261,20 @@ def test_s3_without_an_endpoint_is_checked_at_aws_regional_endpoint():
         "https://s3.eu-west-1.amazonaws.com"
     store = MemoryTenants(tenant("growth"))
     body = StorageConfigBody(storageMode="byos", byosProvider="s3", byosBucket="acme-1", byosRegion="eu-west-1",
-                             byosAccessKey="AKIAEXAMPLEEXAMPLE12", byosSecretKey="s" * 40)
+                             byosAccessKey=access_key_id(), byosSecretKey="s" * 40)
     with pytest.raises(Exception):  # sealing needs KMS, which unit tests do not have
         storage.put_storage(ctx(), "ten_A", body, store, guard=guard)
     assert seen == [("https://s3.eu-west-1.amazonaws.com", {"allow_loopback": False, "require_resolution": False})]
 
 
 def test_the_keys_stay_out_of_every_repr():
-    body = StorageConfigBody(storageMode="byos", byosProvider="s3", byosAccessKey="AKIAVISIBLE000000000",
+    access_key = access_key_id()
+    body = StorageConfigBody(storageMode="byos", byosProvider="s3", byosAccessKey=access_key,
                              byosSecretKey="very-secret-value")
-    assert "very-secret-value" not in repr(body) and "AKIAVISIBLE" not in repr(body)
+    assert "very-secret-value" not in repr(body) and access_key not in repr(body)
     from svc_core.storage_probe import Connection
     target = endpoint_guard.Target("https://x", "https", "x", 443, ("8.8.8.8",))
-    assert "very-secret-value" not in repr(Connection("s3", target, "b", None, "AKIAVISIBLE", "very-secret-value"))
+    assert "very-secret-value" not in repr(Connection("s3", target, "b", None, access_key, "very-secret-value"))
 
 
 # ---- what storage answers become -----------------------------------------------------------

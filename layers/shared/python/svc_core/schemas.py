@@ -38,3 +38,12 @@ def whole_number(minimum: int, maximum: int) -> Any:
     too (but still not true or "238"). The bounds come before the validator, or pydantic could
     not put them in the JSON schema."""
     return Annotated[int, Field(ge=minimum, le=maximum), BeforeValidator(_whole_float_to_int)]
+
+
+def unicode_text(text: str) -> str:
+    """A field validator: JSON can carry a lone surrogate (\\ud800), which no UTF-8 text can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be Unicode text (it holds a lone surrogate)") from None
+    return text

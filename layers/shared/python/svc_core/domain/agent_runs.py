@@ -44,7 +44,7 @@ from svc_core.config import settings
 from svc_core.context import TenantContext
 from svc_core.data import agents_table, projects_table, runs_table
 from svc_core.domain import agents, projects, tenant_secrets
-from svc_core.domain.agents import _unicode
+from svc_core.schemas import unicode_text
 from svc_core.domain.paging import check_cursor, page
 from svc_core.errors import ModelThrottled, ModelUnavailable, NotFound, ValidationFailed
 from svc_core.models import registry
@@ -60,7 +60,7 @@ STEP_LIMIT_REACHED = "STEP_LIMIT_REACHED"
 _PATH_SEGMENT = re.compile(r"^[^\x00-\x1f\x7f\\]+$")
 
 Goal = Annotated[str, StringConstraints(min_length=1, max_length=MAX_GOAL, pattern=VISIBLE),
-                 AfterValidator(_unicode)]
+                 AfterValidator(unicode_text)]
 
 
 class RunCreate(RequestBody):

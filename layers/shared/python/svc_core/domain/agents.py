@@ -27,7 +27,7 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, NotFound
 from svc_core.models.registry import choose_model
-from svc_core.schemas import VISIBLE, PatchBody, RequestBody, whole_number
+from svc_core.schemas import VISIBLE, PatchBody, RequestBody, unicode_text, whole_number
 
 PREFIX = "agt"
 MAX_NAME = 200
@@ -42,14 +42,6 @@ AUTONOMY_LEVELS: dict[str, str] = {
     "autonomous": "every allowed tool runs",
 }
 
-
-def _unicode(text: str) -> str:
-    """JSON can carry a lone surrogate (\\ud800), which no UTF-8 text can hold."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("must be Unicode text (it holds a lone surrogate)") from None
-    return text
 
 
 def _each_once(names: list[str]) -> list[str]:
@@ -70,9 +62,9 @@ TOOLS_HELP = ("the tools the agent may use, each at most once: "
               + "; null or left out: every tool; [] for none")
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME, pattern=VISIBLE),
-                 AfterValidator(_unicode)]
+                 AfterValidator(unicode_text)]
 SystemPrompt = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SYSTEM_PROMPT, pattern=VISIBLE),
-                         AfterValidator(_unicode)]
+                         AfterValidator(unicode_text)]
 AutonomyLevel = Literal[tuple(AUTONOMY_LEVELS)]  # type: ignore[valid-type]
 ModelId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MODEL_ID)]
 StepLimit = whole_number(MIN_STEPS, MAX_STEPS)

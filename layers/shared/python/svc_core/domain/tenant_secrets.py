@@ -24,7 +24,7 @@ from svc_core.data import secrets_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, NotFound, ValidationFailed
-from svc_core.schemas import PatchBody, RequestBody
+from svc_core.schemas import PatchBody, RequestBody, unicode_text
 
 PREFIX = "sec"
 PURPOSE = "tenant-secret"
@@ -34,17 +34,9 @@ MAX_DESCRIPTION = 500
 _NAME = re.compile(NAME_PATTERN)
 
 
-def _unicode(text: str) -> str:
-    """JSON can carry a lone surrogate (\\ud800), which no UTF-8 text can hold."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("must be Unicode text (it holds a lone surrogate)") from None
-    return text
-
 
 def _value_size(text: str) -> str:
-    size = len(_unicode(text).encode("utf-8"))
+    size = len(unicode_text(text).encode("utf-8"))
     if size > MAX_VALUE_BYTES:
         raise ValueError(f"must be at most {MAX_VALUE_BYTES} bytes in UTF-8 (it is {size})")
     return text
@@ -52,7 +44,7 @@ def _value_size(text: str) -> str:
 
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 Value = Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALUE_BYTES), AfterValidator(_value_size)]
-Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION), AfterValidator(_unicode)]
+Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION), AfterValidator(unicode_text)]
 
 NAME_HELP = "1-128 characters: a letter or _, then letters, digits, _ . -; unique in the tenant, whatever the case"
 VALUE_HELP = "1 to 65,536 bytes of UTF-8 text (bytes, not characters); never answered"

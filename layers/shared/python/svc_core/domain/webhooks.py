@@ -35,7 +35,7 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import check_cursor, page, tenant_page
 from svc_core.errors import Conflict, NotFound, ValidationFailed
 from svc_core.events import EVENT_TYPES
-from svc_core.schemas import SPACE, PatchBody, RequestBody, whole_number
+from svc_core.schemas import SPACE, PatchBody, RequestBody, unicode_text, whole_number
 
 PREFIX = "whk"
 PURPOSE = "webhook-secret"
@@ -55,14 +55,6 @@ _ATTEMPT_KEY = re.compile(r"^\d{13}#[A-Za-z0-9_]{1,64}#\d{2,3}$")
 # The guard's own text for a malformed URL speaks of storage endpoints (which take no query).
 _MALFORMED = "is not an absolute http(s) URL with a host (no user name, password or fragment)"
 
-
-def _unicode(text: str) -> str:
-    """JSON can carry a lone surrogate (\\ud800), which no UTF-8 text can hold."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("must be Unicode text (it holds a lone surrogate)") from None
-    return text
 
 
 def secret_problem(text: str) -> str | None:
@@ -97,12 +89,12 @@ def _events(names: list[str]) -> list[str]:
 
 EventName = Literal[EVENT_TYPES + (ALL_EVENTS,)]  # type: ignore[valid-type]
 Url = Annotated[str, StringConstraints(min_length=10, max_length=MAX_URL, pattern=f"^https?://[^{SPACE}]+$"),
-                AfterValidator(_unicode)]
+                AfterValidator(unicode_text)]
 Events = Annotated[list[EventName], Field(min_length=1, max_length=len(EVENT_TYPES) + 1),  # type: ignore[valid-type]
                    AfterValidator(_events)]
 Secret = Annotated[str, StringConstraints(min_length=len(SECRET_PREFIX) + 32, max_length=len(SECRET_PREFIX) + 88,
                                           pattern=r"^whsec_[A-Za-z0-9+/]+={0,2}$"), AfterValidator(_secret)]
-Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION), AfterValidator(_unicode)]
+Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION), AfterValidator(unicode_text)]
 
 URL_HELP = (f"https (http only to loopback, in local development); at most {MAX_URL} characters; a query "
             "string is kept; no user name, password or fragment; must not resolve to a private, loopback, "
