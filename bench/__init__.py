@@ -64,4 +64,9 @@ child that used it would already hold boto3 and hide the very floor it is compar
    latency from POST /api/v1/projects to the signed project.created at a loopback receiver on
    the local stack (in a child process; --webhook-events, default 50, one at a time), p50 and
    p99 (target: under 2 s).
+
+6. Chat stream (bench/chat_stream.py): on the local stack (in a child process), --chat-turns
+   turns (default 20) one after the other, each POST /api/v1/chat/sessions/{id}/messages and
+   at once GET .../stream (httpx-sse): the time from sending the POST to the first streamed
+   event and to `done`, p50 and p99 (target: first event under 1 s), with the offline model.
 """

@@ -49,14 +49,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="webhook deliveries for the throughput of one delivery process (default 500)")
     parser.add_argument("--webhook-events", type=int, default=50,
                         help="API calls whose webhook latency is measured on the local stack (default 50)")
+    parser.add_argument("--chat-turns", type=int, default=20,
+                        help="chat turns streamed on the local stack, one after the other (default 20)")
     parser.add_argument("--no-install", action="store_true",
                         help="do not pip-install bench/requirements.txt; skip the FastAPI + Mangum baseline")
-    parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks"), action="append",
+    parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks", "chat"), action="append",
                         help="run only these parts (repeatable)")
     args = parser.parse_args(argv)
-    parts = set(args.only or ("cold", "warm", "calls", "load", "webhooks"))
+    parts = set(args.only or ("cold", "warm", "calls", "load", "webhooks", "chat"))
 
-    from bench import calls, cold, load, report, warm, webhooks
+    from bench import calls, chat_stream, cold, load, report, warm, webhooks
 
     started = time.monotonic()
     load_before = os.getloadavg()[0]
@@ -96,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
             latency = timed("webhook-latency", lambda: webhooks.latency(load.stack_env(clean_env),
                                                                         args.webhook_events))
             rows += report.webhook_rows(delivered, latency)
+        if "chat" in parts:
+            _say(f"chat stream: {args.chat_turns} turns on the local stack, offline model")
+            rows += chat_stream.rows(timed("chat", lambda: chat_stream.measure(load.stack_env(clean_env),
+                                                                              args.chat_turns)))
     finally:
         fixture.stop()
 

@@ -21,6 +21,8 @@ FUNCTION_REQUESTS = [
     ("ProjectsFunction", "GetProject", "GET", "/api/v1/projects/{id}"),
     ("ApiKeysFunction", "ListKeys", "GET", "/api/v1/api-keys"),
     ("MetaFunction", "Jwks", "GET", "/api/v1/.well-known/jwks.json"),
+    ("AgentsFunction", "ListAgents", "GET", "/api/v1/agents"),
+    ("ChatFunction", "ListChatSessions", "GET", "/api/v1/chat/sessions"),
 ]
 
 

@@ -6,13 +6,22 @@ the proxy event AWS would send (requestContext with requestId, identity.sourceIp
 resourcePath; pathParameters; single and multi-value headers and query strings; a base64
 body for binary content) and is passed to the function's real handler. A path no route
 matches gets the API's own 404 envelope, as the template's gateway response gives it.
+
+Routes API Gateway streams (ResponseTransferMode RESPONSE_STREAM, a Lambda Web Adapter function)
+are served as the adapter serves them: the function's ASGI app gets the HTTP request with API
+Gateway's request context in the x-amzn-request-context header, and each chunk it sends is written
+to the socket at once (chunked transfer encoding). A client that goes away is told to the app as
+http.disconnect, so it stops. With streaming=False those routes are answered buffered by the
+function's proxy handler, as where streaming is off.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
+import socket
 import threading
 import time
 import traceback
@@ -29,8 +38,9 @@ _TEXT_TYPES = ("application/json", "text/", "application/x-www-form-urlencoded",
 
 
 class Route:
-    def __init__(self, method: str, template: str, function: str) -> None:
+    def __init__(self, method: str, template: str, function: str, streaming: bool = False) -> None:
         self.method, self.template, self.function = method, template, function
+        self.streaming = streaming
         parts = template.strip("/").split("/")
         pattern, self.params = "", []
         self.rank = []
@@ -56,8 +66,9 @@ class Route:
 
 
 class Router:
-    def __init__(self, routes: list[tuple[str, str, str]]) -> None:
-        self.routes = sorted((Route(*r) for r in routes), key=Route.sort_key)
+    def __init__(self, routes: list[tuple[str, str, str]], streaming: set[tuple[str, str]] | None = None) -> None:
+        streaming = streaming or set()
+        self.routes = sorted((Route(m, p, f, (m, p) in streaming) for m, p, f in routes), key=Route.sort_key)
 
     def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
         for route in self.routes:
@@ -138,8 +149,9 @@ def _not_found_body(path: str, request_id: str) -> bytes:
 
 class Gateway:
     def __init__(self, router: Router, functions: dict[str, Any], host: str = "127.0.0.1", port: int = 3000,
-                 log=print) -> None:
+                 log=print, streaming: bool = True) -> None:
         self.router, self.functions, self.log = router, functions, log
+        self.streaming = streaming
         gateway = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -186,6 +198,11 @@ class Gateway:
         route, params = matched
         event = build_event(method=request.command, raw_path=request.path, headers=list(request.headers.items()),
                             body=body, source_ip=request.client_address[0], route=route, path_params=params)
+        if route.streaming and self.streaming:
+            status = _Streamed(request, event, body).run(self.functions[route.function].asgi_app(), self.log)
+            self.log(f"{request.command} {path} -> {status} {route.function} (streamed) "
+                     f"{(time.perf_counter() - started) * 1000:.1f} ms")
+            return
         try:
             result = self.functions[route.function].invoke(event)
             status, headers, payload = _from_proxy_result(result)
@@ -193,8 +210,7 @@ class Gateway:
             self.log(traceback.format_exc())
             request_id = event["requestContext"]["requestId"]
             status, headers = 502, [("Content-Type", "application/json"), ("X-Request-Id", request_id)]
-            payload = json.dumps({"error": {"code": "INTERNAL_ERROR", "message": "The function failed.", "details": {}},
-                                  "meta": {"request_id": request_id}}).encode()
+            payload = _error_payload(request_id)
         self._write(request, status, headers, payload)
         self.log(f"{request.command} {path} -> {status} {route.function} "
                  f"{(time.perf_counter() - started) * 1000:.1f} ms")
@@ -221,3 +237,106 @@ def _from_proxy_result(result: dict[str, Any]) -> tuple[int, list[tuple[str, str
     body = result.get("body") or ""
     payload = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode()
     return status, [(k, v) for k, vs in headers.items() for v in vs], payload
+
+
+def _error_payload(request_id: str) -> bytes:
+    return json.dumps({"error": {"code": "INTERNAL_ERROR", "message": "The function failed.", "details": {}},
+                       "meta": {"request_id": request_id}}).encode()
+
+
+class _Streamed:
+    """One request served by an ASGI app, as the Lambda Web Adapter serves it behind API Gateway's
+    response streaming: the app runs in this gateway thread, in its own event loop."""
+
+    def __init__(self, request: BaseHTTPRequestHandler, event: dict[str, Any], body: bytes) -> None:
+        self.request, self.event, self.body = request, event, body
+        self.status: int | None = None
+        self.chunked = False
+        self.finished = False
+        self.gone = False
+
+    def scope(self) -> dict[str, Any]:
+        parts = urlsplit(self.request.path)
+        headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in self.request.headers.items()
+                   if k.lower() != "x-amzn-request-context"]  # only the gateway says what API Gateway saw
+        headers.append((b"x-amzn-request-context", json.dumps(self.event["requestContext"]).encode()))
+        host, port = self.request.server.server_address[:2]
+        return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+                "method": self.request.command, "scheme": "http", "path": parts.path,
+                "raw_path": parts.path.encode(), "query_string": parts.query.encode("latin-1"), "root_path": "",
+                "headers": headers, "client": tuple(self.request.client_address[:2]), "server": (host, port)}
+
+    def run(self, app: Any, log) -> int:
+        try:
+            asyncio.run(app(self.scope(), self.receive, self.send))
+        except Exception:
+            if not self.gone:
+                log(traceback.format_exc())
+        if self.status is None:  # the app failed before answering: API Gateway answers 502
+            request_id = self.event["requestContext"]["requestId"]
+            Gateway._write(self.request, 502, [("Content-Type", "application/json"), ("X-Request-Id", request_id)],
+                           _error_payload(request_id))
+            return 502
+        if not self.finished:  # cut short: the client must see the stream end, not wait for more
+            self.request.close_connection = True
+        return self.status
+
+    async def receive(self) -> dict[str, Any]:
+        if self.body is not None:
+            body, self.body = self.body, None
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self._client_gone()
+        return {"type": "http.disconnect"}
+
+    async def _client_gone(self) -> None:
+        """Returns when the client has closed its side (the socket reads end-of-file or fails)."""
+        sock = self.request.connection
+        loop = asyncio.get_running_loop()
+        while not self.gone:
+            readable = loop.create_future()
+            loop.add_reader(sock.fileno(), lambda ready=readable: ready.done() or ready.set_result(None))
+            try:
+                await readable
+            finally:
+                loop.remove_reader(sock.fileno())
+            try:
+                self.gone = sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            except BlockingIOError:
+                continue
+            except OSError:
+                self.gone = True
+            if not self.gone:  # the client sent more (a pipelined request): it is still there
+                await asyncio.Event().wait()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.gone:
+            raise ConnectionResetError("the client has gone")
+        try:
+            if message["type"] == "http.response.start":
+                self._start(message)
+            elif message["type"] == "http.response.body":
+                self._body(message.get("body", b""), message.get("more_body", False))
+        except OSError:
+            self.gone = True
+            raise
+
+    def _start(self, message: dict[str, Any]) -> None:
+        request, self.status = self.request, int(message["status"])
+        request.send_response(self.status)
+        for name, value in message.get("headers", []):
+            if name.decode("latin-1").lower() not in ("content-length", "connection", "transfer-encoding"):
+                request.send_header(name.decode("latin-1"), value.decode("latin-1"))
+        self.chunked = self.status not in (204, 304) and request.command != "HEAD"
+        request.send_header("Transfer-Encoding" if self.chunked else "Content-Length", "chunked" if self.chunked else "0")
+        request.end_headers()
+        request.wfile.flush()
+
+    def _body(self, data: bytes, more: bool) -> None:
+        out = self.request.wfile
+        if data and self.chunked:
+            out.write(b"%X\r\n%s\r\n" % (len(data), data))
+        if not more:
+            if self.chunked:
+                out.write(b"0\r\n\r\n")
+            self.finished = True
+        out.flush()

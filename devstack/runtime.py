@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import queue
+import re
 import sys
 import threading
 import time
@@ -56,22 +57,43 @@ class Function:
                  containers: int = 4) -> None:
         self.logical_id = logical_id
         self.code_dir = code_dir
-        self.module_file, self.handler_name = handler.rsplit(".", 1)
+        # A shell-script handler is the Lambda Web Adapter's (run.sh starts an ASGI server): its
+        # streamed requests go to the ASGI app (asgi_app()); a buffered invocation, as where
+        # streaming is off, to the proxy handler beside it, app.lambda_handler.
+        self.web_adapter = handler.endswith(".sh")
+        self.start_script = handler if self.web_adapter else None
+        self.module_file, self.handler_name = ("app", "lambda_handler") if self.web_adapter else handler.rsplit(".", 1)
+        self._asgi: Any = None
         self.memory, self.timeout = memory, timeout
         self._idle: queue.LifoQueue = queue.LifoQueue()
         self._made = 0
         self._max = containers
         self._lock = threading.Lock()
 
-    def _new_container(self) -> Any:
-        name = f"devstack_fn_{self.logical_id}_{self._made}"
-        spec = importlib.util.spec_from_file_location(name, self.code_dir / f"{self.module_file}.py")
+    def _import(self, name: str, module_file: str) -> Any:
+        spec = importlib.util.spec_from_file_location(name, self.code_dir / f"{module_file}.py")
         module = importlib.util.module_from_spec(spec)
         # One cold start at a time in this process: two threads importing a library's modules for
         # the first time can each see the other's half-initialised module (Powertools did).
         with _COLD_START:
             spec.loader.exec_module(module)
-        return getattr(module, self.handler_name)
+        return module
+
+    def _new_container(self) -> Any:
+        return getattr(self._import(f"devstack_fn_{self.logical_id}_{self._made}", self.module_file), self.handler_name)
+
+    def asgi_app(self) -> Any:
+        """The ASGI app the start script serves (`uvicorn module:attr`), imported once: an ASGI app
+        serves concurrent requests by design, so each streamed request does not hold a container."""
+        with self._lock:
+            if self._asgi is None:
+                script = (self.code_dir / self.start_script).read_text()
+                found = re.search(r"uvicorn\b.*?\s([A-Za-z_][\w.]*):([A-Za-z_]\w*)", script)
+                if found is None:
+                    raise RuntimeError(f"{self.start_script} of {self.logical_id} names no uvicorn module:app")
+                module = self._import(f"devstack_fn_{self.logical_id}_asgi", found.group(1))
+                self._asgi = getattr(module, found.group(2))
+            return self._asgi
 
     def _acquire(self) -> Any:
         try:

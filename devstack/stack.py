@@ -65,7 +65,8 @@ class LocalStack:
             _write_private(self._secrets_file, json.dumps(secret_values(self.emulator_endpoint, self.parameters)))
         resolver = Resolver(self.parameters)
         functions = load_functions(resolver, self.containers)
-        self.gateway = Gateway(Router(resolver.api_routes()), functions, self.host, self.port, log=self.log).start()
+        self.gateway = Gateway(Router(resolver.api_routes(), resolver.streaming_routes()), functions, self.host,
+                               self.port, log=self.log).start()
         os.environ["PUBLIC_BASE_URL"] = self.base_url  # the device login's authUrl points at this gateway
         self._forget_caches()
         clients = self._clients()

@@ -162,6 +162,17 @@ class Resolver:
                     routes.append((event["Properties"]["Method"].upper(), event["Properties"]["Path"], logical_id))
         return routes
 
+    def streaming_routes(self) -> set[tuple[str, str]]:
+        """(method, path) of the Api events API Gateway answers with response streaming: SAM's
+        ResponseTransferMode RESPONSE_STREAM (the integration's responseTransferMode STREAM)."""
+        routes = set()
+        for resource in self.of_type("AWS::Serverless::Function").values():
+            for event in resource["Properties"].get("Events", {}).values():
+                props = event["Properties"]
+                if event["Type"] == "Api" and props.get("ResponseTransferMode") == "RESPONSE_STREAM":
+                    routes.add((props["Method"].upper(), props["Path"]))
+        return routes
+
     def stream_subscriptions(self) -> list[tuple[str, str, dict[str, Any]]]:
         """(table logical id, function logical id, event properties) for DynamoDB stream events."""
         found = []

@@ -5,6 +5,12 @@
     python -m ops tenants set-plan TENANT_ID PLAN     free, starter, growth or enterprise
     python -m ops tenants suspend TENANT_ID           every credential of the tenant gets 403
     python -m ops tenants activate TENANT_ID
+    python -m ops gift-cards issue --credits N [--count K] [--expires-in-days D]
+                                        new gift cards; their codes are printed once, only their hashes kept
+    python -m ops billing adjust TENANT_ID MICRO_CREDITS --reason TEXT
+                                        add (or, negative, take) credits, as an adjustment in the ledger
+    python -m ops billing import TENANT_ID FILE
+                                        replay ledger entries, a JSON object a line {kind, amount, reason, reference?}
 
 --local uses the running local stack (the environment it writes to .local/local-stack-env.json).
 Against a deployed stage, export that environment (USERS_TABLE, SESSIONS_TABLE, API_KEYS_TABLE,
@@ -37,6 +43,19 @@ def main(argv: list[str] | None = None) -> int:
     set_plan.add_argument("plan", choices=("free", "starter", "growth", "enterprise"))
     for verb, text in (("suspend", "suspend a tenant"), ("activate", "make a suspended tenant active")):
         tenants.add_parser(verb, help=text).add_argument("tenant_id")
+    cards = commands.add_parser("gift-cards", help="gift cards").add_subparsers(dest="verb", required=True)
+    issue = cards.add_parser("issue", help="issue gift cards (the codes are printed once)")
+    issue.add_argument("--credits", type=int, required=True, help="credits each card is worth (1 to 10000)")
+    issue.add_argument("--count", type=int, default=1, help="how many cards (1 to 1000)")
+    issue.add_argument("--expires-in-days", type=int, default=365)
+    billing = commands.add_parser("billing", help="credit ledger").add_subparsers(dest="verb", required=True)
+    adjust = billing.add_parser("adjust", help="add or take micro-credits (1 credit = 1000000)")
+    adjust.add_argument("tenant_id")
+    adjust.add_argument("micro_credits", type=int)
+    adjust.add_argument("--reason", required=True)
+    replay = billing.add_parser("import", help="replay ledger entries from a JSON-lines file")
+    replay.add_argument("tenant_id")
+    replay.add_argument("file", type=Path)
     args = parser.parse_args(argv)
 
     if args.local:
@@ -46,7 +65,36 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.noun == "users":
         return _users(args)
+    if args.noun in ("gift-cards", "billing"):
+        return _billing(args)
     return _tenants(args)
+
+
+def _operator() -> str:
+    import getpass
+    return getpass.getuser()
+
+
+def _billing(args: argparse.Namespace) -> int:
+    from svc_core.domain import billing
+    from svc_core.errors import NotFound
+
+    try:
+        if args.noun == "gift-cards":
+            result = billing.issue_gift_cards(args.credits, args.count, args.expires_in_days, f"operator:{_operator()}")
+        elif args.verb == "import":
+            rows = [json.loads(line) for line in args.file.read_text().splitlines() if line.strip()]
+            result = {"imported": billing.import_entries(args.tenant_id, rows, _operator())}
+        else:
+            result = billing.adjust(args.tenant_id, args.micro_credits, args.reason, _operator())
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except NotFound:
+        print(f"no tenant has the id {args.tenant_id}", file=sys.stderr)
+        return 1
+    print(json.dumps(result))
+    return 0
 
 
 def _users(args: argparse.Namespace) -> int:

@@ -20,11 +20,14 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$(pick_python)" -m venv "$VENV"
 fi
 stamp="$VENV/.requirements.sha256"
-want="$(cat "$ROOT/requirements-dev.txt" "$ROOT/layers/shared/python/requirements.txt" | sha256sum | cut -d' ' -f1)"
+want="$(cat "$ROOT/requirements-dev.txt" "$ROOT/layers/shared/python/requirements.txt" "$ROOT/client/pyproject.toml" \
+  "$ROOT/functions/chat_stream/requirements.txt" | sha256sum | cut -d' ' -f1)"  # with the files it names (-r)
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   echo "installing Python packages into $VENV"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$ROOT/requirements-dev.txt" 2>&1 | grep -v "^WARNING: Location" || true
-  "$VENV/bin/python" -c "import moto, aws_lambda_powertools, jwt, pydantic, yaml, pytest" # fail loudly if pip did
+  # The client library and the svc CLI (client/), editable: the tests import it and run .venv/bin/svc.
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT/client" 2>&1 | grep -v "^WARNING: Location" || true
+  "$VENV/bin/python" -c "import moto, aws_lambda_powertools, jwt, pydantic, yaml, pytest, svc_client" # fail loudly if pip did
   echo "$want" > "$stamp"
 fi

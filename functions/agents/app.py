@@ -1,12 +1,14 @@
 """Agents: list, create, read, change and delete an agent's configuration."""
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from svc_core.api import Api
+from svc_core import envelope
+from svc_core.api import JSON, Api
 from svc_core.domain import agent_runs, agents
-from svc_core.domain.agent_runs import Run, RunCreate, RunPage
+from svc_core.domain.agent_runs import Run, RunCreate, RunDecision, RunPage
 from svc_core.domain.agents import Agent, AgentCreate, AgentDeleted, AgentPage, AgentUpdate
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -45,11 +47,20 @@ def delete_agent(id: str):  # noqa: A002
     return agents.delete_agent(api.tenant_context(), id)
 
 
-@api.post("/api/v1/agents/{id}/execute", scope="agents:write", status=201, response_model=Run, tags=TAGS,
-          summary="Run the agent on a goal in one project, synchronously (answers the finished, failed or "
-                  "paused run)")
-def execute_agent(id: str, body: RunCreate):  # noqa: A002
-    return agent_runs.execute(api.tenant_context(), id, body)
+def _run_answer(run: dict[str, Any], request_id: str) -> Any:
+    """202 while the run goes on without the caller (queued, or running in the worker or with a
+    cancel asked), else the route's own status."""
+    if run["status"] in ("queued", "running"):
+        return Response(status_code=202, content_type=JSON, body=envelope.success_body(run, request_id))
+    return run
+
+
+@api.post("/api/v1/agents/{id}/execute", scope="agents:write", status=201, also=(202,), response_model=Run,
+          tags=TAGS, summary="Run the agent on a goal in one project: 201 with the ended or paused run, 202 when "
+                             "it goes on in the background (async, or the time budget reached)")
+def execute_agent(id: str, body: RunCreate):  # noqa: A002 - the path parameter's name
+    ctx = api.tenant_context()
+    return _run_answer(agent_runs.execute(ctx, id, body), ctx.request_id)
 
 
 @api.get("/api/v1/agents/{id}/runs", scope="agents:read", response_model=RunPage, tags=TAGS,
@@ -64,6 +75,30 @@ def list_runs(id: str,  # noqa: A002
          summary="Read one run of the agent")
 def get_run(id: str, run_id: str):  # noqa: A002
     return agent_runs.get_run(api.tenant_context(), id, run_id)
+
+
+@api.post("/api/v1/agents/{id}/runs/{run_id}/approve", scope="agents:write", also=(202,), response_model=Run,
+          tags=TAGS, errors=(409,), summary="Approve the tool call the run waits on and go on (202: in the background)")
+def approve_run(id: str, run_id: str,  # noqa: A002
+                body: Annotated[Optional[RunDecision], Body()] = None):
+    ctx = api.tenant_context()
+    return _run_answer(agent_runs.decide(ctx, id, run_id, "approved", body), ctx.request_id)
+
+
+@api.post("/api/v1/agents/{id}/runs/{run_id}/reject", scope="agents:write", also=(202,), response_model=Run,
+          tags=TAGS, errors=(409,), summary="Reject the tool call the run waits on (the model is told) and go on")
+def reject_run(id: str, run_id: str,  # noqa: A002
+               body: Annotated[Optional[RunDecision], Body()] = None):
+    ctx = api.tenant_context()
+    return _run_answer(agent_runs.decide(ctx, id, run_id, "rejected", body), ctx.request_id)
+
+
+@api.post("/api/v1/agents/{id}/runs/{run_id}/cancel", scope="agents:write", also=(202,), response_model=Run,
+          tags=TAGS, errors=(409,), summary="Cancel the run: at once unless it is running (202: it stops before its "
+                                           "next model call or tool)")
+def cancel_run(id: str, run_id: str):  # noqa: A002
+    ctx = api.tenant_context()
+    return _run_answer(agent_runs.cancel(ctx, id, run_id), ctx.request_id)
 
 
 lambda_handler = api.handler

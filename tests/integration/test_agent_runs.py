@@ -29,7 +29,7 @@ MISSING_AGENT = "agt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
 MISSING_PROJECT = "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
 MISSING_RUN = "run_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
 RUN_FIELDS = {"id", "agentId", "projectId", "goal", "status", "output", "steps", "usage", "model", "created_at",
-              "completed_at", "error"}
+              "completed_at", "error", "background", "cancelRequested"}
 PROMPT = "You keep the project's notes."
 
 

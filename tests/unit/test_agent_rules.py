@@ -140,3 +140,68 @@ def test_the_api_reference_documents_every_autonomy_level_and_tool():
     section = section[:section.index("\n### ", 1)]
     for name in (*agents.AUTONOMY_LEVELS, *agent_tools.TOOL_NAMES):
         assert f"`{name}`" in section, name
+
+
+# ---- runs: the tool step, project files' place (no AWS) ------------------------------------------
+
+class FakeTenants:
+    def __init__(self, storage: dict | None) -> None:
+        self.storage = storage
+
+    def get_consistent(self, tenant_id):
+        return {"id": tenant_id, **({"storage": self.storage} if self.storage else {})}
+
+    get = get_consistent
+
+
+def test_a_tool_runs_only_after_the_cancel_check_and_the_check_can_stop_it():
+    from svc_core.domain import agent_runs
+
+    class Files:
+        written: list = []
+
+        def put(self, *args):
+            self.written.append(args)
+
+    class Stop(Exception):
+        pass
+
+    def stop():
+        raise Stop()
+
+    files = Files()
+    toolbox = agent_runs.Toolbox("ten_A", {"id": "proj_1"}, files)
+    run: dict = {"steps": []}
+    uses = [{"toolUseId": "t1", "name": "list_files", "input": {}},
+            {"toolUseId": "t2", "name": "write_file", "input": {"path": "a.md", "content": "x"}}]
+    with pytest.raises(Stop):
+        agent_runs._run_tools(uses[1:], ["write_file"], "autonomous", toolbox, run, [], before_tool=stop)
+    assert files.written == [] and run["steps"] == []
+    # without the hook (chat's use): the same call as before, the write made
+    results, paused = agent_runs._run_tools(uses[1:], ["write_file"], "autonomous", toolbox, run, [])
+    assert not paused and results[0]["toolResult"]["status"] == "success" and len(files.written) == 1
+
+
+def test_project_files_are_the_platform_bucket_unless_the_tenant_chose_byos(monkeypatch):
+    from svc_core import project_files
+    from svc_core.data import project_files_bucket
+    assert project_files.for_tenant("ten_A", FakeTenants(None)) is project_files_bucket
+    assert project_files.for_tenant("ten_A", FakeTenants({"storageMode": "platform"})) is project_files_bucket
+    # a stored endpoint the SSRF rules refuse now (the metadata service) is refused before any key opens
+    byos = {"storageMode": "byos", "byosProvider": "r2", "byosEndpoint": "https://169.254.169.254",
+            "byosBucket": "b-1", "byosCredentials": {"alg": "none"}}
+    with pytest.raises(project_files.StorageUnavailable, match="metadata service"):
+        project_files.for_tenant("ten_A", FakeTenants(byos))
+
+
+def test_a_storage_failure_is_the_tools_error_for_the_model():
+    from svc_core import project_files
+    from svc_core.domain import agent_runs
+
+    class Broken:
+        def get(self, *args):
+            raise project_files.StorageUnavailable("The tenant's storage failed (AccessDenied): no.")
+
+    toolbox = agent_runs.Toolbox("ten_A", {"id": "proj_1"}, Broken())
+    model_text, status, result = agent_runs._call_tool(toolbox, "read_file", {"path": "a.md"})
+    assert status == "error" and model_text == result == "The tool failed: The tenant's storage failed (AccessDenied): no."

@@ -21,6 +21,10 @@ ANY_CREDENTIAL |= {"/api/v1/oauth/{provider}/start", "/api/v1/oauth/{provider}/a
                    "/api/v1/oauth/connections/{id}"}
 # The region catalogue and the routing info: any credential (svc_core/domain/routing.py).
 ANY_CREDENTIAL |= {"/api/v1/regions", "/api/v1/routing-info"}
+# Billing's reads: authentication only, as the spec says; Stripe's webhook: its signature instead.
+ANY_CREDENTIAL |= {"/api/v1/billing/summary", "/api/v1/billing/invoices", "/api/v1/billing/invoices/{id}",
+                   "/api/v1/billing/ledger"}
+PUBLIC |= {"/api/v1/billing/stripe/webhook"}
 PUBLIC |= {"/api/v1/auth/exchange", "/api/v1/cli/auth/start", "/api/v1/cli/auth/status", "/api/v1/cli/auth/info",
            "/api/v1/cli/auth/token", "/api/v1/cli/auth/approve"}
 

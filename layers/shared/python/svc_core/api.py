@@ -21,6 +21,7 @@ headers on every response, errors included. Paths are written as in template.yam
 from __future__ import annotations
 
 import base64
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -29,7 +30,7 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
@@ -111,19 +112,21 @@ def envelope_of(model: type) -> type[BaseModel]:
 _ERROR_RESPONSES = {
     400: "VALIDATION_ERROR: the input is not valid (details.fields names each bad field)",
     401: "UNAUTHORIZED: credential missing, invalid, expired or revoked",
+    402: "PAYMENT_REQUIRED: the tenant's credit balance is used up",
     403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
     404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
     409: "CONFLICT (or LOGIN_SESSION_CONSUMED): the resource changed meanwhile, or its state forbids this",
     410: "LOGIN_SESSION_EXPIRED: the login session is more than 10 minutes old",
     413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json",
+    422: "IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another body",
     429: "RATE_LIMIT_EXCEEDED: too many requests; see Retry-After",
     500: "INTERNAL_ERROR: the server failed; the body never says why",
     502: "PROVIDER_ERROR: a provider this call depends on refused or failed (details say which)",
 }
 
 
-_OPTIONAL_ERRORS = {409, 410, 502}  # documented only on the routes that name them (errors=...)
+_OPTIONAL_ERRORS = {402, 409, 410, 422, 502}  # documented only on the routes that name them (errors=...)
 
 
 def _template_to_regex(path: str) -> re.Pattern[str]:
@@ -147,7 +150,7 @@ class Api:
               status: int = 200, response_model: type | None = None, summary: str,
               description: str | None = None, tags: list[str] | None = None,
               raw: bool = False, media_type: str = JSON, cache_seconds: int = 0,
-              errors: tuple[int, ...] = ()) -> Callable:
+              errors: tuple[int, ...] = (), also: tuple[int, ...] = ()) -> Callable:
         """raw: the body is the result itself, not the envelope (for documents whose format a
         standard fixes, such as a JWKS); with another media_type (a page), the result is the
         body's text. cache_seconds: let clients cache a public document."""
@@ -161,6 +164,9 @@ class Api:
         success_content = ({JSON: {"model": success_model}} if media_type == JSON
                            else {media_type: {"schema": {"type": "string"}}})
         responses: dict[int, dict[str, Any]] = {status: {"description": "Success", "content": success_content}}
+        for other in also:  # other success statuses, with the same body (the route returns a Response for them)
+            responses[other] = ({"description": "No Content", "content": {}} if other == 204 else  # no body
+                                {"description": "Accepted" if other == 202 else "Success", "content": success_content})
         for code, text in _ERROR_RESPONSES.items():
             if public and code in (401, 403, 429) and code not in errors:
                 continue
@@ -176,6 +182,8 @@ class Api:
             @functools.wraps(func)
             def wrapper(*args: Any, **kwargs: Any) -> Response:
                 result = func(*args, **kwargs)
+                if isinstance(result, Response):  # a route that picks its own status and body (a stream)
+                    return result
                 if isinstance(result, BaseModel):
                     result = result.model_dump(mode="json")
                 if raw:
@@ -245,14 +253,7 @@ class Api:
 
     def handler(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
         started = time.perf_counter()
-        request_context = event.get("requestContext") or {}
-        state = RequestState(
-            request_id=request_context.get("requestId") or ids.new_ulid(),
-            source_ip=(request_context.get("identity") or {}).get("sourceIp") or "",
-        )
-        token = _state.set(state)
-        logger.thread_safe_append_keys(request_id=state.request_id, tenant_id=None)
-        try:
+        with self.request_state(event) as state:
             try:
                 self._admit(event, state)
             except ServiceError as exc:
@@ -265,9 +266,41 @@ class Api:
                                           "status": response["statusCode"],
                                           "latency_ms": round((time.perf_counter() - started) * 1000, 2)})
             return response
+
+    @contextlib.contextmanager
+    def request_state(self, event: dict[str, Any]) -> Iterator[RequestState]:
+        """The request's state (id, source address, later its principal) for the length of a request.
+        handler() uses it; so does an entry point that is not the resolver (a streamed response, see
+        functions/chat_stream), which then calls admit() and answers with response_headers()."""
+        request_context = event.get("requestContext") or {}
+        state = RequestState(
+            request_id=request_context.get("requestId") or ids.new_ulid(),
+            source_ip=(request_context.get("identity") or {}).get("sourceIp") or "",
+        )
+        token = _state.set(state)
+        logger.thread_safe_append_keys(request_id=state.request_id, tenant_id=None)
+        try:
+            yield state
         finally:
             logger.thread_safe_remove_keys(["request_id", "tenant_id"])
             _state.reset(token)
+
+    def admit(self, event: dict[str, Any], state: RequestState) -> None:
+        """What handler() checks before a route runs: credential, rate limit, tenant, scope, body."""
+        self._admit(event, state)
+
+    def authenticate(self, event: dict[str, Any], headers: dict[str, str]) -> Principal:
+        """The caller's verified credential (headers: lower-case names). An Api may accept another
+        credential on its own routes (the chat stream's ?token=) by overriding this."""
+        return authenticate(headers.get("authorization"))
+
+    @staticmethod
+    def response_headers(state: RequestState) -> dict[str, str]:
+        """The headers every answer carries: request id, security headers, rate limit."""
+        headers = {"X-Request-Id": state.request_id, **SECURITY_HEADERS, **state.extra_headers}
+        if state.allowance is not None:
+            headers.update(state.allowance.headers())
+        return headers
 
     def _admit(self, event: dict[str, Any], state: RequestState) -> None:
         """Authenticate, count, check scope and body, before any input is parsed."""
@@ -278,7 +311,7 @@ class Api:
         if not public:
             headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
             try:
-                state.principal = authenticate(headers.get("authorization"))
+                state.principal = self.authenticate(event, headers)
             except Unauthorized:
                 self._count(f"ip#{state.source_ip}", state)  # failed attempts count per address
                 raise
@@ -311,9 +344,7 @@ class Api:
                               {"limit": state.allowance.limit, "resetAt": state.allowance.reset})
 
     def _finish(self, response: dict[str, Any], state: RequestState) -> None:
-        headers = {"X-Request-Id": state.request_id, **SECURITY_HEADERS, **state.extra_headers}
-        if state.allowance is not None:
-            headers.update(state.allowance.headers())
+        headers = self.response_headers(state)
         multi = response.setdefault("multiValueHeaders", {})
         for name, value in headers.items():
             multi[name] = [value]

@@ -71,6 +71,31 @@ class Settings:
     # Agent runs, and the project files their tools read and write (platform storage).
     runs_table: str = "runs"
     project_files_bucket: str = "project-files"
+    # Runs that go on in the background (the worker's queue), and how long one request or one worker
+    # invocation may work on a run before handing the rest to the worker (seconds).
+    agent_run_queue_url: str = ""
+    agent_run_sync_budget_seconds: float = 20.0
+    agent_run_worker_budget_seconds: float = 600.0
+    # Chat: sessions, messages, the stored events of assistant turns, and the queue of turns.
+    chat_sessions_table: str = "chat-sessions"
+    chat_messages_table: str = "chat-messages"
+    chat_events_table: str = "chat-events"
+    chat_turn_queue_url: str = ""
+    # The chat stream (GET .../chat/sessions/{id}/stream): heartbeat comment, table poll, the longest a
+    # stream stays open (the client resumes with Last-Event-ID), the buffered answer's time budget.
+    chat_stream_heartbeat_seconds: float = 15.0
+    chat_stream_poll_ms: int = 100
+    chat_stream_max_seconds: float = 300.0
+    chat_stream_buffered_seconds: float = 25.0
+    # Billing: the ledger's table, Idempotency-Key records, the payment provider ("test": settles at once,
+    # says so; "stripe": the Stripe API with the keys in the secret), what a new tenant starts with.
+    billing_table: str = "billing"
+    idempotency_table: str = "idempotency"
+    payment_provider: str = "test"
+    stripe_secret_id: str = "svc/stripe"
+    stripe_api_base: str = ""               # empty: Stripe's own; tests point it at a loopback server
+    stripe_plan_prices: str = "{}"          # JSON {plan: Stripe price id}
+    billing_welcome_micro_credits: int = 1_000_000
 
 
 def _int(name: str, default: int) -> int:
@@ -134,4 +159,22 @@ def settings() -> Settings:
         usage_table=env("USAGE_TABLE", "usage"),
         runs_table=env("RUNS_TABLE", "runs"),
         project_files_bucket=env("PROJECT_FILES_BUCKET", "project-files"),
+        agent_run_queue_url=env("AGENT_RUN_QUEUE_URL", ""),
+        agent_run_sync_budget_seconds=float(env("AGENT_RUN_SYNC_BUDGET_SECONDS", "20")),
+        agent_run_worker_budget_seconds=float(env("AGENT_RUN_WORKER_BUDGET_SECONDS", "600")),
+        chat_sessions_table=env("CHAT_SESSIONS_TABLE", "chat-sessions"),
+        chat_messages_table=env("CHAT_MESSAGES_TABLE", "chat-messages"),
+        chat_events_table=env("CHAT_EVENTS_TABLE", "chat-events"),
+        chat_turn_queue_url=env("CHAT_TURN_QUEUE_URL", ""),
+        chat_stream_heartbeat_seconds=float(env("CHAT_STREAM_HEARTBEAT_SECONDS", "15")),
+        chat_stream_poll_ms=_int("CHAT_STREAM_POLL_MS", 100),
+        chat_stream_max_seconds=float(env("CHAT_STREAM_MAX_SECONDS", "300")),
+        chat_stream_buffered_seconds=float(env("CHAT_STREAM_BUFFERED_SECONDS", "25")),
+        billing_table=env("BILLING_TABLE", "billing"),
+        idempotency_table=env("IDEMPOTENCY_TABLE", "idempotency"),
+        payment_provider=env("PAYMENT_PROVIDER") or "test",
+        stripe_secret_id=env("STRIPE_SECRET_ID", "svc/stripe"),
+        stripe_api_base=env("STRIPE_API_BASE", ""),
+        stripe_plan_prices=env("STRIPE_PLAN_PRICES") or "{}",
+        billing_welcome_micro_credits=_int("BILLING_WELCOME_MICRO_CREDITS", 1_000_000),
     )

@@ -83,6 +83,24 @@ class ModelUnavailable(ServiceError):
     code, status, default_message = "MODEL_UNAVAILABLE", 502, "The model could not answer this request."
 
 
+class PaymentRequired(ServiceError):
+    code, status, default_message = "PAYMENT_REQUIRED", 402, "The tenant's credit balance is used up."
+
+
+class IdempotencyKeyReused(ServiceError):
+    code, status, default_message = ("IDEMPOTENCY_KEY_REUSED", 422,
+                                     "This Idempotency-Key was used with another request body.")
+
+
+class RequestInProgress(ServiceError):
+    code, status, default_message = ("REQUEST_IN_PROGRESS", 409,
+                                     "A request with this Idempotency-Key is still being processed.")
+
+
+class SignatureInvalid(ServiceError):
+    code, status, default_message = "SIGNATURE_INVALID", 400, "The webhook's signature does not verify."
+
+
 class InternalError(ServiceError):
     pass
 
@@ -93,4 +111,5 @@ ALL_ERRORS: tuple[type[ServiceError], ...] = (
     LoginSessionExpired,
     PayloadTooLarge, UnsupportedMediaType, RateLimited, ProviderError, ModelThrottled, ModelUnavailable,
     InternalError,
+    PaymentRequired, IdempotencyKeyReused, RequestInProgress, SignatureInvalid,
 )

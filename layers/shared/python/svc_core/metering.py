@@ -94,8 +94,16 @@ def usage_record(tenant_id: str, source: str, source_id: str, model_id: str, usa
 
 
 def record_call(tenant_id: str, source: str, source_id: str, result: Any) -> dict[str, Any]:
-    """Meter one model call (a ConverseResult): price it and store its usage record; returns the record."""
-    from svc_core.data import usage_table
+    """Meter one model call (a ConverseResult): price it, store its usage record and debit its cost
+    from the tenant's credit balance, in one transaction (svc_core/domain/billing_ledger.py);
+    returns the record."""
+    from svc_core.domain import billing_ledger
     record = usage_record(tenant_id, source, source_id, result.model_id, result.usage)
-    usage_table.record(record)
+    billing_ledger.record_usage(record)
     return record
+
+
+def require_credit(tenant_id: str) -> None:
+    """Before a run or a chat message calls a model: 402 PAYMENT_REQUIRED when the balance is used up."""
+    from svc_core.domain import billing_ledger
+    billing_ledger.require_credit(tenant_id)

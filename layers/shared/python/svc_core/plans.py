@@ -51,6 +51,11 @@ LIMITS: dict[str, Limits] = {
     "enterprise": Limits(seats=None, projects=None, rate_limit_multiplier=20),
 }
 
+# What a plan costs a month, in US cents (billing: svc_core/domain/billing.py). A paid period's charge
+# is credited to the tenant's balance as credits (1 credit = 1 USD), so the price is also the
+# period's included usage; free costs nothing and includes nothing.
+MONTHLY_PRICE_CENTS: dict[str, int] = {"free": 0, "starter": 2_000, "growth": 10_000, "enterprise": 50_000}
+
 
 def rank(plan: str) -> int:
     return PLANS.index(plan)

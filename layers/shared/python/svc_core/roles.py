@@ -2,7 +2,7 @@
 
 - owner: everything.
 - admin: everything but buying and subscribing (billing:write).
-- member: read everything a member may see (the tenant included), and work on projects and agents; no keys, no
+- member: read everything a member may see (the tenant included), and work on projects, agents and chat; no keys, no
   secrets' changes, no billing changes.
 """
 
@@ -14,5 +14,5 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
     "owner": ALL_SCOPES,
     "admin": ALL_SCOPES - {"billing:write"},
     "member": frozenset({"projects:read", "projects:write", "agents:read", "agents:write", "billing:read",
-                         "secrets:read", "tenants:read", "webhooks:read"}),
+                         "secrets:read", "tenants:read", "webhooks:read", "chat:read", "chat:write"}),
 }

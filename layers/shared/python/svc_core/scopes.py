@@ -11,6 +11,8 @@ SCOPES: dict[str, str] = {
     "projects:write": "create, update, delete projects",
     "agents:read": "view agent configurations and runs",
     "agents:write": "create, configure, run agents",
+    "chat:read": "view chat sessions and their messages, stream answers",
+    "chat:write": "create chat sessions and send messages",
     "billing:read": "view billing summary and invoices",
     "billing:write": "purchase credits, manage subscriptions, redeem gift cards",
     "secrets:read": "list and view secret metadata",

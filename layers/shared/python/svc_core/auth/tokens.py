@@ -25,28 +25,30 @@ LEEWAY_SECONDS = 5  # clock skew between containers
 
 
 def mint(*, subject: str, tenant_id: str, scopes: list[str] | frozenset[str], credential: str,
-         lifetime: int | None = None, extra: dict[str, Any] | None = None) -> tuple[str, int]:
-    """A signed token and its lifetime in seconds."""
+         lifetime: int | None = None, extra: dict[str, Any] | None = None, token_type: str = TOKEN_TYPE,
+         audience: str | None = None) -> tuple[str, int]:
+    """A signed token and its lifetime in seconds. token_type and audience other than the access
+    token's make a token that verify() refuses unless asked for exactly them (the chat stream's)."""
     cfg = settings()
     lifetime = lifetime or cfg.jwt_lifetime_seconds
     issued = int(timeutil.now())
     claims = {
-        "iss": cfg.jwt_issuer, "aud": cfg.jwt_audience, "sub": subject, "tid": tenant_id,
+        "iss": cfg.jwt_issuer, "aud": audience or cfg.jwt_audience, "sub": subject, "tid": tenant_id,
         "scopes": sorted(scopes), "cred": credential, "iat": issued, "nbf": issued,
         "exp": issued + lifetime, "jti": secrets.token_urlsafe(16), **(extra or {}),
     }
     keyset = signing_keys.current()
     token = jwt.encode(claims, keyset.active_private, algorithm=signing_keys.ALGORITHM,
-                       headers={"kid": keyset.active_kid, "typ": TOKEN_TYPE})
+                       headers={"kid": keyset.active_kid, "typ": token_type})
     return token, lifetime
 
 
-def verify(token: str) -> Principal:
+def verify(token: str, token_type: str = TOKEN_TYPE, audience: str | None = None) -> Principal:
     try:
         header = jwt.get_unverified_header(token)
     except jwt.PyJWTError:
         raise Unauthorized("The access token is malformed.") from None
-    if header.get("typ") != TOKEN_TYPE or header.get("alg") != signing_keys.ALGORITHM:
+    if header.get("typ") != token_type or header.get("alg") != signing_keys.ALGORITHM:
         raise Unauthorized("The access token's type or algorithm is not accepted.")
     kid = header.get("kid")
     keyset = signing_keys.current()
@@ -59,7 +61,7 @@ def verify(token: str) -> Principal:
     cfg = settings()
     try:
         claims = jwt.decode(token, public, algorithms=[signing_keys.ALGORITHM],
-                            audience=cfg.jwt_audience, issuer=cfg.jwt_issuer,
+                            audience=audience or cfg.jwt_audience, issuer=cfg.jwt_issuer,
                             options={"require": _REQUIRED, "verify_exp": False, "verify_nbf": False,
                                      "verify_iat": False}, leeway=LEEWAY_SECONDS)
     except jwt.PyJWTError:

@@ -11,7 +11,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import ConditionFailed, is_condition_failure, query_page
+from svc_core.data.common import ConditionFailed, is_condition_failure, read_item, tenant_page
 from svc_core.dynamo import from_item, to_item, values
 
 
@@ -39,15 +39,11 @@ def _conditional(write, **request: Any) -> None:
 
 
 def get(tenant_id: str, agent_id: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key=_key(tenant_id, agent_id), ConsistentRead=True)
-    item = answer.get("Item")
-    return _public(item) if item else None
+    return read_item(_table(), _key(tenant_id, agent_id), _public)
 
 
 def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    query = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t",
-             "ExpressionAttributeValues": values(t=tenant_id), "ScanIndexForward": False, "Limit": limit}
-    return query_page(query, cursor, lambda after: _key(tenant_id, after), _public)
+    return tenant_page(_table(), tenant_id, limit, cursor, _key, _public)
 
 
 def create(tenant_id: str, agent: dict[str, Any]) -> None:

@@ -18,6 +18,33 @@ def is_condition_failure(exc: Exception) -> bool:
     return aws.error_code(exc) == "ConditionalCheckFailedException"
 
 
+def conditional(write: Callable[..., Any], **request: Any) -> None:
+    """One conditional write (put_item, update_item, delete_item ...); ConditionFailed when its condition fails."""
+    try:
+        write(**request)
+    except Exception as exc:
+        if is_condition_failure(exc):
+            raise ConditionFailed() from None
+        raise
+
+
+def read_item(table: str, key: dict[str, Any], public: Callable[[dict[str, Any]], dict[str, Any]]
+              ) -> dict[str, Any] | None:
+    """One item by its key, read consistently, as `public` shows it; None when absent."""
+    item = aws.client("dynamodb").get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+    return public(item) if item else None
+
+
+def tenant_page(table: str, tenant_id: str, limit: int, cursor: str | None,
+                key: Callable[[str, str], dict[str, Any]], public: Callable[[dict[str, Any]], dict[str, Any]],
+                **query: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of a table partitioned by tenantId and sorted by id, newest first."""
+    request = {"TableName": table, "KeyConditionExpression": "tenantId = :t",
+               "ExpressionAttributeValues": {":t": {"S": tenant_id}}, "ScanIndexForward": False,
+               "Limit": limit, **query}
+    return query_page(request, cursor, lambda after: key(tenant_id, after), public)
+
+
 TRANSACTION_ATTEMPTS = 3
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import ConditionFailed, is_condition_failure, projection, query_page, transact
-from svc_core.dynamo import from_item, to_item, values
+from svc_core.data.common import ConditionFailed, is_condition_failure, projection, read_item, tenant_page, transact
+from svc_core.dynamo import from_item, to_item
 
 
 _LISTED = ("tenantId", "id", "provider", "userId", "scopes", "tokenType", "hasRefreshToken", "created_at",
@@ -41,17 +41,12 @@ def create(tenant_id: str, connection: dict[str, Any], consume_flow: dict[str, A
 
 
 def get(tenant_id: str, connection_id: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key=_key(tenant_id, connection_id),
-                                             ConsistentRead=True)
-    item = answer.get("Item")
-    return _public(item) if item else None
+    return read_item(_table(), _key(tenant_id, connection_id), _public)
 
 
 def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    query = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t",
-             "ExpressionAttributeValues": values(t=tenant_id), "ScanIndexForward": False, "Limit": limit,
-             **projection(_LISTED)}  # the sealed tokens stay in the table: a list never needs them
-    return query_page(query, cursor, lambda after: _key(tenant_id, after), _public)
+    # The sealed tokens stay in the table: a list never needs them.
+    return tenant_page(_table(), tenant_id, limit, cursor, _key, _public, **projection(_LISTED))
 
 
 def delete(tenant_id: str, connection_id: str) -> None:

@@ -7,7 +7,7 @@ content's size too (at most 256 KiB); this module only stores and reads bytes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from svc_core import aws
 from svc_core.config import settings
@@ -46,15 +46,21 @@ def get(tenant_id: str, project_id: str, path: str) -> bytes | None:
 def list_files(tenant_id: str, project_id: str, prefix: str = "") -> tuple[list[dict[str, Any]], bool]:
     """The project's files whose path starts with prefix, by path: [{path, size}], and whether
     the list was cut at MAX_LISTED."""
-    base = _prefix(tenant_id, project_id)
-    request: dict[str, Any] = {"Bucket": _bucket(), "Prefix": base + prefix}
+    return listed(lambda request: aws.client("s3").list_objects_v2(Bucket=_bucket(), **request),
+                  _prefix(tenant_id, project_id), prefix)
+
+
+def listed(list_objects: Callable[[dict[str, Any]], dict[str, Any]], base: str, prefix: str
+           ) -> tuple[list[dict[str, Any]], bool]:
+    """The files under base + prefix through an S3 ListObjectsV2 call (any S3-compatible store)."""
+    request: dict[str, Any] = {"Prefix": base + prefix}
     files: list[dict[str, Any]] = []
     while True:
-        answer = aws.client("s3").list_objects_v2(**request)
+        answer = list_objects(request)
         for item in answer.get("Contents", []):
             if len(files) == MAX_LISTED:
                 return files, True
             files.append({"path": item["Key"][len(base):], "size": int(item["Size"])})
         if not answer.get("IsTruncated"):
             return files, False
-        request["ContinuationToken"] = answer["NextContinuationToken"]
+        request = {**request, "ContinuationToken": answer["NextContinuationToken"]}

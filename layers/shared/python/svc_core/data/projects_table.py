@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core import aws
 from svc_core.config import settings
 from svc_core.data import outbox_table
-from svc_core.data.common import query_page, transact
+from svc_core.data.common import read_item, tenant_page, transact
 from svc_core.dynamo import from_item, to_item, values
 
 
@@ -31,16 +30,11 @@ def _public(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def get(tenant_id: str, project_id: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key=_key(tenant_id, project_id),
-                                             ConsistentRead=True)
-    item = answer.get("Item")
-    return _public(item) if item else None
+    return read_item(_table(), _key(tenant_id, project_id), _public)
 
 
 def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    query = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t",
-             "ExpressionAttributeValues": values(t=tenant_id), "ScanIndexForward": False, "Limit": limit}
-    return query_page(query, cursor, lambda after: _key(tenant_id, after), _public)
+    return tenant_page(_table(), tenant_id, limit, cursor, _key, _public)
 
 
 def create(tenant_id: str, project: dict[str, Any], event: dict[str, Any], now: float) -> None:

@@ -1,10 +1,15 @@
 """The runs table: partition tenantId, sort id (`run_` + a ULID, so reverse order is newest first).
 
 Item: {tenantId, id, agentKey (`<tenantId>#<agentId>`), agentId, projectId, goal, status, output,
-steps, usage, model, created_at, completed_at, error}. Index byAgent (partition agentKey, sort id)
-lists one agent's runs newest first. A run is written at its start with agent.started, and its
-final state with agent.completed or agent.failed, each in one transaction with the outbox; the
-final write happens only while the stored run is still `running`.
+steps, usage, model, created_at, completed_at, error, version, leaseUntil, background,
+cancelRequested, conversation}. Index byAgent (partition agentKey, sort id) lists one agent's runs
+newest first.
+
+Every write after the first is a whole Put conditional on the `version` the writer read (and
+bumps it), so two writers of one run never both win: the first approval, the worker that claims
+a queued run, a cancel and the loop's own saves all serialise on it. `conversation` is the
+sealed state the loop continues from (svc_core/domain/agent_runs.py); `leaseUntil` (epoch
+seconds) says until when the request or worker that runs the run holds it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 from svc_core import aws
 from svc_core.config import settings
 from svc_core.data import outbox_table
-from svc_core.data.common import query_page, transact
+from svc_core.data.common import query_page, read_item, transact
 from svc_core.dynamo import from_item, to_item, values
 
 BY_AGENT_INDEX = "byAgent"
@@ -44,9 +49,7 @@ def _item(tenant_id: str, run: dict[str, Any]) -> dict[str, Any]:
 
 
 def get(tenant_id: str, run_id: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key=_key(tenant_id, run_id), ConsistentRead=True)
-    item = answer.get("Item")
-    return _public(item) if item else None
+    return read_item(_table(), _key(tenant_id, run_id), _public)
 
 
 def list_for_agent(tenant_id: str, agent_id: str, limit: int, cursor: str | None
@@ -67,12 +70,25 @@ def start(tenant_id: str, run: dict[str, Any], event: dict[str, Any], now: float
     ])
 
 
-def finish(tenant_id: str, run: dict[str, Any], event: dict[str, Any] | None, now: float) -> None:
-    """Store the run's new state (with its event, if any) while the stored run is still running."""
-    items: list[dict[str, Any]] = [
-        {"Put": {"TableName": _table(), "Item": _item(tenant_id, run),
-                 "ConditionExpression": "#s = :running", "ExpressionAttributeNames": {"#s": "status"},
-                 "ExpressionAttributeValues": values(running="running")}}]
+def write(tenant_id: str, run: dict[str, Any], read_version: int, event: dict[str, Any] | None,
+          now: float) -> None:
+    """Store the run's new state (with its event, if any) while the stored run is still at
+    read_version (run["version"] must be read_version + 1); ConditionFailed otherwise."""
+    condition = {"ConditionExpression": "#v = :v", "ExpressionAttributeNames": {"#v": "version"},
+                 "ExpressionAttributeValues": values(v=read_version)}
+    if not read_version:  # a run stored before versions existed
+        condition = {"ConditionExpression": "attribute_exists(id) AND attribute_not_exists(#v)",
+                     "ExpressionAttributeNames": {"#v": "version"}}
+    items: list[dict[str, Any]] = [{"Put": {"TableName": _table(), "Item": _item(tenant_id, run), **condition}}]
     if event is not None:
         items.append(outbox_table.put_event_item(event, now))
     transact(items)
+
+
+def control(tenant_id: str, run_id: str) -> tuple[int, bool]:
+    """(version, cancelRequested) of the stored run: what the loop checks before each step."""
+    answer = aws.client("dynamodb").get_item(
+        TableName=_table(), Key=_key(tenant_id, run_id), ConsistentRead=True,
+        ProjectionExpression="#v, cancelRequested", ExpressionAttributeNames={"#v": "version"})
+    record = from_item(answer.get("Item")) or {}
+    return int(record.get("version") or 0), bool(record.get("cancelRequested"))

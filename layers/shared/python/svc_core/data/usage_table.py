@@ -32,10 +32,17 @@ def _public(item: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def put_new(usage_record: dict[str, Any]) -> dict[str, Any]:
+    """A TransactWriteItems entry storing one call's record, once: the billing writes it in the same
+    transaction as the ledger's debit (svc_core/domain/billing_ledger.py), so a record and its
+    debit exist together or not at all."""
+    return {"Put": {"TableName": _table(), "Item": to_item(usage_record),
+                    "ConditionExpression": "attribute_not_exists(sk)"}}
+
+
 def record(usage_record: dict[str, Any]) -> None:
     """Store one call's record (its sort key is new: a write never replaces another record)."""
-    aws.client("dynamodb").put_item(TableName=_table(), Item=to_item(usage_record),
-                                    ConditionExpression="attribute_not_exists(sk)")
+    aws.client("dynamodb").put_item(**put_new(usage_record)["Put"])
 
 
 def _pages(query: dict[str, Any]) -> Iterator[dict[str, Any]]:

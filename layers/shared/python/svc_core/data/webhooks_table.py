@@ -16,7 +16,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import ConditionFailed, is_condition_failure, query_page
+from svc_core.data.common import ConditionFailed, is_condition_failure, query_page, read_item
 from svc_core.dynamo import from_item, to_item, values
 
 _LISTED = ("id", "url", "events", "enabled", "description", "disabledReason", "disabledAt", "failingSince",
@@ -55,9 +55,7 @@ def create(tenant_id: str, webhook: dict[str, Any]) -> None:
 
 def get(tenant_id: str, webhook_id: str) -> dict[str, Any] | None:
     """The subscription with its sealed secrets, or None."""
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key=_key(tenant_id, webhook_id), ConsistentRead=True)
-    item = answer.get("Item")
-    return _public(item) if item else None
+    return read_item(_table(), _key(tenant_id, webhook_id), _public)
 
 
 def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:

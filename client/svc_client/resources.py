@@ -1,0 +1,420 @@
+"""One resource per API area. Each method is one HTTP call (or an iterator over pages / events).
+
+The same classes serve both clients: with `Client` a method returns its result, with
+`AsyncClient` an awaitable of it (and `iter...`/`chat.stream` are async iterators). The return
+annotations name the result.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from svc_client._core import new_idempotency_key
+from svc_client.models import (
+    Agent,
+    ApiKey,
+    ApiKeyWithSecret,
+    BillingSummary,
+    ChatSent,
+    ChatSession,
+    CliToken,
+    Deleted,
+    DeliveryAttempt,
+    DeviceLoginStarted,
+    DeviceLoginStatus,
+    FeatureCheck,
+    Invoice,
+    LedgerEntry,
+    LoggedOut,
+    Me,
+    OAuthConnection,
+    Page,
+    PortalSession,
+    Project,
+    Purchase,
+    QueuedEvent,
+    Redemption,
+    RegionalPreferences,
+    RegionList,
+    RoutingInfo,
+    Run,
+    Secret,
+    StorageConfig,
+    StorageValidation,
+    StreamToken,
+    Subscription,
+    Tenant,
+    TokenGrant,
+    User,
+    Webhook,
+    WebhookRotated,
+)
+from svc_client.streaming import ChatEvent
+
+if TYPE_CHECKING:
+    from svc_client.client import _Base
+
+
+def _seg(value: str) -> str:
+    """A path segment, escaped (an id is never allowed to change the path)."""
+    return quote(str(value), safe="")
+
+
+class Resource:
+    def __init__(self, client: _Base) -> None:
+        self._c: Any = client
+
+
+class Auth(Resource):
+    """Sign-in with e-mail and password, refresh, logout, identity-provider exchange, me."""
+
+    def register(self, email: str, password: str, name: str) -> dict[str, Any]:
+        return self._c._call("POST", "/auth/register", json={"email": email, "password": password, "name": name},
+                             authenticated=False)
+
+    def login(self, email: str, password: str, tenant_id: str | None = None) -> TokenGrant:
+        """Signs in; the access token stays in this client's memory and is refreshed with the
+        refresh token when it expires. 401 raises InvalidCredentials, 403 AccountDisabled."""
+        return self._c._call("POST", "/auth/login", model=TokenGrant, authenticated=False, login=True,
+                             json={"email": email, "password": password, "tenantId": tenant_id},
+                             then=self._c._signed_in)
+
+    def refresh(self, refresh_token: str | None = None, tenant_id: str | None = None) -> TokenGrant:
+        return self._c._call("POST", "/auth/refresh", model=TokenGrant, authenticated=False, login=True,
+                             json={"refreshToken": refresh_token or self._c._refresh_token, "tenantId": tenant_id},
+                             then=self._c._signed_in)
+
+    def exchange(self, token: str) -> TokenGrant:
+        """Exchanges an identity provider's token (e.g. Clerk's) for a service access token."""
+        return self._c._call("POST", "/auth/exchange", model=TokenGrant, authenticated=False, login=True,
+                             json={"token": token}, then=self._c._signed_in)
+
+    def logout(self) -> LoggedOut:
+        """Ends the server session first, then forgets the tokens (the spec's order)."""
+        return self._c._call("POST", "/auth/logout", model=LoggedOut, json={"refreshToken": self._c._refresh_token},
+                             then=self._c._signed_out)
+
+    def me(self) -> Me:
+        return self._c._call("GET", "/auth/me", model=Me)
+
+
+class DeviceLogin(Resource):
+    """The command-line device login (`svc login` drives it; see svc_client.device)."""
+
+    def start(self, *, state: str, code_challenge: str, cli_version: str, platform: str) -> DeviceLoginStarted:
+        return self._c._call("POST", "/cli/auth/start", model=DeviceLoginStarted, authenticated=False,
+                             json={"state": state, "codeChallenge": code_challenge, "codeChallengeMethod": "S256",
+                                   "cliVersion": cli_version, "platform": platform})
+
+    def status(self, login_id: str) -> DeviceLoginStatus:
+        return self._c._call("GET", "/cli/auth/status", model=DeviceLoginStatus, authenticated=False,
+                             params={"loginId": login_id})
+
+    def info(self, login_id: str) -> dict[str, Any]:
+        return self._c._call("GET", "/cli/auth/info", authenticated=False, params={"loginId": login_id})
+
+    def token(self, login_id: str, code_verifier: str) -> CliToken:
+        return self._c._call("POST", "/cli/auth/token", model=CliToken, authenticated=False,
+                             json={"loginId": login_id, "codeVerifier": code_verifier})
+
+
+class _Crud(Resource):
+    path = ""
+    model: Any = None
+
+    def list(self, *, limit: int | None = None, cursor: str | None = None) -> Page[Any]:
+        return self._c._call("GET", self.path, model=Page[self.model], params={"limit": limit, "cursor": cursor})
+
+    def iter(self, *, limit: int | None = None) -> Iterator[Any]:
+        """Every item, page after page (`limit` is the page size)."""
+        return self._c._paginate(self.path, self.model, {"limit": limit})
+
+    def get(self, id: str) -> Any:
+        return self._c._call("GET", f"{self.path}/{_seg(id)}", model=self.model)
+
+    def delete(self, id: str) -> Deleted:
+        return self._c._call("DELETE", f"{self.path}/{_seg(id)}", model=Deleted)
+
+    def _create(self, body: dict[str, Any]) -> Any:
+        return self._c._call("POST", self.path, model=self.model, json=body)
+
+    def _update(self, id: str, body: dict[str, Any]) -> Any:
+        return self._c._call("PATCH", f"{self.path}/{_seg(id)}", model=self.model, json=body)
+
+
+class Projects(_Crud):
+    path, model = "/projects", Project
+
+    def create(self, name: str, description: str | None = None, language: str | None = None) -> Project:
+        return self._create({"name": name, "description": description, "language": language})
+
+    def update(self, id: str, *, name: str | None = None, description: Any = None, language: Any = None) -> Project:
+        """Only the arguments given change; pass NULL to clear description or language."""
+        return self._update(id, {"name": name, "description": description, "language": language})
+
+
+class Agents(_Crud):
+    path, model = "/agents", Agent
+
+    def create(self, name: str, system_prompt: str, autonomy_level: str = "suggest", *, model: str | None = None,
+               step_limit: int | None = None, tools: builtins.list[str] | None = None) -> Agent:
+        config = {"autonomyLevel": autonomy_level, "model": model, "stepLimit": step_limit, "tools": tools}
+        return self._create({"name": name, "systemPrompt": system_prompt,
+                             "config": {k: v for k, v in config.items() if v is not None}})
+
+    def update(self, id: str, *, name: str | None = None, system_prompt: str | None = None,
+               config: dict[str, Any] | None = None) -> Agent:
+        return self._update(id, {"name": name, "systemPrompt": system_prompt, "config": config})
+
+    def execute(self, id: str, goal: str, project_id: str, *, background: bool | None = None) -> Run:
+        """Runs the agent on a goal in a project. Synchronous: the run as it ended or stopped for
+        approval (or `running` with `background` true when it outgrew the request's time budget);
+        background=True: at once, `queued` (poll get_run, or listen for the events)."""
+        return self._c._call("POST", f"/agents/{_seg(id)}/execute", model=Run,
+                             json={"goal": goal, "projectId": project_id, "async": background})
+
+    def approve_run(self, id: str, run_id: str, reason: str | None = None) -> Run:
+        """Runs the tool call a supervised run waits on, and goes on."""
+        return self._run_action(id, run_id, "approve", {"reason": reason})
+
+    def reject_run(self, id: str, run_id: str, reason: str | None = None) -> Run:
+        """Refuses the tool call a supervised run waits on (the model is told), and goes on."""
+        return self._run_action(id, run_id, "reject", {"reason": reason})
+
+    def cancel_run(self, id: str, run_id: str) -> Run:
+        return self._run_action(id, run_id, "cancel", None)
+
+    def _run_action(self, id: str, run_id: str, action: str, body: dict[str, Any] | None) -> Run:
+        return self._c._call("POST", f"/agents/{_seg(id)}/runs/{_seg(run_id)}/{action}", model=Run, json=body)
+
+    def runs(self, id: str, *, limit: int | None = None, cursor: str | None = None) -> Page[Run]:
+        return self._c._call("GET", f"/agents/{_seg(id)}/runs", model=Page[Run],
+                             params={"limit": limit, "cursor": cursor})
+
+    def iter_runs(self, id: str, *, limit: int | None = None) -> Iterator[Run]:
+        return self._c._paginate(f"/agents/{_seg(id)}/runs", Run, {"limit": limit})
+
+    def get_run(self, id: str, run_id: str) -> Run:
+        return self._c._call("GET", f"/agents/{_seg(id)}/runs/{_seg(run_id)}", model=Run)
+
+
+class Chat(Resource):
+    """Chat sessions, messages, and the streamed answer."""
+
+    def create_session(self, *, title: str | None = None, project_id: str | None = None,
+                       agent_id: str | None = None) -> ChatSession:
+        return self._c._call("POST", "/chat/sessions", model=ChatSession,
+                             json={"title": title, "projectId": project_id, "agentId": agent_id})
+
+    def list_sessions(self, *, limit: int | None = None, cursor: str | None = None) -> Page[ChatSession]:
+        return self._c._call("GET", "/chat/sessions", model=Page[ChatSession],
+                             params={"limit": limit, "cursor": cursor})
+
+    def iter_sessions(self, *, limit: int | None = None) -> Iterator[ChatSession]:
+        return self._c._paginate("/chat/sessions", ChatSession, {"limit": limit})
+
+    def get_session(self, session_id: str) -> ChatSession:
+        """The session with its newest 100 messages (`messages`, oldest first)."""
+        return self._c._call("GET", f"/chat/sessions/{_seg(session_id)}", model=ChatSession)
+
+    def delete_session(self, session_id: str) -> Deleted:
+        return self._c._call("DELETE", f"/chat/sessions/{_seg(session_id)}", model=Deleted)
+
+    def send(self, session_id: str, content: str, project_id: str | None = None) -> ChatSent:
+        """Sends a user message and starts the assistant's turn; read the answer with stream().
+        One turn at a time: while one is in progress this is Conflict (409)."""
+        return self._c._call("POST", f"/chat/sessions/{_seg(session_id)}/messages", model=ChatSent,
+                             json={"content": content, "projectId": project_id})
+
+    def stream(self, session_id: str, *, last_event_id: int | None = None,
+               max_attempts: int = 5) -> Iterator[ChatEvent]:
+        """The typed events of the session's answer (without last_event_id: from the start of the
+        latest turn). A broken connection is resumed with Last-Event-ID, so no event is missed or
+        repeated; the iterator ends after the turn's `done` (or at once when there is nothing to
+        stream)."""
+        return self._c._stream(f"/chat/sessions/{_seg(session_id)}/stream", last_event_id, max_attempts)
+
+    def stream_token(self, session_id: str) -> StreamToken:
+        """A short-lived token for clients that cannot set headers (EventSource: `?token=`)."""
+        return self._c._call("POST", f"/chat/sessions/{_seg(session_id)}/stream-token", model=StreamToken)
+
+
+class Tenants(Resource):
+    def list(self) -> Page[Tenant]:
+        return self._c._call("GET", "/tenants", model=Page[Tenant])
+
+    def create(self, name: str) -> Tenant:
+        return self._c._call("POST", "/tenants", model=Tenant, json={"name": name})
+
+    def get(self, tenant_id: str) -> Tenant:
+        return self._c._call("GET", f"/tenants/{_seg(tenant_id)}", model=Tenant)
+
+    def update_settings(self, tenant_id: str, **settings: Any) -> Tenant:
+        """Settings by their API names (displayName=..., timezone=...); None clears one."""
+        return self._c._call("PATCH", f"/tenants/{_seg(tenant_id)}/settings", model=Tenant, json=dict(settings))
+
+
+class Regions(Resource):
+    def list(self) -> RegionList:
+        return self._c._call("GET", "/regions", model=RegionList)
+
+    def preferences(self, tenant_id: str) -> RegionalPreferences:
+        return self._c._call("GET", f"/regions/preferences/{_seg(tenant_id)}", model=RegionalPreferences)
+
+    def update_preferences(self, tenant_id: str, **fields: Any) -> RegionalPreferences:
+        """Fields by their API names (primaryRegion=..., complianceLevel=...); NULL clears one."""
+        return self._c._call("PATCH", f"/regions/preferences/{_seg(tenant_id)}", model=RegionalPreferences,
+                             json=dict(fields))
+
+    def storage(self, tenant_id: str) -> StorageConfig:
+        return self._c._call("GET", f"/regions/storage/{_seg(tenant_id)}", model=StorageConfig)
+
+    def set_storage(self, tenant_id: str, **config: Any) -> StorageConfig:
+        return self._c._call("PUT", f"/regions/storage/{_seg(tenant_id)}", model=StorageConfig, json=dict(config))
+
+    def validate_storage(self, tenant_id: str, **config: Any) -> StorageValidation:
+        return self._c._call("POST", f"/regions/storage/{_seg(tenant_id)}/validate", model=StorageValidation,
+                             json=dict(config) or None)
+
+    def check_feature(self, tenant_id: str, feature_key: str) -> FeatureCheck:
+        return self._c._call("GET", f"/regions/features/{_seg(tenant_id)}/check/{_seg(feature_key)}",
+                             model=FeatureCheck)
+
+    def routing_info(self) -> RoutingInfo:
+        return self._c._call("GET", "/routing-info", model=RoutingInfo)
+
+
+class Webhooks(_Crud):
+    path, model = "/webhooks", Webhook
+
+    def create(self, url: str, events: builtins.list[str], secret: str, description: str | None = None) -> Webhook:
+        return self._create({"url": url, "events": events, "secret": secret, "description": description})
+
+    def update(self, id: str, *, url: str | None = None, events: builtins.list[str] | None = None,
+               enabled: bool | None = None, description: Any = None) -> Webhook:
+        return self._update(id, {"url": url, "events": events, "enabled": enabled, "description": description})
+
+    def rotate_secret(self, id: str, *, secret: str | None = None,
+                      overlap_seconds: int | None = None) -> WebhookRotated:
+        return self._c._call("POST", f"/webhooks/{_seg(id)}/rotate-secret", model=WebhookRotated,
+                             json={"secret": secret, "overlapSeconds": overlap_seconds})
+
+    def test(self, id: str) -> QueuedEvent:
+        return self._c._call("POST", f"/webhooks/{_seg(id)}/test", model=QueuedEvent)
+
+    def deliveries(self, id: str, *, limit: int | None = None, cursor: str | None = None) -> Page[DeliveryAttempt]:
+        return self._c._call("GET", f"/webhooks/{_seg(id)}/deliveries", model=Page[DeliveryAttempt],
+                             params={"limit": limit, "cursor": cursor})
+
+    def iter_deliveries(self, id: str, *, limit: int | None = None) -> Iterator[DeliveryAttempt]:
+        return self._c._paginate(f"/webhooks/{_seg(id)}/deliveries", DeliveryAttempt, {"limit": limit})
+
+
+class Secrets(_Crud):
+    path, model = "/secrets", Secret
+
+    def create(self, name: str, value: str, description: str | None = None) -> Secret:
+        return self._create({"name": name, "value": value, "description": description})
+
+    def update(self, id: str, *, value: str | None = None, description: Any = None) -> Secret:
+        return self._update(id, {"value": value, "description": description})
+
+
+class ApiKeys(_Crud):
+    path, model = "/api-keys", ApiKey
+
+    def create(self, name: str, type: str = "sdk", environment: str = "Development", *,
+               scopes: builtins.list[str] | None = None, expires_in_days: int | None = None) -> ApiKeyWithSecret:
+        """The answer's `key` is the value, shown this once."""
+        return self._c._call("POST", self.path, model=ApiKeyWithSecret,
+                             json={"name": name, "type": type, "environment": environment, "scopes": scopes,
+                                   "expiresInDays": expires_in_days})
+
+    def revoke(self, id: str) -> ApiKey:
+        return self._c._call("DELETE", f"{self.path}/{_seg(id)}", model=ApiKey)
+
+    delete = revoke  # type: ignore[assignment]
+
+    def rotate(self, id: str, *, overlap_seconds: int | None = None) -> ApiKeyWithSecret:
+        return self._c._call("POST", f"{self.path}/{_seg(id)}/rotate", model=ApiKeyWithSecret,
+                             json={"overlapSeconds": overlap_seconds})
+
+
+class OAuth(Resource):
+    def start(self, provider: str) -> dict[str, Any]:
+        return self._c._call("POST", f"/oauth/{_seg(provider)}/start", json={})
+
+    def authorize(self, provider: str, code: str, state: str) -> OAuthConnection:
+        return self._c._call("POST", f"/oauth/{_seg(provider)}/authorize", model=OAuthConnection,
+                             json={"code": code, "state": state})
+
+    def connections(self, *, limit: int | None = None, cursor: str | None = None) -> Page[OAuthConnection]:
+        return self._c._call("GET", "/oauth/connections", model=Page[OAuthConnection],
+                             params={"limit": limit, "cursor": cursor})
+
+    def delete_connection(self, id: str) -> Deleted:
+        return self._c._call("DELETE", f"/oauth/connections/{_seg(id)}", model=Deleted)
+
+
+class Billing(Resource):
+    """Billing. Every POST carries an Idempotency-Key (generated unless given), the same on each
+    retry, so a retried purchase is never made twice; that also makes them safe to retry after a
+    connection failure. Reusing a key with another body is IdempotencyKeyReused (422)."""
+
+    def summary(self) -> BillingSummary:
+        return self._c._call("GET", "/billing/summary", model=BillingSummary)
+
+    def invoices(self, *, limit: int | None = None, cursor: str | None = None) -> Page[Invoice]:
+        return self._c._call("GET", "/billing/invoices", model=Page[Invoice], params={"limit": limit, "cursor": cursor})
+
+    def iter_invoices(self, *, limit: int | None = None) -> Iterator[Invoice]:
+        return self._c._paginate("/billing/invoices", Invoice, {"limit": limit})
+
+    def get_invoice(self, id: str) -> Invoice:
+        return self._c._call("GET", f"/billing/invoices/{_seg(id)}", model=Invoice)
+
+    def ledger(self, *, limit: int | None = None, cursor: str | None = None) -> Page[LedgerEntry]:
+        return self._c._call("GET", "/billing/ledger", model=Page[LedgerEntry],
+                             params={"limit": limit, "cursor": cursor})
+
+    def iter_ledger(self, *, limit: int | None = None) -> Iterator[LedgerEntry]:
+        return self._c._paginate("/billing/ledger", LedgerEntry, {"limit": limit})
+
+    def purchase_credits(self, *, pack: str | None = None, credits: int | None = None,
+                         idempotency_key: str | None = None) -> Purchase:
+        """Exactly one of a pack (see summary().packs) or a custom number of credits."""
+        return self._post("/billing/credits/purchase", {"pack": pack, "credits": credits}, Purchase, idempotency_key)
+
+    def create_subscription(self, plan: str, *, idempotency_key: str | None = None) -> Subscription:
+        """Starts or changes the subscription; "free" cancels it."""
+        return self._post("/billing/subscription/create", {"plan": plan}, Subscription, idempotency_key)
+
+    def redeem_gift_card(self, code: str, *, idempotency_key: str | None = None) -> Redemption:
+        return self._post("/billing/gift-cards/redeem", {"code": code}, Redemption, idempotency_key)
+
+    def portal(self, *, idempotency_key: str | None = None) -> PortalSession:
+        return self._post("/billing/portal", None, PortalSession, idempotency_key)
+
+    def _post(self, path: str, body: dict[str, Any] | None, model: Any, idempotency_key: str | None) -> Any:
+        return self._c._call("POST", path, model=model, json=body,
+                             headers={"Idempotency-Key": idempotency_key or new_idempotency_key()})
+
+
+__all__ = [
+    "Agents",
+    "ApiKeys",
+    "Auth",
+    "Billing",
+    "Chat",
+    "DeviceLogin",
+    "OAuth",
+    "Projects",
+    "Regions",
+    "Secrets",
+    "Tenants",
+    "User",
+    "Webhooks",
+]

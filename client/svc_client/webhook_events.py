@@ -1,0 +1,104 @@
+"""Receiving webhooks: verify a delivery's Standard Webhooks signature and read it as a typed event.
+
+    from svc_client import verify_webhook
+    event = verify_webhook(request.body, request.headers, secret="whsec_...")
+    if isinstance(event, ProjectEvent):
+        print(event.type, event.data.name)
+
+Verification is the `standardwebhooks` reference implementation: the HMAC-SHA256 signature over
+"<webhook-id>.<webhook-timestamp>.<body>" with the secret's key (any of several signatures during
+a secret rotation), and a timestamp within 5 minutes. Deduplicate by `event.id` (= webhook-id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Union
+
+from pydantic import Field
+from standardwebhooks import Webhook as _Verifier
+
+from svc_client.errors import WebhookVerificationError
+from svc_client.models import ApiModel, Project, RunError, RunUsage, Tenant, User
+
+
+class WebhookEvent(ApiModel):
+    """Any event: `{id, type, timestamp, tenantId, data}`; `data` as sent."""
+    id: str
+    type: str
+    timestamp: str
+    tenant_id: str
+    data: Any = Field(default_factory=dict)
+
+
+class ProjectEventData(Project):
+    changes: dict[str, Any] | None = None
+
+
+class ProjectEvent(WebhookEvent):
+    """project.created, project.updated (with `changes`), project.deleted."""
+    data: ProjectEventData
+
+
+class AgentRunEventData(ApiModel):
+    run_id: str
+    agent_id: str
+    project_id: str
+    status: str
+    model: str | None = None
+    usage: RunUsage | None = None
+    output: str | None = None
+    error: RunError | None = None
+    created_at: str | None = None
+    completed_at: str | None = None
+
+
+class AgentRunEvent(WebhookEvent):
+    """agent.started, agent.completed, agent.failed."""
+    data: AgentRunEventData
+
+
+class TenantEvent(WebhookEvent):
+    data: Tenant
+
+
+class UserEvent(WebhookEvent):
+    data: User
+
+
+class WebhookTestData(ApiModel):
+    webhook_id: str
+    message: str
+
+
+class WebhookTestEvent(WebhookEvent):
+    data: WebhookTestData
+
+
+AnyWebhookEvent = Union[ProjectEvent, AgentRunEvent, TenantEvent, UserEvent, WebhookTestEvent, WebhookEvent]
+
+_BY_PREFIX: dict[str, type[WebhookEvent]] = {"project.": ProjectEvent, "agent.": AgentRunEvent,
+                                             "tenant.": TenantEvent, "user.": UserEvent,
+                                             "webhook.test": WebhookTestEvent}
+
+
+def parse_webhook_event(payload: Mapping[str, Any]) -> AnyWebhookEvent:
+    """An already verified payload as its typed event (WebhookEvent for a type not known here)."""
+    kind = str(payload.get("type", ""))
+    for prefix, cls in _BY_PREFIX.items():
+        if kind.startswith(prefix):
+            return cls.model_validate(payload)
+    return WebhookEvent.model_validate(payload)
+
+
+def verify_webhook(body: bytes | str, headers: Mapping[str, str], secret: str) -> AnyWebhookEvent:
+    """Checks the signature and timestamp of a delivery, then parses it. Raises
+    WebhookVerificationError when it does not verify (never parse an unverified body).
+    `body` must be the raw bytes received, not re-serialised JSON."""
+    raw = body.decode() if isinstance(body, bytes) else body
+    lowered = {k.lower(): v for k, v in headers.items()}
+    try:
+        payload = _Verifier(secret).verify(raw, lowered)
+    except Exception as exc:  # the library raises its own WebhookVerificationError (and ValueError on bad input)
+        raise WebhookVerificationError(f"the webhook delivery does not verify: {exc}") from exc
+    return parse_webhook_event(payload)

@@ -1,0 +1,64 @@
+"""Chat: sessions, their messages, and the start of each assistant turn (answered by the chat turn
+worker, functions/chat_turns, and streamed by the session's stream endpoint)."""
+
+from typing import Annotated, Optional
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from svc_core.api import Api
+from svc_core.domain import chat, chat_stream
+from svc_core.domain.chat import (ChatMessageCreate, ChatSession, ChatSessionCreate, ChatSessionDeleted,
+                                  ChatSessionDetail, ChatSessionPage, ChatTurnStarted)
+from svc_core.domain.device_login import public_base_url
+from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+
+api = Api()
+TAGS = ["Chat"]
+
+
+@api.get("/api/v1/chat/sessions", scope="chat:read", response_model=ChatSessionPage, tags=TAGS,
+         summary="List the tenant's chat sessions, newest first")
+def list_chat_sessions(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+                       cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+    return chat.list_sessions(api.tenant_context(), limit, cursor)
+
+
+@api.post("/api/v1/chat/sessions", scope="chat:write", status=201, response_model=ChatSession, tags=TAGS,
+          summary="Start a chat session (optionally with one of the tenant's agents, on one of its projects)")
+def create_chat_session(body: ChatSessionCreate):
+    return chat.create_session(api.tenant_context(), body)
+
+
+@api.get("/api/v1/chat/sessions/{id}", scope="chat:read", response_model=ChatSessionDetail, tags=TAGS,
+         summary=f"Read one chat session with its newest {chat.MESSAGES_SHOWN} messages")
+def get_chat_session(id: str):  # noqa: A002 - the path parameter's name
+    return chat.read_session(api.tenant_context(), id)
+
+
+@api.delete("/api/v1/chat/sessions/{id}", scope="chat:write", response_model=ChatSessionDeleted, tags=TAGS,
+            errors=(409,), summary="Delete a chat session (not while a turn is in progress)")
+def delete_chat_session(id: str):  # noqa: A002
+    return chat.delete_session(api.tenant_context(), id)
+
+
+@api.post("/api/v1/chat/sessions/{id}/messages", scope="chat:write", status=202, response_model=ChatTurnStarted,
+          tags=TAGS, errors=(402, 409),
+          summary="Send a message: stores it and starts the assistant's answer (follow it on streamUrl)")
+def send_chat_message(id: str, body: ChatMessageCreate):  # noqa: A002
+    return chat.send_message(api.tenant_context(), id, body)
+
+
+@api.post("/api/v1/chat/sessions/{id}/stream-token", scope=chat_stream.STREAM_SCOPE, status=201,
+          response_model=chat_stream.ChatStreamToken, tags=TAGS,
+          summary="A short-lived token for this session's stream URL (EventSource cannot send Authorization)",
+          description="The token goes in the stream URL's query string (?token=), so it lives 5 minutes at most, "
+                      "is good for this session's stream only and for nothing else; reusable within its life "
+                      "(EventSource reconnects reuse the URL).")
+def issue_stream_token(id: str):  # noqa: A002
+    event = api.resolver.current_event
+    base = public_base_url(event.raw_event.get("requestContext") or {},
+                           {k.lower(): v for k, v in (event.headers or {}).items()})
+    return chat_stream.issue_stream_token(api.tenant_context(), id, base)
+
+
+lambda_handler = api.handler

@@ -1,0 +1,23 @@
+"""Stripe's webhooks: no credential of ours; the Stripe-Signature header, verified by the stripe
+package with the webhook secret, is the authentication. Every change an event makes happens once."""
+
+import base64
+
+from svc_core.api import Api
+from svc_core.domain import billing
+from svc_core.payments.stripe_provider import verify_webhook
+
+api = Api()
+
+
+@api.post("/api/v1/billing/stripe/webhook", public=True, response_model=dict, tags=["Billing"],
+          summary="Stripe's events (checkout.session.*, invoice.paid, customer.subscription.deleted)",
+          description="400 SIGNATURE_INVALID when the signature does not verify or the event is over 5 minutes "
+                      "old; 200 {received, type, applied} otherwise (applied false: nothing to do, or done before).")
+def stripe_webhook():
+    event = api.resolver.current_event
+    payload = base64.b64decode(event.body) if event.is_base64_encoded else (event.body or "").encode()
+    return billing.handle_stripe_event(verify_webhook(payload, api.header("stripe-signature")))
+
+
+lambda_handler = api.handler

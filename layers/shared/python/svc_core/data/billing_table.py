@@ -1,0 +1,258 @@
+"""The billing table: a tenant's balance, ledger, invoices, purchases and subscription; gift cards.
+
+Keys pk / sk. A tenant's items have pk = its id:
+- sk BALANCE: {balance (micro-credits), entryCount, invoiceCount, created_at, updated_at}. Changed
+  only with ADD, in the same transaction as the ledger entry it adds, so balance == sum(amounts)
+  and entryCount == number of entries at every moment.
+- sk ENTRY#<led_…>: one ledger entry {id, kind, amount (signed micro-credits), principal,
+  requestId, reason, reference, created_at}. Entries are never changed or deleted.
+- sk INVOICE#<inv_…>, PURCHASE#<pur_…>, SUBSCRIPTION, REF#<provider reference> (the mark that a
+  provider's charge was credited, so a replayed confirmation credits nothing).
+- sk REDEEM_FAILURES#<hour>: failed gift-card redemptions in that hour (ttl).
+Other partitions: giftcard#<sha-256 of the code> (sk CARD), and stripe-customer#<cus_…> (sk
+CUSTOMER, the tenant a Stripe customer belongs to).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from svc_core import aws
+from svc_core.config import settings
+from svc_core.data.common import is_condition_failure, query_page, read_item
+from svc_core.dynamo import from_item, to_item, values
+
+BALANCE, SUBSCRIPTION = "BALANCE", "SUBSCRIPTION"
+ENTRY, INVOICE, PURCHASE = "ENTRY#", "INVOICE#", "PURCHASE#"
+TRANSACTION_ATTEMPTS = 30   # concurrent changes of one balance collide (TransactionConflict): try again
+
+
+class Refused(Exception):
+    """A condition of the transaction did not hold; index: which of its items (0 = the balance)."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(f"condition of item {index} failed")
+        self.index = index
+
+
+def _table() -> str:
+    return settings().billing_table
+
+
+def _key(pk: str, sk: str) -> dict[str, Any]:
+    return {"pk": {"S": pk}, "sk": {"S": sk}}
+
+
+def _public(item: dict[str, Any]) -> dict[str, Any]:
+    record = from_item(item)
+    record.pop("pk", None)
+    record.pop("sk", None)
+    return record
+
+
+def _get(pk: str, sk: str) -> dict[str, Any] | None:
+    return read_item(_table(), _key(pk, sk), _public)
+
+
+def write(items: list[dict[str, Any]]) -> None:
+    """All the writes or none. Refused(index) when a condition fails; a collision with another
+    transaction on the same item is tried again with jittered backoff (a busy balance is normal)."""
+    for attempt in range(TRANSACTION_ATTEMPTS):
+        try:
+            aws.client("dynamodb").transact_write_items(TransactItems=items)
+            return
+        except Exception as exc:
+            if aws.error_code(exc) != "TransactionCanceledException":
+                raise
+            reasons = [r.get("Code") for r in getattr(exc, "response", {}).get("CancellationReasons", [])]
+            if "ConditionalCheckFailed" in reasons:
+                raise Refused(reasons.index("ConditionalCheckFailed")) from None
+            if "TransactionConflict" not in reasons or attempt == TRANSACTION_ATTEMPTS - 1:
+                raise
+            time.sleep(random.uniform(0, 0.004 * 2 ** min(attempt, 5)))
+
+
+# ---- the balance and the ledger ------------------------------------------------------------
+
+def balance(tenant_id: str) -> dict[str, Any] | None:
+    return _get(tenant_id, BALANCE)
+
+
+def open_account(tenant_id: str, now_iso: str, first_entry: dict[str, Any] | None) -> dict[str, Any]:
+    """A TransactWriteItems entry creating the balance (with the first entry's amount, if any)."""
+    amount = first_entry["amount"] if first_entry else 0
+    return {"Put": {"TableName": _table(), "ConditionExpression": "attribute_not_exists(pk)",
+                    "Item": to_item({"pk": tenant_id, "sk": BALANCE, "balance": amount,
+                                     "entryCount": 1 if first_entry else 0, "invoiceCount": 0,
+                                     "created_at": now_iso, "updated_at": now_iso})}}
+
+
+def add_to_balance(tenant_id: str, amount: int, now_iso: str, invoice_count: int | None = None,
+                   entries: int = 1) -> dict[str, Any]:
+    """A TransactWriteItems entry adding amount to an existing balance (and counting the entries).
+    invoice_count: the count read before, when an invoice is added too (its number is count + 1)."""
+    condition, vals = "attribute_exists(pk)", {"amount": amount, "entries": entries, "now": now_iso}
+    update = "SET updated_at = :now ADD balance :amount, entryCount :entries"
+    if invoice_count is not None:
+        condition += " AND invoiceCount = :seen"
+        update += ", invoiceCount :one"
+        vals.update(seen=invoice_count, one=1)
+    return {"Update": {"TableName": _table(), "Key": _key(tenant_id, BALANCE), "UpdateExpression": update,
+                       "ConditionExpression": condition, "ExpressionAttributeValues": values(**vals)}}
+
+
+def put_entry(tenant_id: str, entry: dict[str, Any]) -> dict[str, Any]:
+    return {"Put": {"TableName": _table(), "ConditionExpression": "attribute_not_exists(pk)",
+                    "Item": to_item({"pk": tenant_id, "sk": ENTRY + entry["id"], **entry})}}
+
+
+def _page(tenant_id: str, prefix: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    query = {"TableName": _table(), "KeyConditionExpression": "pk = :t AND begins_with(sk, :p)",
+             "ExpressionAttributeValues": values(t=tenant_id, p=prefix), "ScanIndexForward": False,
+             "Limit": limit, "ConsistentRead": True}
+    return query_page(query, cursor, lambda after: _key(tenant_id, prefix + after), _public)
+
+
+def list_entries(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of the ledger, newest first."""
+    return _page(tenant_id, ENTRY, limit, cursor)
+
+
+def all_entries(tenant_id: str) -> list[dict[str, Any]]:
+    """Every entry of the tenant, oldest first (audits and tests: a whole partition's worth)."""
+    found, query = [], {"TableName": _table(), "ConsistentRead": True,
+                        "KeyConditionExpression": "pk = :t AND begins_with(sk, :p)",
+                        "ExpressionAttributeValues": values(t=tenant_id, p=ENTRY)}
+    while True:
+        answer = aws.client("dynamodb").query(**query)
+        found.extend(_public(i) for i in answer.get("Items", []))
+        if "LastEvaluatedKey" not in answer:
+            return found
+        query["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+
+
+def mark_reference(tenant_id: str, reference: str, now_iso: str) -> dict[str, Any]:
+    """A TransactWriteItems entry that fails when this provider reference was credited before."""
+    return {"Put": {"TableName": _table(), "ConditionExpression": "attribute_not_exists(pk)",
+                    "Item": to_item({"pk": tenant_id, "sk": f"REF#{reference}", "created_at": now_iso})}}
+
+
+# ---- invoices, purchases, the subscription ---------------------------------------------------
+
+def put_invoice(tenant_id: str, invoice: dict[str, Any]) -> dict[str, Any]:
+    return {"Put": {"TableName": _table(), "ConditionExpression": "attribute_not_exists(pk)",
+                    "Item": to_item({"pk": tenant_id, "sk": INVOICE + invoice["id"], **invoice})}}
+
+
+def get_invoice(tenant_id: str, invoice_id: str) -> dict[str, Any] | None:
+    return _get(tenant_id, INVOICE + invoice_id)
+
+
+def list_invoices(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    return _page(tenant_id, INVOICE, limit, cursor)
+
+
+def put_purchase(tenant_id: str, purchase: dict[str, Any]) -> None:
+    aws.client("dynamodb").put_item(TableName=_table(), ConditionExpression="attribute_not_exists(pk)",
+                                    Item=to_item({"pk": tenant_id, "sk": PURCHASE + purchase["id"], **purchase}))
+
+
+def get_purchase(tenant_id: str, purchase_id: str) -> dict[str, Any] | None:
+    return _get(tenant_id, PURCHASE + purchase_id)
+
+
+def settle_purchase(tenant_id: str, purchase_id: str, status: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """A TransactWriteItems entry moving a pending purchase to status (fails unless it is pending)."""
+    names = {f"#{k}": k for k in fields}
+    return {"Update": {"TableName": _table(), "Key": _key(tenant_id, PURCHASE + purchase_id),
+                       "UpdateExpression": "SET #status = :status" + "".join(f", #{k} = :{k}" for k in fields),
+                       "ConditionExpression": "#status = :pending",
+                       "ExpressionAttributeNames": {"#status": "status", **names},
+                       "ExpressionAttributeValues": values(status=status, pending="pending", **fields)}}
+
+
+def save_purchase_fields(tenant_id: str, purchase_id: str, fields: dict[str, Any]) -> None:
+    names = {f"#{k}": k for k in fields}
+    aws.client("dynamodb").update_item(
+        TableName=_table(), Key=_key(tenant_id, PURCHASE + purchase_id), ConditionExpression="attribute_exists(pk)",
+        UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in fields), ExpressionAttributeNames=names,
+        ExpressionAttributeValues=values(**fields))
+
+
+def fail_purchase(tenant_id: str, purchase_id: str, fields: dict[str, Any]) -> bool:
+    """Mark a pending purchase failed; False when it was not pending."""
+    try:
+        aws.client("dynamodb").update_item(**settle_purchase(tenant_id, purchase_id, "failed", fields)["Update"])
+    except Exception as exc:
+        if is_condition_failure(exc):
+            return False
+        raise
+    return True
+
+
+def subscription(tenant_id: str) -> dict[str, Any] | None:
+    return _get(tenant_id, SUBSCRIPTION)
+
+
+def put_subscription(tenant_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    return {"Put": {"TableName": _table(), "Item": to_item({"pk": tenant_id, "sk": SUBSCRIPTION, **record})}}
+
+
+def save_subscription(tenant_id: str, record: dict[str, Any]) -> None:
+    aws.client("dynamodb").put_item(**put_subscription(tenant_id, record)["Put"])
+
+
+# ---- Stripe customers ---------------------------------------------------------------------------
+
+def put_customer(customer_id: str, tenant_id: str, now_iso: str) -> None:
+    aws.client("dynamodb").put_item(TableName=_table(), Item=to_item(
+        {"pk": f"stripe-customer#{customer_id}", "sk": "CUSTOMER", "tenantId": tenant_id, "created_at": now_iso}))
+
+
+def tenant_of_customer(customer_id: str) -> str | None:
+    record = _get(f"stripe-customer#{customer_id}", "CUSTOMER")
+    return record["tenantId"] if record else None
+
+
+# ---- gift cards -------------------------------------------------------------------------------
+
+def _card_key(code_hash: str) -> dict[str, Any]:
+    return _key(f"giftcard#{code_hash}", "CARD")
+
+
+def put_card(code_hash: str, card: dict[str, Any]) -> None:
+    aws.client("dynamodb").put_item(TableName=_table(), ConditionExpression="attribute_not_exists(pk)",
+                                    Item=to_item({"pk": f"giftcard#{code_hash}", "sk": "CARD", **card}))
+
+
+def get_card(code_hash: str) -> dict[str, Any] | None:
+    answer = aws.client("dynamodb").get_item(TableName=_table(), Key=_card_key(code_hash), ConsistentRead=True)
+    item = answer.get("Item")
+    return _public(item) if item else None
+
+
+def redeem_card(code_hash: str, tenant_id: str, principal: str, now_iso: str) -> dict[str, Any]:
+    """A TransactWriteItems entry: the card becomes redeemed, only if it is active and unexpired."""
+    return {"Update": {"TableName": _table(), "Key": _card_key(code_hash),
+                       "UpdateExpression": "SET #s = :redeemed, redeemedBy = :t, redeemedByPrincipal = :p, "
+                                           "redeemed_at = :now",
+                       "ConditionExpression": "#s = :active AND expires_at > :now",
+                       "ExpressionAttributeNames": {"#s": "status"},
+                       "ExpressionAttributeValues": values(redeemed="redeemed", active="active", t=tenant_id,
+                                                           p=principal, now=now_iso)}}
+
+
+def count_failure(tenant_id: str, bucket: str, ttl: int) -> int:
+    """Count one failed redemption in this bucket (an hour); the count now."""
+    answer = aws.client("dynamodb").update_item(
+        TableName=_table(), Key=_key(tenant_id, f"REDEEM_FAILURES#{bucket}"),
+        UpdateExpression="ADD failures :one SET #ttl = :ttl", ExpressionAttributeNames={"#ttl": "ttl"},
+        ExpressionAttributeValues=values(one=1, ttl=ttl), ReturnValues="UPDATED_NEW")
+    return int(answer["Attributes"]["failures"]["N"])
+
+
+def failures(tenant_id: str, bucket: str) -> int:
+    record = _get(tenant_id, f"REDEEM_FAILURES#{bucket}")
+    return int(record.get("failures", 0)) if record else 0

@@ -1,0 +1,262 @@
+"""Chat sessions: a tenant's conversations with the model (optionally as one of its agents, on one of
+its projects), their messages, and the start of each assistant turn.
+
+A turn: POST messages stores the user message and a pending assistant message and makes that turn
+the session's activeTurn and latestTurn ({messageId, firstEventId = lastEventId + 1}), in one
+transaction that holds only while no turn is active (else 409 CONFLICT); then it queues the turn
+(one SQS message {tenantId, sessionId, messageId}) for the chat turn worker (domain/chat_turns.py),
+which calls the model and stores the turn's events (data/chat_events_table.py) for the stream. If
+the turn cannot be queued, the transaction is taken back (both messages removed, the session as it
+was) and the request fails: nothing half-written, no session stuck with an active turn. A tenant
+whose credit balance is used up is refused (402) before anything is stored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+
+from svc_core import ids, log, metering, timeutil
+from svc_core.context import TenantContext
+from svc_core.data import agents_table, chat_messages_table, chat_sessions_table, chat_turn_queue, projects_table
+from svc_core.data.common import ConditionFailed
+from svc_core.domain import agents, projects
+from svc_core.domain.paging import tenant_page
+from svc_core.errors import Conflict, InternalError, NotFound, ValidationFailed
+from svc_core.schemas import VISIBLE, RequestBody, unicode_text
+
+PREFIX = "chs"
+MESSAGE_PREFIX = "msg"
+MAX_TITLE = 200
+MAX_CONTENT = 20_000
+MESSAGES_SHOWN = 100        # GET /chat/sessions/{id} answers the newest this many messages
+MESSAGE_STATUSES = ("pending", "streaming", "completed", "failed")
+ID_FIELD = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE, pattern=VISIBLE),
+                  AfterValidator(unicode_text)]
+Content = Annotated[str, StringConstraints(min_length=1, max_length=MAX_CONTENT, pattern=VISIBLE),
+                    AfterValidator(unicode_text)]
+
+
+class ChatSessionCreate(RequestBody):
+    title: Title | None = Field(None, description=f"1 to {MAX_TITLE} characters, at least one visible; "
+                                                   "trimmed; null or left out: no title")
+    projectId: ID_FIELD | None = Field(None, description="the tenant's project the session works on (an agent's "
+                                                         "tools act on it); null or left out: none",
+                                       examples=["proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    agentId: ID_FIELD | None = Field(None, description="the tenant's agent that answers (its system prompt and "
+                                                       "tools); null or left out: the plain model",
+                                     examples=["agt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+
+
+class ChatMessageCreate(RequestBody):
+    content: Content = Field(description=f"the user's message, 1 to {MAX_CONTENT:,} characters, at least one visible")
+    projectId: ID_FIELD | None = Field(None, description="the tenant's project for this turn (overrides the "
+                                                         "session's); null or left out: the session's")
+
+
+class ChatTurnRef(BaseModel):
+    messageId: str = Field(description="the assistant message of the turn")
+    firstEventId: int = Field(description="the id of the turn's first stream event")
+
+
+class ChatSession(BaseModel):
+    id: str = Field(examples=["chs_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    title: str | None
+    projectId: str | None
+    agentId: str | None
+    lastEventId: int = Field(description="the id of the session's last stored stream event of a finished turn; 0: none")
+    activeTurn: ChatTurnRef | None = Field(description="the assistant turn in progress; null: none")
+    latestTurn: ChatTurnRef | None = Field(description="the newest assistant turn; null: none yet")
+    created_at: str = Field(description="ISO 8601 UTC")
+    updated_at: str = Field(description="ISO 8601 UTC")
+
+
+class ChatUsage(BaseModel):
+    inputTokens: int
+    outputTokens: int
+    cacheReadTokens: int
+    cacheWriteTokens: int
+    microCredits: int = Field(description="the sum of the message's metered model calls")
+    estimated: bool = Field(description="true: counted by the offline model's estimate")
+
+
+class ChatError(BaseModel):
+    code: str = Field(description="MODEL_THROTTLED, MODEL_UNAVAILABLE or INTERNAL_ERROR")
+    message: str
+
+
+class ChatMessage(BaseModel):
+    id: str = Field(examples=["msg_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    role: Literal["user", "assistant"]
+    content: str = Field(description="assistant: the whole answer once completed (its text so far while pending "
+                                     "or streaming is only on the stream)")
+    status: Literal[MESSAGE_STATUSES]  # type: ignore[valid-type]
+    projectId: str | None = Field(description="the project of the turn")
+    userMessageId: str | None = Field(description="assistant: the user message it answers; user: null")
+    model: str | None = Field(description="assistant: the model that answers")
+    usage: ChatUsage | None = Field(description="assistant: the turn's usage (the sum of its model calls); "
+                                                "user: null")
+    error: ChatError | None
+    firstEventId: int | None = Field(description="assistant: the id of the turn's first stream event")
+    lastEventId: int | None = Field(description="assistant: the id of its last stream event, once finished")
+    created_at: str = Field(description="ISO 8601 UTC")
+    completed_at: str | None = Field(description="ISO 8601 UTC; null while pending or streaming")
+
+
+class ChatSessionDetail(ChatSession):
+    messages: list[ChatMessage] = Field(description=f"the newest {MESSAGES_SHOWN} messages, oldest first")
+    messagesTruncated: bool = Field(description=f"true: the session has more than {MESSAGES_SHOWN} messages "
+                                                "and the older ones are not shown")
+
+
+class ChatSessionPage(BaseModel):
+    items: list[ChatSession]
+    nextCursor: str | None
+
+
+class ChatSessionDeleted(BaseModel):
+    id: str
+    deleted: bool
+
+
+class ChatTurnStarted(BaseModel):
+    userMessage: ChatMessage
+    assistantMessage: ChatMessage = Field(description="status pending: the worker answers it")
+    streamUrl: str = Field(description="the path of the session's stream (Server-Sent Events)")
+
+
+# ---- views -------------------------------------------------------------------------------------
+
+SESSION_FIELDS = ("id", "title", "projectId", "agentId", "lastEventId", "activeTurn", "latestTurn",
+                  "created_at", "updated_at")
+MESSAGE_FIELDS = ("id", "role", "content", "status", "projectId", "userMessageId", "model", "usage", "error",
+                  "firstEventId", "lastEventId", "created_at", "completed_at")
+
+
+def session_view(record: dict[str, Any]) -> dict[str, Any]:
+    return {name: record.get(name) for name in SESSION_FIELDS}
+
+
+def message_view(record: dict[str, Any]) -> dict[str, Any]:
+    return {name: record.get(name) for name in MESSAGE_FIELDS}
+
+
+def stream_path(session_id: str) -> str:
+    return f"/api/v1/chat/sessions/{session_id}/stream"
+
+
+def empty_usage(estimated: bool = False) -> dict[str, Any]:
+    return {"inputTokens": 0, "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0, "microCredits": 0,
+            "estimated": estimated}
+
+
+# ---- sessions ----------------------------------------------------------------------------------
+
+def _not_found(session_id: str) -> NotFound:
+    return NotFound("The chat session does not exist.", {"id": session_id, "resource": "chat_session"})
+
+
+def get_session(ctx: TenantContext, session_id: str, store=chat_sessions_table) -> dict[str, Any]:
+    """The stored session (lastEventId int, activeTurn/latestTurn dict or None), or NotFound when it
+    is absent, the id is malformed, or it is another tenant's."""
+    record = store.get(ctx.tenant_id, session_id) if ids.is_id(session_id, PREFIX) else None
+    if record is None:
+        raise _not_found(session_id)
+    return record
+
+
+def _body_reference(check, ctx: TenantContext, value: str, field: str, resource: str, store) -> dict[str, Any]:
+    """A project or agent named in a body: an input, so an unknown one is a 400 naming the field."""
+    try:
+        return check(ctx, value, store)
+    except NotFound:
+        raise ValidationFailed(f"No such {resource} in this tenant.", {"fields": [
+            {"field": field, "in": "body", "reason": f"no such {resource}"}], "id": value, "resource": resource}) from None
+
+
+def create_session(ctx: TenantContext, body: ChatSessionCreate, store=chat_sessions_table,
+                   project_store=projects_table, agent_store=agents_table) -> dict[str, Any]:
+    if body.projectId is not None:
+        _body_reference(projects.get_project, ctx, body.projectId, "projectId", "project", project_store)
+    if body.agentId is not None:
+        _body_reference(agents.get_agent, ctx, body.agentId, "agentId", "agent", agent_store)
+    stamp = timeutil.iso(timeutil.now())
+    record = {"id": ids.new_id(PREFIX), "title": body.title, "projectId": body.projectId, "agentId": body.agentId,
+              "lastEventId": 0, "activeTurn": None, "latestTurn": None, "created_at": stamp, "updated_at": stamp}
+    store.create(ctx.tenant_id, record)
+    return session_view(record)
+
+
+def list_sessions(ctx: TenantContext, limit: int, cursor: str | None, store=chat_sessions_table) -> dict[str, Any]:
+    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=session_view)
+
+
+def read_session(ctx: TenantContext, session_id: str, store=chat_sessions_table,
+                 message_store=chat_messages_table) -> dict[str, Any]:
+    session = get_session(ctx, session_id, store)
+    messages, more = message_store.newest(ctx.tenant_id, session["id"], MESSAGES_SHOWN)
+    return {**session_view(session), "messages": [message_view(m) for m in messages], "messagesTruncated": more}
+
+
+def delete_session(ctx: TenantContext, session_id: str, store=chat_sessions_table) -> dict[str, Any]:
+    session = get_session(ctx, session_id, store)
+    try:
+        store.delete(ctx.tenant_id, session["id"])
+    except ConditionFailed:
+        raise Conflict("The session has a turn in progress; delete it once the turn has ended.",
+                       {"id": session_id, "resource": "chat_session"}) from None
+    return {"id": session["id"], "deleted": True}
+
+
+# ---- turns -------------------------------------------------------------------------------------
+
+def _turn_conflict(session_id: str) -> Conflict:
+    return Conflict("The session already has a turn in progress; send the next message once it has ended.",
+                    {"id": session_id, "resource": "chat_session"})
+
+
+def send_message(ctx: TenantContext, session_id: str, body: ChatMessageCreate, *, store=chat_sessions_table,
+                 project_store=projects_table, queue=chat_turn_queue) -> dict[str, Any]:
+    session = get_session(ctx, session_id, store)
+    project_id = session.get("projectId")
+    if body.projectId is not None:
+        project_id = _body_reference(projects.get_project, ctx, body.projectId, "projectId", "project",
+                                     project_store)["id"]
+    if session.get("activeTurn"):
+        raise _turn_conflict(session_id)
+    metering.require_credit(ctx.tenant_id)   # 402 before anything is stored: the turn would call the model
+    now = timeutil.now()
+    stamp = timeutil.iso(now)
+    user_id = ids.new_id(MESSAGE_PREFIX)
+    assistant_id = ids.new_id(MESSAGE_PREFIX)
+    if assistant_id <= user_id:   # same millisecond: the random part decides; the answer must sort after
+        assistant_id = ids.new_id(MESSAGE_PREFIX)
+        while assistant_id <= user_id:
+            assistant_id = ids.new_id(MESSAGE_PREFIX)
+    turn = {"messageId": assistant_id, "firstEventId": session["lastEventId"] + 1}
+    user_message = {"id": user_id, "role": "user", "content": body.content, "status": "completed",
+                    "projectId": project_id, "created_at": stamp, "completed_at": stamp}
+    assistant_message = {"id": assistant_id, "role": "assistant", "content": "", "status": "pending",
+                         "projectId": project_id, "userMessageId": user_id, "usage": empty_usage(),
+                         "firstEventId": turn["firstEventId"], "created_at": stamp}
+    try:
+        store.start_turn(ctx.tenant_id, session["id"], user_message, assistant_message, turn,
+                         session["lastEventId"], stamp)
+    except ConditionFailed:
+        raise _turn_conflict(session_id) from None
+    try:
+        queue.send(ctx.tenant_id, session["id"], assistant_id)
+    except Exception:
+        log.logger.exception("chat turn not queued; taking the turn back")
+        store.undo_turn(ctx.tenant_id, session["id"], user_id, assistant_id, session)
+        raise InternalError("The answer could not be started; nothing was stored. Send the message again.") from None
+    return {"userMessage": message_view(user_message), "assistantMessage": message_view(assistant_message),
+            "streamUrl": stream_path(session["id"])}
+
+
+__all__ = ["ChatMessage", "ChatMessageCreate", "ChatSession", "ChatSessionCreate", "ChatSessionDeleted",
+           "ChatSessionDetail", "ChatSessionPage", "ChatTurnStarted", "create_session", "delete_session",
+           "get_session", "list_sessions", "read_session", "send_message"]

@@ -1,0 +1,400 @@
+"""The client library's rules, with httpx's MockTransport in place of the network: errors, token
+expiry and callbacks, retries, idempotency keys, pagination and stream resumption. Each test
+scripts the service's answers and checks what the client sent and did."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import httpx
+import pytest
+from svc_client import (
+    NULL,
+    AccountDisabled,
+    AsyncClient,
+    Client,
+    Conflict,
+    ConnectionFailed,
+    ContentDelta,
+    Done,
+    IdempotencyKeyReused,
+    InvalidCredentials,
+    MessageStart,
+    NotFound,
+    RateLimited,
+    RetryPolicy,
+    StreamInterrupted,
+    Unauthorized,
+    UnknownEvent,
+    Usage,
+)
+from svc_client.models import Agent, TokenGrant
+
+BASE = "http://svc.test"
+PROJECT = {"id": "proj_1", "name": "Apollo", "description": None, "language": "python",
+           "created_at": "2026-11-21T21:00:00.000Z", "updated_at": "2026-11-21T21:00:00.000Z"}
+
+
+def envelope(data, status=200, headers=None):
+    return httpx.Response(status, json={"data": data, "meta": {"request_id": "req-1", "timestamp": "t"}},
+                          headers=headers)
+
+
+def error(code, status, message="no", details=None, headers=None):
+    return httpx.Response(status, headers=headers, json={
+        "error": {"code": code, "message": message, "details": details or {}},
+        "meta": {"request_id": "req-err", "timestamp": "t"}})
+
+
+class Script:
+    """Answers requests in order and keeps them."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request):
+        self.requests.append(request)
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer(request) if callable(answer) else answer
+
+
+def client(script, **options) -> tuple[Client, list[float]]:
+    slept: list[float] = []
+    options.setdefault("api_key", "test-key")
+    return Client(BASE, transport=httpx.MockTransport(script), sleep=slept.append, **options), slept
+
+
+# ---- errors ----------------------------------------------------------------------------------
+
+def test_an_error_envelope_becomes_its_exception_with_everything_it_said():
+    script = Script(error("RESOURCE_NOT_FOUND", 404, "The project does not exist.",
+                          {"id": "proj_x", "resource": "project"}))
+    svc, _ = client(script)
+    with pytest.raises(NotFound) as raised:
+        svc.projects.get("proj_x")
+    err = raised.value
+    assert (err.code, err.status, err.request_id) == ("RESOURCE_NOT_FOUND", 404, "req-err")
+    assert err.message == "The project does not exist." and err.details == {"id": "proj_x", "resource": "project"}
+    assert script.requests[0].url.path == "/api/v1/projects/proj_x"
+    assert script.requests[0].headers["authorization"] == "Bearer test-key"
+
+
+def test_a_path_argument_cannot_change_the_path():
+    script = Script(envelope(PROJECT))
+    svc, _ = client(script)
+    svc.projects.get("../api-keys")
+    assert script.requests[0].url.raw_path == b"/api/v1/projects/..%2Fapi-keys"
+
+
+@pytest.mark.parametrize("status, expected", [(401, InvalidCredentials), (403, AccountDisabled)])
+def test_on_login_401_reads_as_invalid_credentials_and_403_as_a_disabled_account(status, expected):
+    code = "UNAUTHORIZED" if status == 401 else "FORBIDDEN"
+    svc, _ = client(Script(error(code, status)), api_key=None, access_token=None)
+    with pytest.raises(expected) as raised:
+        svc.auth.login("a@example.com", "a long enough password")
+    assert raised.value.status == status and raised.value.code == code
+
+
+# ---- tokens ----------------------------------------------------------------------------------
+
+class Clock:
+    def __init__(self):
+        self.now = 1_000_000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_token_counts_as_expired_60_seconds_early_and_the_refresh_callback_replaces_it():
+    clock = Clock()
+    issued = []
+
+    def refresh():
+        issued.append(f"token-{len(issued) + 2}")
+        return {"accessToken": issued[-1], "expiresIn": 900}
+
+    script = Script(*[envelope(PROJECT)] * 3)
+    svc, _ = client(script, api_key=None, access_token="token-1", expires_in=900, refresh=refresh, clock=clock)
+    clock.now += 839   # 61 s left: still good
+    svc.projects.get("proj_1")
+    clock.now += 2     # 59 s left: expired for the client
+    svc.projects.get("proj_1")
+    svc.projects.get("proj_1")
+    sent = [r.headers["authorization"] for r in script.requests]
+    assert sent == ["Bearer token-1", "Bearer token-2", "Bearer token-2"]
+    assert issued == ["token-2"]
+
+
+def test_the_exchange_callback_trades_an_identity_provider_token_at_auth_exchange():
+    clock = Clock()
+    script = Script(envelope({"accessToken": "svc-jwt", "tokenType": "Bearer", "expiresIn": 900,
+                              "user": {"id": "usr_1"}, "tenant": {"id": "ten_1", "name": "A"}}),
+                    envelope(PROJECT),
+                    envelope({"accessToken": "svc-jwt-2", "tokenType": "Bearer", "expiresIn": 900}),
+                    envelope(PROJECT))
+    idp_tokens = iter(["clerk-1", "clerk-2"])
+    svc, _ = client(script, api_key=None, exchange=lambda: next(idp_tokens), clock=clock)
+    svc.projects.get("proj_1")
+    clock.now += 900
+    svc.projects.get("proj_1")
+    exchange, get, exchange_again, get_again = script.requests
+    assert exchange.url.path == "/api/v1/auth/exchange" and json.loads(exchange.content) == {"token": "clerk-1"}
+    assert "authorization" not in exchange.headers
+    assert get.headers["authorization"] == "Bearer svc-jwt"
+    assert json.loads(exchange_again.content) == {"token": "clerk-2"}
+    assert get_again.headers["authorization"] == "Bearer svc-jwt-2"
+
+
+def test_login_keeps_the_token_in_memory_and_refreshes_it_with_the_refresh_token():
+    clock = Clock()
+    pair = {"accessToken": "jwt-1", "tokenType": "Bearer", "expiresIn": 900, "refreshToken": "rt-1",
+            "refreshExpiresIn": 2592000, "user": {"id": "usr_1"}, "tenant": {"id": "ten_1", "name": "A"}}
+    script = Script(envelope(pair), envelope(PROJECT),
+                    envelope({**pair, "accessToken": "jwt-2", "refreshToken": "rt-2"}), envelope(PROJECT),
+                    envelope({"loggedOut": True, "sessionId": "ses_1"}))
+    svc, _ = client(script, api_key=None, clock=clock)
+    svc.auth.login("a@example.com", "a long enough password")
+    svc.projects.get("proj_1")
+    clock.now += 841
+    svc.projects.get("proj_1")
+    svc.auth.logout()
+    _login, first, refresh, second, logout = script.requests
+    assert first.headers["authorization"] == "Bearer jwt-1"
+    assert refresh.url.path == "/api/v1/auth/refresh" and json.loads(refresh.content) == {"refreshToken": "rt-1"}
+    assert second.headers["authorization"] == "Bearer jwt-2"
+    assert json.loads(logout.content) == {"refreshToken": "rt-2"}
+    assert svc.credentials.access_token is None and svc._refresh_token is None
+
+
+def test_a_401_calls_on_unauthorized_and_forgets_the_token():
+    seen = []
+    script = Script(error("UNAUTHORIZED", 401, "expired"))
+    svc, _ = client(script, api_key=None, access_token="jwt", on_unauthorized=seen.append)
+    with pytest.raises(Unauthorized):
+        svc.projects.list()
+    assert [e.code for e in seen] == ["UNAUTHORIZED"]
+    assert svc.credentials.access_token is None
+
+
+def test_a_refused_refresh_ends_the_session_through_on_unauthorized():
+    clock = Clock()
+    seen = []
+    pair = {"accessToken": "jwt-1", "tokenType": "Bearer", "expiresIn": 900, "refreshToken": "rt-1"}
+    script = Script(envelope(pair), error("UNAUTHORIZED", 401, "reused", {"reason": "refresh_token_reused"}))
+    svc, _ = client(script, api_key=None, clock=clock, on_unauthorized=seen.append)
+    svc.auth.login("a@example.com", "a long enough password")
+    clock.now += 900
+    with pytest.raises(Unauthorized) as raised:
+        svc.projects.list()
+    assert raised.value.details == {"reason": "refresh_token_reused"} and seen == [raised.value]
+    assert svc.credentials.access_token is None and len(script.requests) == 2
+
+
+def test_without_a_callback_a_token_in_its_last_minute_is_still_sent():
+    clock = Clock()
+    script = Script(envelope(PROJECT))
+    svc, _ = client(script, api_key=None, access_token="jwt", expires_in=30, clock=clock)
+    svc.projects.get("proj_1")
+    assert script.requests[0].headers["authorization"] == "Bearer jwt"
+
+
+# ---- retries ---------------------------------------------------------------------------------
+
+def test_429_is_retried_after_retry_after_even_for_a_post():
+    script = Script(error("RATE_LIMIT_EXCEEDED", 429, headers={"Retry-After": "2"}), envelope(PROJECT, 201))
+    svc, slept = client(script)
+    assert svc.projects.create("Apollo").id == "proj_1"
+    assert slept == [2.0] and len(script.requests) == 2
+
+
+def test_a_retry_after_longer_than_allowed_is_raised_not_waited():
+    script = Script(error("RATE_LIMIT_EXCEEDED", 429, headers={"Retry-After": "3600"}))
+    svc, slept = client(script)
+    with pytest.raises(RateLimited) as raised:
+        svc.projects.list()
+    assert slept == [] and raised.value.retry_after == 3600
+
+
+def test_429_retries_stop_after_max_retries():
+    script = Script(*[error("RATE_LIMIT_EXCEEDED", 429, headers={"Retry-After": "1"})] * 3)
+    svc, slept = client(script, retry=RetryPolicy(max_retries=2))
+    with pytest.raises(RateLimited):
+        svc.projects.list()
+    assert slept == [1.0, 1.0] and len(script.requests) == 3
+
+
+def test_a_connection_failure_is_retried_for_a_get_with_backoff():
+    script = Script(httpx.ConnectError("refused"), httpx.ReadTimeout("slow"), envelope(PROJECT))
+    svc, slept = client(script, retry=RetryPolicy(backoff=0.5))
+    assert svc.projects.get("proj_1").name == "Apollo"
+    assert len(slept) == 2 and 0 <= slept[0] <= 0.5 and 0 <= slept[1] <= 1.0
+
+
+def test_a_connection_failure_is_not_retried_for_a_post_without_idempotency_key():
+    script = Script(httpx.ReadError("reset"), envelope(PROJECT, 201))
+    svc, slept = client(script)
+    with pytest.raises(ConnectionFailed):
+        svc.projects.create("Apollo")
+    assert len(script.requests) == 1 and slept == []
+
+
+PURCHASE = {"id": "pur_1", "status": "succeeded", "credits": 10, "microCredits": 10_000_000, "amount": 1000,
+            "currency": "usd", "checkoutUrl": None, "invoiceId": "inv_1", "provider": "test", "testMode": True,
+            "created_at": "t", "settled_at": "t"}
+
+
+def test_billing_posts_carry_one_idempotency_key_kept_across_retries():
+    script = Script(httpx.ReadError("reset"), envelope(PURCHASE, 201),
+                    envelope({"plan": "growth", "status": "active"}, 201))
+    svc, slept = client(script)
+    assert svc.billing.purchase_credits(credits=10).status == "succeeded"
+    first, retried = script.requests
+    key = first.headers["idempotency-key"]
+    assert str(uuid.UUID(key)) == key and retried.headers["idempotency-key"] == key and len(slept) == 1
+    assert json.loads(first.content) == {"credits": 10}
+    svc.billing.create_subscription("growth", idempotency_key="mine")
+    assert script.requests[-1].headers["idempotency-key"] == "mine"
+    assert json.loads(script.requests[-1].content) == {"plan": "growth"}
+
+
+def test_a_retry_that_finds_the_first_request_in_progress_waits_for_its_answer():
+    script = Script(httpx.ReadTimeout("slow"), error("REQUEST_IN_PROGRESS", 409), envelope(PURCHASE, 201))
+    svc, slept = client(script)
+    assert svc.billing.purchase_credits(pack="credits_10").id == "pur_1"
+    assert len({r.headers["idempotency-key"] for r in script.requests}) == 1 and len(slept) == 2
+    plain = Script(error("CONFLICT", 409))
+    svc, slept = client(plain)
+    with pytest.raises(Conflict):
+        svc.projects.update("proj_1", name="x")
+    assert slept == [] and len(plain.requests) == 1
+
+
+def test_a_reused_idempotency_key_is_its_own_error():
+    svc, _ = client(Script(error("IDEMPOTENCY_KEY_REUSED", 422)))
+    with pytest.raises(IdempotencyKeyReused):
+        svc.billing.redeem_gift_card("GC-AAAA-BBBB", idempotency_key="k")
+
+
+# ---- bodies, models, pages ---------------------------------------------------------------------
+
+def test_left_out_arguments_are_not_sent_and_null_sends_json_null():
+    script = Script(envelope(PROJECT))
+    svc, _ = client(script)
+    svc.projects.update("proj_1", description=NULL)
+    assert json.loads(script.requests[0].content) == {"description": None}
+
+
+def test_models_use_the_api_names_and_keep_unknown_fields():
+    agent = Agent.model_validate({"id": "agt_1", "name": "N", "systemPrompt": "p", "created_at": "t",
+                                  "config": {"autonomyLevel": "suggest", "stepLimit": 8}, "newField": 1})
+    assert agent.system_prompt == "p" and agent.config.step_limit == 8
+    assert agent.raw()["systemPrompt"] == "p" and agent.raw()["created_at"] == "t" and agent.raw()["newField"] == 1
+
+
+def test_iter_follows_next_cursor_through_every_page():
+    pages = [envelope({"items": [{**PROJECT, "id": f"proj_{i}"} for i in ids], "nextCursor": cursor})
+             for ids, cursor in (((1, 2), "c1"), ((3, 4), "c2"), ((5,), None))]
+    script = Script(*pages)
+    svc, _ = client(script)
+    assert [p.id for p in svc.projects.iter(limit=2)] == [f"proj_{i}" for i in range(1, 6)]
+    assert [r.url.params.get("cursor") for r in script.requests] == [None, "c1", "c2"]
+    assert all(r.url.params["limit"] == "2" for r in script.requests)
+
+
+# ---- chat streaming ----------------------------------------------------------------------------
+
+def sse(*events, status=200):
+    body = "".join(f"id: {i}\nevent: {name}\ndata: {json.dumps(data)}\n\n" for i, name, data in events)
+    return httpx.Response(status, content=body.encode(), headers={"Content-Type": "text/event-stream"})
+
+
+TURN = [(7, "message_start", {"messageId": "msg_1", "role": "assistant", "model": "offline", "offline": True}),
+        (8, "content_delta", {"messageId": "msg_1", "text": "Hello"}),
+        (9, "content_delta", {"messageId": "msg_1", "text": " world"}),
+        (10, "usage", {"messageId": "msg_1", "inputTokens": 3, "outputTokens": 2, "cacheReadTokens": 0,
+                       "cacheWriteTokens": 0, "microCredits": 5, "estimated": True}),
+        (11, "shiny_new_event", {"messageId": "msg_1", "x": 1}),
+        (12, "message_stop", {"messageId": "msg_1", "stopReason": "end_turn"}),
+        (13, "done", {"messageId": "msg_1", "status": "completed"})]
+
+
+class BreaksMidway(httpx.SyncByteStream):
+    """Sends some events, then the connection breaks."""
+
+    def __init__(self, body: bytes):
+        self.body = body
+
+    def __iter__(self):
+        yield self.body
+        raise httpx.ReadError("connection reset by peer")
+
+
+def test_a_broken_stream_resumes_from_the_last_event_id_without_gaps_or_repeats():
+    breaking = httpx.Response(200, headers={"Content-Type": "text/event-stream"},
+                              stream=BreaksMidway(sse(*TURN[:3]).content))
+    script = Script(breaking, httpx.ConnectError("refused"), sse(*TURN[3:]))
+    svc, slept = client(script)
+    events = list(svc.chat.stream("chs_1"))
+    assert [e.id for e in events] == list(range(7, 14))
+    assert isinstance(events[0], MessageStart) and events[0].offline is True
+    assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == "Hello world"
+    assert isinstance(events[3], Usage) and events[3].micro_credits == 5
+    assert isinstance(events[4], UnknownEvent) and events[4].name == "shiny_new_event"
+    assert isinstance(events[-1], Done) and events[-1].status == "completed"
+    first, broken, resumed = script.requests
+    assert "last-event-id" not in first.headers
+    assert broken.headers["last-event-id"] == "9" and resumed.headers["last-event-id"] == "9"
+    assert first.headers["accept"] == "text/event-stream" and len(slept) == 2
+
+
+def test_nothing_to_stream_is_an_empty_iterator_and_a_stream_that_never_finishes_gives_up():
+    svc, _ = client(Script(httpx.Response(204)))
+    assert list(svc.chat.stream("chs_1", last_event_id=13)) == []
+    svc, _ = client(Script(*[sse(*TURN[:2])] + [sse()] * 3))
+    with pytest.raises(StreamInterrupted):
+        list(svc.chat.stream("chs_1", max_attempts=2))
+
+
+def test_the_async_client_streams_and_pages_the_same_way():
+    pages = Script(envelope({"items": [PROJECT], "nextCursor": "c1"}),
+                   envelope({"items": [{**PROJECT, "id": "proj_2"}], "nextCursor": None}))
+    stream = Script(sse(*TURN[:4]), sse(*TURN[4:]))
+
+    async def sleep(_seconds):
+        return None
+
+    async def main():
+        async with AsyncClient(BASE, api_key="k", transport=httpx.MockTransport(pages), sleep=sleep) as svc:
+            ids = [p.id async for p in svc.projects.iter()]
+        async with AsyncClient(BASE, api_key="k", transport=httpx.MockTransport(stream), sleep=sleep) as svc:
+            events = [e async for e in svc.chat.stream("chs_1")]
+        return ids, events
+
+    ids, events = asyncio.run(main())
+    assert ids == ["proj_1", "proj_2"]
+    assert [e.id for e in events] == list(range(7, 14))
+    assert stream.requests[1].headers["last-event-id"] == "10"
+
+
+def test_a_failure_of_the_stream_itself_is_resumed_not_reported_but_a_turns_error_is():
+    failed_stream = httpx.Response(200, headers={"Content-Type": "text/event-stream"}, content=(
+        sse(*TURN[:2]).content + b'event: error\ndata: {"code": "INTERNAL_ERROR", "message": "stream"}\n\n'))
+    turn_error = (12, "error", {"messageId": "msg_1", "code": "MODEL_THROTTLED", "message": "busy"})
+    script = Script(failed_stream, sse(TURN[2], turn_error, (13, "done", {"messageId": "msg_1", "status": "failed"})))
+    svc, _ = client(script)
+    events = list(svc.chat.stream("chs_1"))
+    assert [e.event for e in events] == ["message_start", "content_delta", "content_delta", "error", "done"]
+    assert events[3].code == "MODEL_THROTTLED" and events[-1].status == "failed"
+    assert script.requests[1].headers["last-event-id"] == "8"
+
+
+def test_credentials_and_tokens_never_show_in_a_repr():
+    svc, _ = client(Script(), api_key="value-of-a-key")
+    grant = TokenGrant.model_validate({"accessToken": "value-of-a-token", "refreshToken": "value-of-a-refresh"})
+    shown = repr(svc.credentials) + repr(grant)
+    assert "value-of" not in shown

@@ -1,0 +1,105 @@
+"""Billing rules without AWS: amounts, gift-card codes and their hashes, ledger entries, periods,
+the Stripe webhook's signature check, the Idempotency-Key's shape."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+
+import pytest
+from pydantic import ValidationError
+
+from svc_core import plans
+from svc_core.domain import billing, billing_ledger
+
+
+@pytest.mark.parametrize("body", [{"credits": 5}, {"credits": 10_000}, {"credits": 25.0}, {"pack": "credits_50"}])
+def test_purchase_bodies_that_are_accepted(body):
+    parsed = billing.BillingPurchaseCreate.model_validate(body)
+    assert (parsed.pack or parsed.credits) is not None
+
+
+@pytest.mark.parametrize("body", [{"credits": 4}, {"credits": 10_001}, {"credits": 0}, {"credits": -1},
+                                  {"credits": 2.5}, {"credits": "7"}, {"credits": True}, {"pack": "credits_7"},
+                                  {}, {"pack": "credits_10", "credits": 10}, {"credits": 10, "currency": "eur"}])
+def test_purchase_bodies_that_are_refused(body):
+    with pytest.raises(ValidationError):
+        billing.BillingPurchaseCreate.model_validate(body)
+
+
+def test_an_unknown_plan_is_refused():
+    assert billing.BillingSubscriptionCreate.model_validate({"plan": "growth"}).plan == "growth"
+    with pytest.raises(ValidationError):
+        billing.BillingSubscriptionCreate.model_validate({"plan": "platinum"})
+
+
+def test_every_paid_plan_has_a_price_and_free_costs_nothing():
+    assert set(plans.MONTHLY_PRICE_CENTS) == set(plans.PLANS) and plans.MONTHLY_PRICE_CENTS["free"] == 0
+    assert billing.PAID_PLANS == ("starter", "growth", "enterprise")
+
+
+def test_gift_card_codes_are_random_100_bit_and_hash_the_same_however_typed():
+    codes = {billing.new_code() for _ in range(200)}
+    assert len(codes) == 200
+    code = codes.pop()
+    assert len(code) == 3 + 4 * 5 + 3 and set(code[3:].replace("-", "")) <= set(billing._CODE_ALPHABET)
+    assert len(billing._CODE_ALPHABET) == 32  # 20 characters x 5 bits
+    digest = billing.code_hash(code)
+    assert digest == hashlib.sha256(code.encode()).hexdigest() and code not in digest
+    assert billing.code_hash(" " + code.lower() + "\n") == digest
+    assert billing.code_hash(code[:-1] + ("0" if code[-1] != "0" else "1")) != digest
+
+
+def test_balances_show_as_decimal_credits():
+    assert billing._balance_view(16_000_000)["credits"] == "16.000000"
+    assert billing._balance_view(1)["credits"] == "0.000001"
+    assert billing._balance_view(-2_500_000)["credits"] == "-2.500000"
+
+
+def test_ledger_entries_are_integer_and_of_a_known_kind():
+    entry = billing_ledger.new_entry("purchase", 5, principal="key_x", request_id="r", reason="why", reference="pur_x")
+    assert entry["id"].startswith("led_") and entry["created_at"].endswith("Z")
+    with pytest.raises(ValueError):
+        billing_ledger.new_entry("bonus", 5, principal="p", request_id=None, reason="r", reference=None)
+    for amount in (1.5, True, "5"):
+        with pytest.raises(TypeError):
+            billing_ledger.new_entry("purchase", amount, principal="p", request_id=None, reason="r", reference=None)
+
+
+def test_the_conversion_is_one_credit_per_dollar():
+    assert billing_ledger.MICRO_PER_CREDIT == 100 * billing_ledger.MICRO_PER_CENT == 1_000_000
+
+
+def test_the_default_period_is_the_calendar_month_in_utc():
+    start, end = billing._month(1_795_000_000)  # 2026-11-18
+    assert (start, end) == ("2026-11-01T00:00:00.000Z", "2026-12-01T00:00:00.000Z")
+    assert billing._month(1_798_700_000) == ("2026-12-01T00:00:00.000Z", "2027-01-01T00:00:00.000Z")
+
+
+def test_the_stripe_webhook_signature_is_verified_by_the_stripe_package(monkeypatch):
+    from svc_core.errors import SignatureInvalid
+    from svc_core.payments import stripe_provider
+    secret = "test-secret-made-here"
+    monkeypatch.setattr(stripe_provider, "_secret", lambda: {"webhookSecret": secret})
+    payload = json.dumps({"id": "evt_1", "object": "event", "type": "invoice.paid", "data": {"object": {}}})
+
+    def header(key: str, at: int) -> str:
+        return f"t={at},v1=" + hmac.new(key.encode(), f"{at}.{payload}".encode(), hashlib.sha256).hexdigest()
+
+    now = int(time.time())
+    assert stripe_provider.verify_webhook(payload.encode(), header(secret, now))["type"] == "invoice.paid"
+    for bad in (header("other", now), header(secret, now - 600), "t=1,v1=00", None, ""):
+        with pytest.raises(SignatureInvalid):
+            stripe_provider.verify_webhook(payload.encode(), bad)
+    monkeypatch.setattr(stripe_provider, "_secret", lambda: {"webhookSecret": ""})
+    with pytest.raises(SignatureInvalid):
+        stripe_provider.verify_webhook(payload.encode(), header("", now))
+
+
+@pytest.mark.parametrize("key,ok", [("order-42", True), ("a" * 255, True), ("a" * 256, False), ("", False),
+                                    ("has space", False), ("é", False)])
+def test_the_idempotency_key_shape(key, ok):
+    from svc_core import idempotency
+    assert bool(idempotency.KEY_PATTERN.match(key)) is ok
