@@ -60,6 +60,7 @@ DESCRIPTION = (
 
 
 @api.get(STREAM_PATH, scope=chat_stream.STREAM_SCOPE, raw=True, media_type=EVENT_STREAM, tags=["Chat"],
+         response_model=chat_stream.ChatStreamEvent,
          summary="Stream a chat session's answer as Server-Sent Events", description=DESCRIPTION, also=(204,))
 def stream_chat_session(
         id: str,  # noqa: A002 - the path parameter's name

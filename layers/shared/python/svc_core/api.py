@@ -161,8 +161,11 @@ class Api:
         self.specs[(method, path)] = spec
         self._patterns.append((method, _template_to_regex(path)))
         success_model = (response_model or dict) if raw else envelope_of(response_model or dict)
+        # Another media type is text (a page), unless a model says what each item is (an event stream's
+        # events: OpenAPI 3.1's `schema` of text/event-stream describes one event).
         success_content = ({JSON: {"model": success_model}} if media_type == JSON
-                           else {media_type: {"schema": {"type": "string"}}})
+                           else {media_type: {"model": response_model} if response_model
+                                 else {media_type: {"schema": {"type": "string"}}}})
         responses: dict[int, dict[str, Any]] = {status: {"description": "Success", "content": success_content}}
         for other in also:  # other success statuses, with the same body (the route returns a Response for them)
             responses[other] = ({"description": "No Content", "content": {}} if other == 204 else  # no body
