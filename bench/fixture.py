@@ -66,6 +66,7 @@ class Fixture:
             made = self.stack.new_key(self.tenant_id)
             self.key, self.key_id = made["key"], made["id"]
             self.project_id = self.new_project()
+            self.chat_session_id = self.new_chat_session()
         except BaseException:
             self.server.stop()
             raise
@@ -85,6 +86,15 @@ class Fixture:
             response = self.call("projects", event)
         if response["statusCode"] != 201:
             raise RuntimeError(f"could not create a project: {response}")
+        return json.loads(response["body"])["data"]["id"]
+
+    def new_chat_session(self) -> str:
+        from tests.support.functions import api_event
+        event = api_event("Chat-CreateChatSession", token=self.key, body={"title": "bench"})
+        with quiet_stdout():
+            response = self.call("chat", event)
+        if response["statusCode"] != 201:
+            raise RuntimeError(f"could not create a chat session: {response}")
         return json.loads(response["body"])["data"]["id"]
 
     def new_key_id(self, scopes: list[str] | None = None) -> str:

@@ -64,10 +64,12 @@ DESCRIPTION = (
          summary="Stream a chat session's answer as Server-Sent Events", description=DESCRIPTION, also=(204,))
 def stream_chat_session(
         id: str,  # noqa: A002 - the path parameter's name
-        last_event_id: Annotated[Optional[str], Header(alias="Last-Event-ID", pattern=EVENT_ID_PATTERN,
-                                                       description="Resume after this event id")] = None,
-        lastEventId: Annotated[Optional[str], Query(pattern=EVENT_ID_PATTERN,  # noqa: N803 - no-header clients
-                                                    description="Resume after this event id")] = None,
+        # str (not Optional[str]) with a None default: a header or query value is never JSON null, and
+        # the document must not say it may be (a client would send the text "null").
+        last_event_id: Annotated[str, Header(alias="Last-Event-ID", pattern=EVENT_ID_PATTERN,
+                                             description="Resume after this event id")] = None,  # type: ignore[assignment]
+        lastEventId: Annotated[str, Query(pattern=EVENT_ID_PATTERN,  # noqa: N803 - no-header clients
+                                          description="Resume after this event id")] = None,  # type: ignore[assignment]
         token: Annotated[Optional[str], Query(description="A stream token (POST .../stream-token), "
                                                           "instead of the Authorization header")] = None):
     """The buffered answer (the proxy integration): the same body, collected. The parameters are
