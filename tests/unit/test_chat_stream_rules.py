@@ -48,6 +48,7 @@ def test_last_event_id_from_the_header_then_the_query(header, query, expected):
     ("", None, "last-event-id"), ("-1", None, "last-event-id"), ("1.0", None, "last-event-id"),
     (" 1", None, "last-event-id"), ("٣", None, "last-event-id"), ("9" * 19, None, "last-event-id"),
     (None, "abc", "lastEventId"), ("x", "1", "last-event-id"),
+    ("5", "", "lastEventId"), ("5", "x", "lastEventId"),   # the header wins, but a bad query is still refused
 ])
 def test_a_bad_last_event_id_is_refused_naming_where_it_came_from(header, query, field):
     with pytest.raises(ValidationFailed) as caught:

@@ -109,16 +109,15 @@ def verify_stream_token(token: str, session_id: str | None) -> Principal:
 # ---- what to send ------------------------------------------------------------------------------
 
 def parse_last_event_id(header: str | None, query: str | None) -> int | None:
-    """The Last-Event-ID header, else the lastEventId query parameter: an integer >= 0, or None."""
+    """The Last-Event-ID header, else the lastEventId query parameter: an integer >= 0, or None.
+    Each one sent must be valid, even the query parameter the header overrides."""
     # Named and worded as the buffered handler's validation (Powertools, from the same pattern) names them.
     for value, name, where in ((header, "last-event-id", "header"), (query, "lastEventId", "query")):
-        if value is None:
-            continue
-        if not _LAST_EVENT_ID.match(value):
+        if value is not None and not _LAST_EVENT_ID.match(value):
             raise ValidationFailed("The request is not valid.", {"fields": [
                 {"field": name, "in": where, "reason": f"String should match pattern '{LAST_EVENT_ID_PATTERN}'"}]})
-        return int(value)
-    return None
+    chosen = header if header is not None else query
+    return None if chosen is None else int(chosen)
 
 
 def start_after(session: dict[str, Any], last_event_id: int | None) -> int | None:
