@@ -44,3 +44,46 @@ def test_a_message_is_answered_by_the_worker_the_poller_feeds(local_stack):
     assert events[0]["event"] == "message_start" and events[-1]["event"] == "done"
     assert "".join(e["data"]["text"] for e in events if e["event"] == "content_delta"
                    and e["data"]["messageId"] == answer["id"]) == answer["content"]
+
+
+def test_a_client_that_leaves_mid_answer_does_not_stop_the_turn_and_its_usage_is_recorded(local_stack):
+    """The stream's reader goes away after the first event while the model is still answering (held
+    by the test until then): the worker finishes the turn, stores the whole answer and meters it."""
+    import threading
+
+    from svc_core.data import usage_table
+    from svc_core.models import registry
+    from svc_core.models.scripted import ScriptedProvider, text_answer
+
+    release = threading.Event()
+    text = "A long answer that is still being written when the reader leaves."
+
+    class HeldStream(ScriptedProvider):
+        def converse_stream(self, request):
+            for index, event in enumerate(super().converse_stream(request)):
+                if index == 3:  # messageStart and two text chunks out; the rest waits for the test
+                    assert release.wait(30), "the test never released the model"
+                yield event
+
+    held = HeldStream([text_answer(text, input_tokens=40, output_tokens=12)],
+                      model_id="anthropic.claude-haiku-4-5-20251001-v1:0")  # a priced model
+    with registry.scripted(held), \
+            client(local_stack) as http:
+        session_id = http.post("/api/v1/chat/sessions", json={"title": "Leaving"}).json()["data"]["id"]
+        sent = http.post(f"/api/v1/chat/sessions/{session_id}/messages", json={"content": "Tell me a lot."})
+        assert sent.status_code == 202, sent.text
+        assistant_id = sent.json()["data"]["assistantMessage"]["id"]
+        with http.stream("GET", f"/api/v1/chat/sessions/{session_id}/stream") as stream:
+            assert stream.status_code == 200
+            for line in stream.iter_lines():
+                if line == "event: message_start":
+                    break   # leaving the block closes the connection mid-answer
+        during = http.get(f"/api/v1/chat/sessions/{session_id}").json()["data"]
+        release.set()
+        session = wait_for_turn_end(http, session_id)
+    assert during["activeTurn"] is not None   # the reader left while the turn was still going on
+    answer = next(m for m in session["messages"] if m["id"] == assistant_id)
+    assert (answer["status"], answer["content"]) == ("completed", text)
+    assert (answer["usage"]["inputTokens"], answer["usage"]["outputTokens"]) == (40, 12)
+    records = usage_table.records_for(local_stack.credentials["tenantId"], assistant_id)
+    assert len(records) == 1 and records[0]["microCredits"] == answer["usage"]["microCredits"] > 0
