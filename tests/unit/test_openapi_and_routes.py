@@ -85,3 +85,25 @@ def test_every_list_with_a_cursor_is_in_the_fuzzers_cursor_entry():
     with_cursor = {op["operationId"] for ops in document["paths"].values() for op in ops.values()
                    if any(p.get("name") == "cursor" for p in op.get("parameters", []))}
     assert with_cursor - set(entry["include-operation-id"]) == set()
+
+
+def test_a_functions_own_variables_are_the_defaults_the_local_stack_runs_with(monkeypatch):
+    """The local stack runs every function in one process with the template's Globals: a variable a
+    function sets for itself must equal the setting's default, or the stack would not behave as AWS."""
+    from svc_core import config
+    resolver = Resolver({})
+    globals_env = resolver.template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
+    own = [(logical_id, name, str(value))
+           for logical_id, resource in resolver.of_type("AWS::Serverless::Function").items()
+           for name, value in ((resource["Properties"].get("Environment") or {}).get("Variables") or {}).items()
+           if name not in globals_env and not name.startswith("AWS_")]  # AWS_*: the Lambda Web Adapter's
+    assert own, "no function sets a variable of its own: this test checks nothing"
+    for logical_id, name, value in own:
+        monkeypatch.delenv(name, raising=False)
+        config.settings.cache_clear()
+        default = config.settings()
+        monkeypatch.setenv(name, value)
+        config.settings.cache_clear()
+        assert config.settings() == default, f"{logical_id} sets {name}={value}, not the default"
+        monkeypatch.delenv(name)
+    config.settings.cache_clear()
