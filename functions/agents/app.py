@@ -78,7 +78,7 @@ def get_run(id: str, run_id: str):  # noqa: A002
 
 
 @api.post("/api/v1/agents/{id}/runs/{run_id}/approve", scope="agents:write", also=(202,), response_model=Run,
-          tags=TAGS, errors=(409,), summary="Approve the tool call the run waits on and go on (202: in the background)")
+          tags=TAGS, errors=(402, 409), summary="Approve the tool call the run waits on and go on (202: in the background)")
 def approve_run(id: str, run_id: str,  # noqa: A002
                 body: Annotated[Optional[RunDecision], Body()] = None):
     ctx = api.tenant_context()
@@ -86,7 +86,7 @@ def approve_run(id: str, run_id: str,  # noqa: A002
 
 
 @api.post("/api/v1/agents/{id}/runs/{run_id}/reject", scope="agents:write", also=(202,), response_model=Run,
-          tags=TAGS, errors=(409,), summary="Reject the tool call the run waits on (the model is told) and go on")
+          tags=TAGS, errors=(402, 409), summary="Reject the tool call the run waits on (the model is told) and go on")
 def reject_run(id: str, run_id: str,  # noqa: A002
                body: Annotated[Optional[RunDecision], Body()] = None):
     ctx = api.tenant_context()

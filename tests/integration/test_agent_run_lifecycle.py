@@ -173,6 +173,20 @@ def test_a_decision_on_a_run_not_awaiting_approval_is_409(stack):
     assert run_events(run_id) == ["agent.started", "agent.completed"]
 
 
+def test_a_decision_when_the_credit_is_used_up_is_402_and_the_run_keeps_waiting(stack):
+    from svc_core.domain import billing, billing_ledger
+    tenant, key, project_id, agent_id = setup(stack, "supervised")
+    with scripted(ScriptedProvider([WRITE, text_answer("Done.")], model_id=HAIKU)) as provider:
+        run_id = execute(key, agent_id, project_id).data["id"]
+        billing.adjust(tenant, -billing_ledger.balance_of(tenant), "used up", "test")
+        for decide in (approve, reject):
+            assert assert_error(decide(key, agent_id, run_id), 402, "PAYMENT_REQUIRED")["balanceMicroCredits"] <= 0
+        assert provider.remaining == 1  # the model was not asked again
+    run = get_run(key, agent_id, run_id)
+    assert run["status"] == "awaiting_approval" and run["steps"][-1]["status"] == "awaiting_approval"
+    assert file_in_bucket(tenant, project_id, "docs/notes.md") is None
+
+
 def test_of_concurrent_approvals_exactly_one_wins(stack, atomic_stack):
     tenant, key, project_id, agent_id = setup(stack, "supervised")
     provider = ScriptedProvider([WRITE, text_answer("Done.")], model_id=HAIKU)

@@ -681,6 +681,7 @@ def decide(ctx: TenantContext, agent_id: str, run_id: str, decision: Literal["ap
     held = next((s for s in reversed(record["steps"]) if s.get("status") == "awaiting_approval"), None)
     if held is None or not record.get("conversation"):  # a run paused before runs could go on
         raise _state_conflict(record, "This run cannot be continued.")
+    metering.require_credit(tenant_id)  # going on calls the model: 402 first, and the run keeps waiting
     read_version = record.get("version") or 0
     now = timeutil.now()
     held.update(status=decision, approval={"decision": decision, "by": ctx.principal.subject,
