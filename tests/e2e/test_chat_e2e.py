@@ -87,3 +87,21 @@ def test_a_client_that_leaves_mid_answer_does_not_stop_the_turn_and_its_usage_is
     assert (answer["usage"]["inputTokens"], answer["usage"]["outputTokens"]) == (40, 12)
     records = usage_table.records_for(local_stack.credentials["tenantId"], assistant_id)
     assert len(records) == 1 and records[0]["microCredits"] == answer["usage"]["microCredits"] > 0
+
+
+def test_deleting_a_session_on_the_local_stack_deletes_its_messages_and_events(local_stack):
+    from svc_core.data import chat_events_table, chat_messages_table
+    tenant_id = local_stack.credentials["tenantId"]
+    with client(local_stack) as http:
+        session_id = http.post("/api/v1/chat/sessions", json={"title": "Short-lived"}).json()["data"]["id"]
+        assert http.post(f"/api/v1/chat/sessions/{session_id}/messages", json={"content": "Hi."}).status_code == 202
+        wait_for_turn_end(http, session_id)
+        assert chat_events_table.after(tenant_id, session_id, 0)
+        assert http.delete(f"/api/v1/chat/sessions/{session_id}").status_code == 200
+        assert http.get(f"/api/v1/chat/sessions/{session_id}").status_code == 404
+    deadline = time.monotonic() + 30   # the stack's stream poller hands the removal to ChatCleanupFunction
+    while time.monotonic() < deadline and (chat_events_table.after(tenant_id, session_id, 0)
+                                           or chat_messages_table.newest(tenant_id, session_id, 10)[0]):
+        time.sleep(0.1)
+    assert chat_events_table.after(tenant_id, session_id, 0) == []
+    assert chat_messages_table.newest(tenant_id, session_id, 10) == ([], False)

@@ -623,3 +623,34 @@ def test_on_dynamodb_local_one_of_concurrent_messages_wins_and_its_turn_complete
     assert state["messages"][1]["status"] == "completed"
     assert_metered(tenant, state["messages"][1], calls=1)
     assert send(key, session["id"], "Next").status == 202
+
+
+def test_a_deleted_sessions_messages_and_events_are_deleted_by_the_cleanup_its_stream_drives(stack, turns):
+    from svc_core.config import settings
+    from svc_core.data import chat_events_table, chat_messages_table
+    from tests.support.streams import table_stream_event
+    ((function, props),) = [(f, p) for t, f, p in Resolver({}).stream_subscriptions() if t == "ChatSessionsTable"]
+    assert function == "ChatCleanupFunction"
+    filtered = [json.loads(f["Pattern"])["eventName"] for f in props["FilterCriteria"]["Filters"]]
+    assert filtered == [["REMOVE"]]
+    tenant, key = stack.tenant_with_key()
+    gone, kept = new_session(key), new_session(key)
+    for session in (gone, kept):
+        assert send(key, session["id"]).status == 202
+    assert turns.run() == 2
+    # More events than one batch of deletes (25) and one page of the stream's reads.
+    chat_events_table.append(tenant, gone["id"], [
+        {"id": 1000 + i, "event": "content_delta", "data": {"messageId": "msg_x", "text": str(i)}} for i in range(60)])
+    assert api("DeleteChatSession", key, path_params={"id": gone["id"]}).status == 200
+    assert stored_events(tenant, gone["id"]) != []   # the request removed the session item only
+
+    event = table_stream_event(settings().chat_sessions_table, event_names=filtered[0])
+    assert gone["id"] in json.dumps(event) and kept["id"] not in json.dumps(event)
+    handler = load_function("chat_cleanup").lambda_handler
+    assert handler(event, None) == {"batchItemFailures": []}
+    assert stored_events(tenant, gone["id"]) == []
+    assert chat_messages_table.newest(tenant, gone["id"], 100) == ([], False)
+    # The other session is untouched, and a record handed over again does no harm.
+    assert [m["role"] for m in read(key, kept["id"])["messages"]] == ["user", "assistant"]
+    assert names(stored_events(tenant, kept["id"]))[-1] == "done"
+    assert handler(event, None) == {"batchItemFailures": []}

@@ -18,7 +18,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import conditional
+from svc_core.data.common import conditional, delete_partition
 from svc_core.dynamo import values
 
 
@@ -65,3 +65,8 @@ def last(tenant_id: str, session_id: str) -> dict[str, Any] | None:
         ScanIndexForward=False, Limit=1, ConsistentRead=True)
     items = answer.get("Items", [])
     return _public(items[0]) if items else None
+
+
+def delete_all(tenant_id: str, session_id: str) -> int:
+    """Delete every stored event of the session (it was deleted); the number deleted."""
+    return delete_partition(_table(), {"sessionKey": {"S": session_key(tenant_id, session_id)}}, "seq")

@@ -17,7 +17,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import conditional, read_item
+from svc_core.data.common import conditional, delete_partition, read_item
 from svc_core.dynamo import from_item, to_item, values
 
 OPEN_STATUSES = ("pending", "streaming")
@@ -84,3 +84,8 @@ def start(tenant_id: str, session_id: str, message_id: str, started_at: str, mod
                 ConditionExpression="#s = :pending", ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues=values(streaming="streaming", pending="pending", now=started_at,
                                                  model=model))
+
+
+def delete_all(tenant_id: str, session_id: str) -> int:
+    """Delete every message of the session (it was deleted); the number deleted."""
+    return delete_partition(_table(), {"sessionKey": {"S": f"{tenant_id}#{session_id}"}}, "id")

@@ -55,8 +55,9 @@ def create(tenant_id: str, session: dict[str, Any]) -> None:
 
 
 def delete(tenant_id: str, session_id: str) -> None:
-    """Remove the session while no turn is active (else ConditionFailed); its messages and events
-    stay unreachable (every read goes through the session) until their own cleanup."""
+    """Remove the session while no turn is active (else ConditionFailed). Its messages and events are
+    unreachable from then on (every read goes through the session) and deleted by ChatCleanupFunction,
+    which the table's stream tells of the removal."""
     conditional(aws.client("dynamodb").delete_item, TableName=_table(), Key=_key(tenant_id, session_id),
                 ConditionExpression="attribute_exists(id) AND attribute_not_exists(activeTurn)")
 

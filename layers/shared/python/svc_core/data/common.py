@@ -45,6 +45,38 @@ def tenant_page(table: str, tenant_id: str, limit: int, cursor: str | None,
     return query_page(request, cursor, lambda after: key(tenant_id, after), public)
 
 
+BATCH_WRITE_LIMIT = 25   # DynamoDB's most requests in one BatchWriteItem
+
+
+def delete_partition(table: str, partition: dict[str, Any], sort_key: str) -> int:
+    """Delete every item of one partition (`partition` = {name: attribute value}); the number deleted.
+    Reads the keys only, page by page, and deletes them 25 at a time, sending back what DynamoDB
+    leaves unprocessed (with a growing pause) until nothing is left."""
+    (name, value), = partition.items()
+    client, deleted, start = aws.client("dynamodb"), 0, None
+    while True:
+        query = {"TableName": table, "KeyConditionExpression": "#p = :p", "ProjectionExpression": "#p, #s",
+                 "ExpressionAttributeNames": {"#p": name, "#s": sort_key},
+                 "ExpressionAttributeValues": {":p": value}, "ConsistentRead": True}
+        if start:
+            query["ExclusiveStartKey"] = start
+        answer = client.query(**query)
+        keys = answer.get("Items", [])
+        for i in range(0, len(keys), BATCH_WRITE_LIMIT):
+            requests = [{"DeleteRequest": {"Key": key}} for key in keys[i:i + BATCH_WRITE_LIMIT]]
+            pause = 0.05
+            while requests:
+                left = client.batch_write_item(RequestItems={table: requests}).get("UnprocessedItems", {})
+                requests = left.get(table, [])
+                if requests:
+                    time.sleep(pause)
+                    pause = min(pause * 2, 2.0)
+        deleted += len(keys)
+        start = answer.get("LastEvaluatedKey")
+        if not start:
+            return deleted
+
+
 TRANSACTION_ATTEMPTS = 3
 
 

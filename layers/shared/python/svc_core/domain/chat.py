@@ -19,7 +19,8 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from svc_core import ids, log, metering, timeutil
 from svc_core.context import TenantContext
-from svc_core.data import agents_table, chat_messages_table, chat_sessions_table, chat_turn_queue, projects_table
+from svc_core.data import (agents_table, chat_events_table, chat_messages_table, chat_sessions_table,
+                           chat_turn_queue, projects_table)
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agents, projects
 from svc_core.domain.paging import tenant_page
@@ -209,6 +210,13 @@ def delete_session(ctx: TenantContext, session_id: str, store=chat_sessions_tabl
         raise Conflict("The session has a turn in progress; delete it once the turn has ended.",
                        {"id": session_id, "resource": "chat_session"}) from None
     return {"id": session["id"], "deleted": True}
+
+
+def forget_session(tenant_id: str, session_id: str, messages=chat_messages_table, events=chat_events_table
+                   ) -> dict[str, int]:
+    """After a session's deletion (its table's stream says so): delete its messages and stream events.
+    Deleting is idempotent, so a record handed over again does no harm."""
+    return {"messages": messages.delete_all(tenant_id, session_id), "events": events.delete_all(tenant_id, session_id)}
 
 
 # ---- turns -------------------------------------------------------------------------------------
