@@ -4,7 +4,7 @@ deleted resource to answer 404, and DELETE on an API key revokes it, leaving it 
 status "revoked" (the projects' DELETE-then-404 is covered by the integration tests).
 One worker: hypothesis's lambda-source cache is not thread-safe (seen as a runtime error).
 
-    python -m devstack.fuzz [--max-examples 25] [--max-time 240]
+    python -m devstack.fuzz [--max-examples 25] [--max-time 120]
 
 Exit code: schemathesis's (0 when no check failed).
 """
@@ -28,7 +28,7 @@ ROOT = HERE.parent.parent
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m devstack.fuzz")
     parser.add_argument("--max-examples", type=int, default=25)
-    parser.add_argument("--max-time", type=int, default=150, help="time budget of the run, seconds")
+    parser.add_argument("--max-time", type=int, default=120, help="time budget of the run, seconds")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:

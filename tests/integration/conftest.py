@@ -91,4 +91,6 @@ def _on_dynamodb_local(request, stack, monkeypatch) -> DataBackend:
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", server.endpoint)
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", server.endpoint)
     stack.forget_caches()  # clients made before this point still name the moto server
+    # And afterwards: clients made during the test name DynamoDB Local; the next test is on moto again.
+    request.addfinalizer(stack.forget_caches)
     return DataBackend("dynamodb-local", server.endpoint, stack)

@@ -119,3 +119,62 @@ def test_the_ssrf_rules_are_applied_again_when_the_files_are_opened(stack, s3, s
     assert reply.status == 201 and told["status"] == "error", reply
     assert "loopback" in told["content"][0]["text"]
     assert s3.keys_in(bucket) == [] and file_in_bucket(tenant, project_id, "docs/notes.md") is None
+
+
+# ---- a deleted project's files -------------------------------------------------------------
+
+def _removal_of(project_id: str) -> dict:
+    """The event ProjectCleanupFunction gets for this project's removal (the template's mapping:
+    the projects table's stream, REMOVE records only)."""
+    from devstack.template import Resolver
+    from svc_core.config import settings
+    from tests.support.streams import removal_event
+    ((function, props),) = [(f, p) for t, f, p in Resolver({}).stream_subscriptions() if t == "ProjectsTable"]
+    assert function == "ProjectCleanupFunction"
+    (names,) = [json.loads(f["Pattern"])["eventName"] for f in props["FilterCriteria"]["Filters"]]
+    assert names == ["REMOVE"]
+    return removal_event(settings().projects_table, "id", project_id, names)
+
+
+def _delete_and_clean_up(key: str, project_id: str) -> None:
+    from tests.support.functions import load_function
+    assert project_api.delete(key, project_id).status == 200
+    handler = load_function("project_cleanup").lambda_handler
+    assert handler(_removal_of(project_id), None) == {"batchItemFailures": []}
+    assert handler(_removal_of(project_id), None) == {"batchItemFailures": []}  # again: nothing left, no harm
+
+
+def test_a_deleted_projects_files_are_deleted_from_the_platform_bucket_and_only_they(stack):
+    tenant, key = stack.tenant_with_key()
+    agent_id = new_agent(key)["id"]
+    gone, kept = project_api.create(key, name="Gone")["id"], project_api.create(key, name="Kept")["id"]
+    for project_id in (gone, kept):
+        run_script(key, agent_id, project_id)
+        assert file_in_bucket(tenant, project_id, "docs/notes.md") == "kept at home"
+    _delete_and_clean_up(key, gone)
+    assert file_in_bucket(tenant, gone, "docs/notes.md") is None
+    assert file_in_bucket(tenant, kept, "docs/notes.md") == "kept at home"
+
+
+def test_a_deleted_projects_files_are_deleted_from_the_tenants_own_s3_bucket(stack, s3):
+    bucket = s3.new_bucket()
+    tenant, key, project_id, agent_id = byos_tenant(stack, {
+        "storageMode": "byos", "byosProvider": "s3", "byosEndpoint": s3.endpoint, "byosBucket": bucket,
+        "byosRegion": "us-east-1", "byosAccessKey": s3.admin.access_key, "byosSecretKey": s3.admin.secret_key})
+    kept = project_api.create(key, name="Kept")["id"]
+    for project in (project_id, kept):
+        run_script(key, agent_id, project)
+    _delete_and_clean_up(key, project_id)
+    assert s3.keys_in(bucket) == [f"tenants/{tenant}/projects/{kept}/files/docs/notes.md"]
+
+
+def test_a_deleted_projects_files_are_deleted_from_the_tenants_own_azure_container(stack, azurite):
+    container = azurite.new_container()
+    tenant, key, project_id, agent_id = byos_tenant(stack, {
+        "storageMode": "byos", "byosProvider": "azure", "byosEndpoint": azurite.endpoint, "byosBucket": container,
+        "byosAccessKey": azurite.account, "byosSecretKey": azurite.key})
+    kept = project_api.create(key, name="Kept")["id"]
+    for project in (project_id, kept):
+        run_script(key, agent_id, project)
+    _delete_and_clean_up(key, project_id)
+    assert azurite.blobs_in(container) == [f"tenants/{tenant}/projects/{kept}/files/docs/notes.md"]

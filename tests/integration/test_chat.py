@@ -628,7 +628,7 @@ def test_on_dynamodb_local_one_of_concurrent_messages_wins_and_its_turn_complete
 def test_a_deleted_sessions_messages_and_events_are_deleted_by_the_cleanup_its_stream_drives(stack, turns):
     from svc_core.config import settings
     from svc_core.data import chat_events_table, chat_messages_table
-    from tests.support.streams import table_stream_event
+    from tests.support.streams import removal_event
     ((function, props),) = [(f, p) for t, f, p in Resolver({}).stream_subscriptions() if t == "ChatSessionsTable"]
     assert function == "ChatCleanupFunction"
     filtered = [json.loads(f["Pattern"])["eventName"] for f in props["FilterCriteria"]["Filters"]]
@@ -644,8 +644,7 @@ def test_a_deleted_sessions_messages_and_events_are_deleted_by_the_cleanup_its_s
     assert api("DeleteChatSession", key, path_params={"id": gone["id"]}).status == 200
     assert stored_events(tenant, gone["id"]) != []   # the request removed the session item only
 
-    event = table_stream_event(settings().chat_sessions_table, event_names=filtered[0])
-    assert gone["id"] in json.dumps(event) and kept["id"] not in json.dumps(event)
+    event = removal_event(settings().chat_sessions_table, "id", gone["id"], filtered[0])
     handler = load_function("chat_cleanup").lambda_handler
     assert handler(event, None) == {"batchItemFailures": []}
     assert stored_events(tenant, gone["id"]) == []

@@ -87,3 +87,19 @@ def drain_queue(queue_name: str) -> list[dict[str, Any]]:
         for message in messages:
             bodies.append(json.loads(message["Body"]))
             sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+
+
+def removal_event(table_name: str, key_name: str, key_value: str, event_names: Iterable[str],
+                  limit_seconds: float = 15) -> dict[str, Any]:
+    """The invocation event holding the one stream record whose key `key_name` is `key_value`.
+    DynamoDB Local adds records to its stream a moment after the write: read until it is there
+    (a generous deadline, not a timing assertion)."""
+    import time
+    deadline = time.monotonic() + limit_seconds
+    while True:
+        event = table_stream_event(table_name, event_names=event_names)
+        records = [r for r in event["Records"] if r["dynamodb"]["Keys"][key_name]["S"] == key_value]
+        if records or time.monotonic() > deadline:
+            assert len(records) == 1, records
+            return {"Records": records}
+        time.sleep(0.1)

@@ -1,6 +1,6 @@
 """A project's files where the tenant keeps them: the platform's bucket, or its own (BYOS).
 
-One small interface (ProjectFiles: put, get, list_files) with three implementations under the
+One small interface (ProjectFiles: put, get, list_files, delete_all) with three implementations under the
 same key layout, `tenants/<tenantId>/projects/<projectId>/files/<path>`:
 - platform: the S3 bucket ProjectFilesBucket (svc_core/data/project_files_bucket.py);
 - BYOS s3, r2, gcs: the tenant's bucket through botocore's S3 client, with its endpoint and keys;
@@ -35,6 +35,8 @@ class ProjectFiles(Protocol):
     def get(self, tenant_id: str, project_id: str, path: str) -> bytes | None: ...
 
     def list_files(self, tenant_id: str, project_id: str, prefix: str = "") -> tuple[list[dict[str, Any]], bool]: ...
+
+    def delete_all(self, tenant_id: str, project_id: str) -> int: ...
 
 
 class StorageUnavailable(Exception):
@@ -104,6 +106,12 @@ class S3CompatibleFiles:
         return project_files_bucket.listed(lambda request: self._call("list_objects_v2", **request),
                                            project_files_bucket.key_of(tenant_id, project_id, ""), prefix)
 
+    def delete_all(self, tenant_id: str, project_id: str) -> int:
+        return project_files_bucket.deleted_all(
+            lambda request: self._call("list_objects_v2", **request),
+            lambda keys: self._call("delete_objects", Delete={"Objects": keys, "Quiet": True}),
+            project_files_bucket.key_of(tenant_id, project_id, ""))
+
 
 class AzureFiles:
     """The tenant's Azure Blob Storage container."""
@@ -145,3 +153,13 @@ class AzureFiles:
         except Exception as exc:  # noqa: BLE001
             raise _unavailable(storage_probe._azure_failure(exc)) from None  # noqa: SLF001
         return files, False
+
+    def delete_all(self, tenant_id: str, project_id: str) -> int:
+        base = project_files_bucket.key_of(tenant_id, project_id, "")
+        try:
+            names = [blob.name for blob in self._blobs().list_blobs(name_starts_with=base)]
+            for name in names:
+                self._blobs().delete_blob(name)
+        except Exception as exc:  # noqa: BLE001
+            raise _unavailable(storage_probe._azure_failure(exc)) from None  # noqa: SLF001
+        return len(names)

@@ -13,6 +13,7 @@ from svc_core import aws
 from svc_core.config import settings
 
 MAX_LISTED = 1000
+DELETE_BATCH = 1000   # S3's most keys in one DeleteObjects
 
 
 def _bucket() -> str:
@@ -64,3 +65,27 @@ def listed(list_objects: Callable[[dict[str, Any]], dict[str, Any]], base: str, 
         if not answer.get("IsTruncated"):
             return files, False
         request = {**request, "ContinuationToken": answer["NextContinuationToken"]}
+
+
+def delete_all(tenant_id: str, project_id: str) -> int:
+    """Delete every file of the project (it was deleted); the number deleted."""
+    s3 = aws.client("s3")
+    return deleted_all(lambda request: s3.list_objects_v2(Bucket=_bucket(), **request),
+                       lambda keys: s3.delete_objects(Bucket=_bucket(), Delete={"Objects": keys, "Quiet": True}),
+                       _prefix(tenant_id, project_id))
+
+
+def deleted_all(list_objects: Callable[[dict[str, Any]], dict[str, Any]],
+                delete_objects: Callable[[list[dict[str, str]]], dict[str, Any]], base: str) -> int:
+    """Delete every object under base through S3's ListObjectsV2 and DeleteObjects (any S3-compatible
+    store); the number deleted. A key the store could not delete fails the whole call (it is retried)."""
+    deleted = 0
+    while True:
+        keys = [{"Key": item["Key"]} for item in list_objects({"Prefix": base, "MaxKeys": DELETE_BATCH})
+                .get("Contents", [])]
+        if not keys:
+            return deleted
+        errors = delete_objects(keys).get("Errors") or []
+        if errors:
+            raise RuntimeError(f"{len(errors)} of {len(keys)} files could not be deleted ({errors[0].get('Code')})")
+        deleted += len(keys)

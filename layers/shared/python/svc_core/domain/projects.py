@@ -110,3 +110,11 @@ def delete_project(ctx: TenantContext, project_id: str, store=projects_table) ->
         raise Conflict("The project changed while it was being deleted; try again.", {"id": project_id}) from None
     return {"id": project_id, "deleted": True}
 
+
+
+def forget_files(tenant_id: str, project_id: str, files_for=None) -> int:
+    """After a project's deletion (its table's stream says so): delete its files where the tenant's
+    storage keeps them (the platform bucket or its own); the number deleted. Idempotent."""
+    if files_for is None:
+        from svc_core.project_files import for_tenant as files_for
+    return files_for(tenant_id).delete_all(tenant_id, project_id)
