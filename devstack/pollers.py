@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import traceback
 from datetime import datetime
 from typing import Any, Callable
 
 from devstack.template import REGION
+
+
+SHARD_REFRESH_SECONDS = 1.0
+IDLE_POLL_SECONDS = 0.25
 
 
 def matches(pattern: Any, value: Any) -> bool:
@@ -74,6 +79,8 @@ class StreamPoller(_Poller):
         self.iterators: dict[str, str | None] = {}
         self.pending: dict[str, list[dict[str, Any]]] = {}
         self.failures = 0
+        self.records_read = 0          # by the last poll_once
+        self._shards_seen_at = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"stream-{table}", daemon=True)
 
@@ -88,12 +95,18 @@ class StreamPoller(_Poller):
 
     def poll_once(self) -> int:
         """Read new records and deliver what is pending; returns how many records were delivered."""
-        self._refresh_shards()
-        delivered = 0
+        # New shards appear rarely (a shard closes after hours on AWS): look for them once a second,
+        # or when one has closed, not on every poll.
+        now = time.monotonic()
+        if now - self._shards_seen_at >= SHARD_REFRESH_SECONDS or not all(self.iterators.values()):
+            self._refresh_shards()
+            self._shards_seen_at = now
+        delivered, self.records_read = 0, 0
         for shard_id, iterator in list(self.iterators.items()):
             if iterator:
                 answer = self.streams.get_records(ShardIterator=iterator, Limit=1000)
                 self.iterators[shard_id] = answer.get("NextShardIterator")
+                self.records_read += len(answer.get("Records", []))
                 for record in answer.get("Records", []):
                     shaped = lambda_stream_record(record, self.stream_arn)
                     if not self.filters or any(matches(f, shaped) for f in self.filters):
@@ -124,12 +137,16 @@ class StreamPoller(_Poller):
         return delivered
 
     def _run(self) -> None:
+        idle_wait = self.interval
         while not self._stop.is_set():
             try:
                 self.poll_once()
             except Exception as exc:
                 self.log(f"stream {self.table}: poll failed: {type(exc).__name__}")
-            backoff = min(5.0, 0.1 * 2 ** min(self.failures, 6)) if self.failures else self.interval
+            # Busy: poll again soon. Idle: slow down to Lambda's own pace (about 4 polls a second per
+            # shard), so idle streams do not load the emulator that every request also needs.
+            idle_wait = self.interval if self.records_read else min(IDLE_POLL_SECONDS, idle_wait * 2)
+            backoff = min(5.0, 0.1 * 2 ** min(self.failures, 6)) if self.failures else idle_wait
             self._stop.wait(backoff)
 
 
