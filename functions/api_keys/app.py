@@ -40,7 +40,7 @@ def revoke_key(id: str):  # noqa: A002
 
 @api.post("/api/v1/api-keys/{id}/rotate", scope="keys:write", response_model=ApiKeyWithSecret, tags=TAGS, errors=(409,),
           summary="Give a key a new value; the old one works for the chosen overlap")
-def rotate_key(id: str, body: Annotated[ApiKeyRotate, Body()] = None):  # noqa: A002 - an optional object
+def rotate_key(id: str, body: Annotated[Optional[ApiKeyRotate], Body()] = None):  # noqa: A002 - an optional object
     return api_keys.rotate_key(api.tenant_context(), id, body or ApiKeyRotate())
 
 

@@ -2,7 +2,7 @@
 complete and deny are public and not rate limited (login has its own per-account throttle)."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
@@ -47,7 +47,7 @@ def login(body: LoginBody):
 @api.post("/api/v1/auth/refresh", public=True, response_model=TokenPair, tags=TAGS, errors=(401, 403),
           summary="Rotate the refresh token (body or cookie) for a new pair",
           description="A refresh token works once. Presenting one already used ends the whole session (401).")
-def refresh(body: Annotated[RefreshBody, Body()] = None):
+def refresh(body: Annotated[Optional[RefreshBody], Body()] = None):
     body = body or RefreshBody()
     pair = accounts.refresh(body.refreshToken or api.cookie(COOKIE), body.tenantId)
     _set_refresh_cookie(pair["refreshToken"], pair["refreshExpiresIn"])
@@ -56,7 +56,7 @@ def refresh(body: Annotated[RefreshBody, Body()] = None):
 
 @api.post("/api/v1/auth/logout", public=True, response_model=LoggedOut, tags=TAGS, errors=(401,),
           summary="End the session (refresh token in body or cookie, or the access token) and clear the cookie")
-def logout(body: Annotated[LogoutBody, Body()] = None):
+def logout(body: Annotated[Optional[LogoutBody], Body()] = None):
     refresh_token = (body.refreshToken if body else None) or api.cookie(COOKIE)
     ended = accounts.logout(refresh_token, None if refresh_token else api.optional_principal())
     _set_refresh_cookie("", 0)

@@ -50,7 +50,7 @@ def delete_webhook(id: str):  # noqa: A002
 
 @api.post("/api/v1/webhooks/{id}/rotate-secret", scope="webhooks:write", response_model=WebhookRotated, tags=TAGS,
           errors=(409,), summary="Sign with a new secret; the previous ones keep signing for the overlap")
-def rotate_webhook_secret(id: str, body: Annotated[WebhookRotate, Body()] = None):  # noqa: A002 - an optional object
+def rotate_webhook_secret(id: str, body: Annotated[Optional[WebhookRotate], Body()] = None):  # noqa: A002 - an optional object
     return webhooks.rotate_secret(api.tenant_context(), id, body or WebhookRotate())
 
 

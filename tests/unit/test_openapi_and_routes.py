@@ -107,3 +107,15 @@ def test_a_functions_own_variables_are_the_defaults_the_local_stack_runs_with(mo
         assert config.settings() == default, f"{logical_id} sets {name}={value}, not the default"
         monkeypatch.delenv(name)
     config.settings.cache_clear()
+
+
+def test_every_optional_body_documents_null_as_the_api_accepts_it():
+    """A JSON null body is taken as no body (svc_core/api.py): an optional body's schema must say so,
+    or a client checking against the document would think null is refused."""
+    document = json.loads(openapi.DOCUMENT.read_text())
+    optional = [(method, path, operation["requestBody"]["content"]["application/json"]["schema"])
+                for path, operations in document["paths"].items() for method, operation in operations.items()
+                if "requestBody" in operation and not operation["requestBody"].get("required")]
+    assert optional, "no optional body: this test checks nothing"
+    for method, path, schema in optional:
+        assert {"type": "null"} in schema.get("anyOf", []), f"{method.upper()} {path}"
