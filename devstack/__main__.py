@@ -1,7 +1,9 @@
-"""Start the local stack:  python -m devstack [--port 3000] [--credentials FILE]
+"""Start the local stack:  python -m devstack [--port 3000] [--credentials FILE] [--persist DIR]
 
 Prints the base URL and the development credentials, writes them to the credentials file
-(default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM.
+(default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The functions'
+environment (for `python -m ops --local`) is written beside the stack's own state: in DIR with
+--persist, else in .local/stacks/PORT/ (removed at stop, as the data it names is).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from pathlib import Path
 
 from devstack.bootstrap import bootstrap, write_credentials
-from devstack.stack import ROOT, LocalStack
+from devstack.stack import ENGINES, MOTO_ENGINE_CAVEATS, ROOT, LocalStack, environment_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,7 +29,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--persist", type=Path, metavar="DIR",
                         help="keep the data in DIR across restarts (tables in DynamoDB Local, which needs "
                              "Java 17 and scripts/bootstrap_node.sh); default: in memory")
+    parser.add_argument("--emulator", choices=ENGINES, default="dynamodb-local",
+                        help="where the tables live: DynamoDB Local (default; Java 17+) or, on a machine without "
+                             "Java, the AWS emulator's own DynamoDB (moto), which loses guarantees: "
+                             + MOTO_ENGINE_CAVEATS)
     args = parser.parse_args(argv)
+    if args.emulator == "moto" and args.persist:
+        parser.error("--persist keeps the tables in DynamoDB Local: it does not go with --emulator moto")
 
     started = time.monotonic()
     stop = threading.Event()
@@ -37,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     log = (lambda _msg: None) if args.quiet else (lambda msg: print(msg, flush=True))
     # Quiet also keeps the functions' own INFO lines (one JSON line per request) out.
     stack = LocalStack(port=args.port, log=log, parameters={"LogLevel": "WARNING"} if args.quiet else None,
-                       persist_dir=args.persist.resolve() if args.persist else None)
+                       persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator)
+    env_file: Path | None = None
     try:
         stack.start()
         kept = args.persist / "credentials.json" if args.persist else None
@@ -49,8 +58,9 @@ def main(argv: list[str] | None = None) -> int:
             if kept:
                 write_credentials(credentials, kept)
         # The functions' environment, for operator commands (python -m ops --local ...).
-        write_credentials({**stack.environment, "PUBLIC_BASE_URL": stack.base_url},
-                          args.credentials.parent / "local-stack-env.json")
+        env_file = environment_file(stack.gateway.port, stack.persist_dir)
+        env_file.parent.mkdir(parents=True, exist_ok=True)
+        write_credentials({**stack.environment, "PUBLIC_BASE_URL": stack.base_url}, env_file)
         print(f"local stack ready in {time.monotonic() - started:.1f} s at {stack.base_url}/api/v1", flush=True)
         print(f"credentials written to {args.credentials}:", flush=True)
         print(json.dumps(credentials, indent=2), flush=True)
@@ -58,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         print("stopping", flush=True)
         stack.stop()
+        if env_file is not None and stack.persist_dir is None:
+            env_file.unlink(missing_ok=True)  # the in-memory data it names is gone
     return 0
 
 

@@ -149,8 +149,10 @@ def _not_found_body(path: str, request_id: str) -> bytes:
 
 class Gateway:
     def __init__(self, router: Router, functions: dict[str, Any], host: str = "127.0.0.1", port: int = 3000,
-                 log=print, streaming: bool = True) -> None:
+                 log=print, streaming: bool = True, local_routes: dict[str, Any] | None = None) -> None:
         self.router, self.functions, self.log = router, functions, log
+        # The local stack's own pages (GET only, JSON, never part of the API nor deployed).
+        self.local_routes = local_routes or {}
         self.streaming = streaming
         gateway = self
 
@@ -188,6 +190,10 @@ class Gateway:
         length = int(request.headers.get("Content-Length") or 0)
         body = request.rfile.read(length) if length else b""
         path = urlsplit(request.path).path
+        if path in self.local_routes and request.command == "GET":
+            self._write(request, 200, [("Content-Type", "application/json")],
+                        json.dumps(self.local_routes[path](), indent=2).encode())
+            return
         matched = self.router.match(request.command, path)
         if matched is None:
             request_id = str(uuid.uuid4())

@@ -20,11 +20,27 @@ from devstack.runtime import load_functions
 from devstack.template import REGION, ROOT, Resolver
 
 
+ENGINES = ("dynamodb-local", "moto")
+
+# What the moto engine does not keep of the service's promises (printed when it starts).
+MOTO_ENGINE_CAVEATS = (
+    "DynamoDB on the emulator (moto) instead of DynamoDB Local: conditional writes are not atomic under "
+    "concurrency (rate limits and one-winner races can let a few extra requests through), and a cancelled "
+    "transaction still writes stream records (the local stack drops those outbox records by reading the item "
+    "back). Use it only where Java 17 is missing."
+)
+
+
 class LocalStack:
     def __init__(self, *, port: int = 3000, host: str = "127.0.0.1", parameters: dict[str, str] | None = None,
                  emulator_endpoint: str | None = None, containers: int = 4, persist_dir: Path | None = None,
-                 log=print) -> None:
+                 engine: str = "dynamodb-local", log=print) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}")
+        if engine == "moto" and persist_dir is not None:
+            raise ValueError("--persist keeps the tables in DynamoDB Local: it does not go with the moto engine")
         self.port, self.host, self.log = port, host, log
+        self.engine = engine
         self.persist_dir = persist_dir
         self.dynamodb_local: DynamoDBLocal | None = None
         self.dynamodb_endpoint: str | None = None
@@ -47,14 +63,20 @@ class LocalStack:
             self.emulator = start_emulator(emulator_port)
             self.emulator_endpoint = f"http://127.0.0.1:{emulator_port}"
         kept_secrets = None
-        if self.persist_dir is not None:
-            # Tables live in DynamoDB Local's files; secrets (the key pepper, the signing keys) are
-            # saved beside them, so keys and tokens issued before a restart still work after it.
-            (self.persist_dir / "dynamodb").mkdir(parents=True, exist_ok=True)
-            self.dynamodb_local = DynamoDBLocal(data_dir=self.persist_dir / "dynamodb").start()
+        if self.engine == "dynamodb-local":
+            # The tables on AWS's own engine (atomic conditions, real transactions and streams), in
+            # memory; with --persist in DIR's files, and the secrets (the key pepper, the signing
+            # keys) saved beside them, so keys and tokens issued before a restart still work after it.
+            data_dir = None
+            if self.persist_dir is not None:
+                data_dir = self.persist_dir / "dynamodb"
+                data_dir.mkdir(parents=True, exist_ok=True)
+                if self._secrets_file.exists():
+                    kept_secrets = json.loads(self._secrets_file.read_text())
+            self.dynamodb_local = DynamoDBLocal(data_dir=data_dir).start()
             self.dynamodb_endpoint = self.dynamodb_local.endpoint
-            if self._secrets_file.exists():
-                kept_secrets = json.loads(self._secrets_file.read_text())
+        else:
+            self.log(f"WARNING: {MOTO_ENGINE_CAVEATS}")
         environment = provision(self.emulator_endpoint, self.parameters, dynamodb_endpoint=self.dynamodb_endpoint,
                                 secret_values=kept_secrets)
         os.environ.update(environment)
@@ -66,20 +88,45 @@ class LocalStack:
         resolver = Resolver(self.parameters)
         functions = load_functions(resolver, self.containers)
         self.gateway = Gateway(Router(resolver.api_routes(), resolver.streaming_routes()), functions, self.host,
-                               self.port, log=self.log).start()
+                               self.port, log=self.log, local_routes={"/_local/status": self.status}).start()
         os.environ["PUBLIC_BASE_URL"] = self.base_url  # the device login's authUrl points at this gateway
         self._forget_caches()
         clients = self._clients()
+        queue_url = lambda logical_id: clients["sqs"].get_queue_url(  # noqa: E731
+            QueueName=resolver.physical_name(logical_id))["QueueUrl"]
         for table, function, props in resolver.stream_subscriptions():
             if props.get("Enabled", True):
-                self.pollers.append(StreamPoller(clients, resolver.physical_name(table), functions[function].invoke,
-                                                 props, log=self.log).start())
+                name = resolver.physical_name(table)
+                self.pollers.append(StreamPoller(
+                    clients, name, functions[function].invoke, props, log=self.log, function=function,
+                    on_failure=self._failure_destination(clients, queue_url, props),
+                    skip_insert=self._phantom_check(clients, name) if self.engine == "moto" else None).start())
         for queue, function, props in resolver.queue_subscriptions():
-            url = environment.get(f"queue:{queue}") or clients["sqs"].get_queue_url(
-                QueueName=resolver.physical_name(queue))["QueueUrl"]
-            self.pollers.append(QueuePoller(clients, url, resolver.arn(queue), functions[function].invoke, props,
-                                            log=self.log).start())
+            self.pollers.append(QueuePoller(clients, queue_url(queue), resolver.arn(queue), functions[function].invoke,
+                                            props, log=self.log, function=function).start())
         return self
+
+    def status(self) -> dict[str, Any]:
+        """GET /_local/status: the engine and what each poller has done (local stack only)."""
+        return {"engine": self.engine, "pollers": [poller.status() for poller in self.pollers]}
+
+    @staticmethod
+    def _failure_destination(clients: dict[str, Any], queue_url, props: dict[str, Any]):
+        """The mapping's OnFailure destination (an SQS queue of the template) as a sender, or None."""
+        destination = ((props.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
+        if not destination:
+            return None
+        url = queue_url(destination["Fn::GetAtt"][0])
+        return lambda record: clients["sqs"].send_message(QueueUrl=url, MessageBody=json.dumps(record, default=str))
+
+    @staticmethod
+    def _phantom_check(clients: dict[str, Any], table: str):
+        """moto writes stream records for the items of a cancelled transaction: an INSERT whose item
+        is not in the table (read consistently) never happened, and is not delivered."""
+        def never_written(record: dict[str, Any]) -> bool:
+            keys = record["dynamodb"]["Keys"]
+            return "Item" not in clients["dynamodb"].get_item(TableName=table, Key=keys, ConsistentRead=True)
+        return never_written
 
     @property
     def _secrets_file(self) -> Path:
@@ -116,10 +163,18 @@ class LocalStack:
                 self.emulator.kill()
 
 
+STACKS_DIR = ROOT / ".local" / "stacks"
+
+
+def environment_file(port: int, persist_dir: Path | None) -> Path:
+    """Where a stack writes the functions' environment: beside its own state, so stacks never share one."""
+    return (persist_dir if persist_dir is not None else STACKS_DIR / str(port)) / "local-stack-env.json"
+
+
 def _write_private(path: Path, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write(text)
 
 
-__all__ = ["LocalStack", "ROOT"]
+__all__ = ["LocalStack", "ROOT", "environment_file"]

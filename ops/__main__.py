@@ -12,7 +12,9 @@
     python -m ops billing import TENANT_ID FILE
                                         replay ledger entries, a JSON object a line {kind, amount, reason, reference?}
 
---local uses the running local stack (the environment it writes to .local/local-stack-env.json).
+--local uses a running local stack's environment; --stack names it by its port (its file is
+.local/stacks/PORT/local-stack-env.json) or its --persist DIR; without --stack, port 3000's, or the
+only stack running.
 Against a deployed stage, export that environment (USERS_TABLE, SESSIONS_TABLE, API_KEYS_TABLE,
 RATE_LIMITS_TABLE and AWS credentials for the stage's account) and run it without --local.
 """
@@ -26,13 +28,17 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCAL_ENVIRONMENT = ROOT / ".local" / "local-stack-env.json"
+STACKS = ROOT / ".local" / "stacks"
+ENVIRONMENT_FILE = "local-stack-env.json"
 sys.path.insert(0, str(ROOT / "layers" / "shared" / "python"))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ops", description=__doc__.splitlines()[0])
-    parser.add_argument("--local", action="store_true", help=f"use the local stack's environment ({LOCAL_ENVIRONMENT})")
+    parser.add_argument("--local", action="store_true", help="use a running local stack's environment")
+    parser.add_argument("--stack", default="", metavar="PORT|DIR",
+                        help="with --local: the stack's port or its --persist DIR (default: port 3000's, or the "
+                             "only one running)")
     commands = parser.add_subparsers(dest="noun", required=True)
     users = commands.add_parser("users", help="user accounts").add_subparsers(dest="verb", required=True)
     for verb, text in (("disable", "disable an account"), ("enable", "enable an account again")):
@@ -59,15 +65,34 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.local:
-        if not LOCAL_ENVIRONMENT.exists():
-            parser.error(f"{LOCAL_ENVIRONMENT} is missing: start the local stack with scripts/dev")
-        os.environ.update(json.loads(LOCAL_ENVIRONMENT.read_text()))
+        found = local_environment(args.stack)
+        if isinstance(found, str):
+            parser.error(found)
+        os.environ.update(json.loads(found.read_text()))
 
     if args.noun == "users":
         return _users(args)
     if args.noun in ("gift-cards", "billing"):
         return _billing(args)
     return _tenants(args)
+
+
+def local_environment(stack: str) -> Path | str:
+    """The environment file of the local stack named by a port or a --persist folder; else why not."""
+    if stack.isdigit():
+        candidates = [STACKS / stack / ENVIRONMENT_FILE]
+    elif stack:
+        candidates = [Path(stack).expanduser() / ENVIRONMENT_FILE]
+    else:
+        default = STACKS / "3000" / ENVIRONMENT_FILE
+        candidates = [default] if default.exists() else sorted(STACKS.glob(f"*/{ENVIRONMENT_FILE}"))
+    if len(candidates) == 1 and candidates[0].exists():
+        return candidates[0]
+    if len(candidates) > 1:
+        ports = ", ".join(c.parent.name for c in candidates)
+        return f"several local stacks are running (ports {ports}): name one, e.g. --stack {candidates[0].parent.name}"
+    return (f"{candidates[0] if candidates else STACKS / '<port>' / ENVIRONMENT_FILE} is missing: start the local "
+            "stack with scripts/dev (or name its port or --persist folder)")
 
 
 def _operator() -> str:

@@ -108,3 +108,149 @@ def test_queue_failures_come_back_after_the_visibility_timeout_then_go_to_the_de
     left = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["ApproximateNumberOfMessages",
                                                                     "ApproximateNumberOfMessagesNotVisible"])
     assert left["Attributes"] == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
+
+
+# -- Lambda's failure semantics: retries, bisecting, the OnFailure destination, reopened iterators --
+
+def _poller(stack, function, props, **options):
+    base = {"BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            "FilterCriteria": {"Filters": [{"Pattern": '{"eventName": ["INSERT"]}'}]}}
+    errors: list[str] = []
+    poller = StreamPoller(_clients(stack), "OutboxTable", function, {**base, **props}, log=lambda _m: None,
+                          errors=errors.append, **options)
+    poller.logged_errors = errors
+    return poller
+
+
+def _event_ids(event):
+    return [r["dynamodb"]["NewImage"]["id"]["S"] for r in event["Records"]]
+
+
+def test_a_record_that_keeps_failing_goes_to_the_failure_destination_and_the_shard_moves_on(stack):
+    ids = _put_events(stack, 4)
+    poison = ids[1]
+    delivered: list[str] = []
+    sent: list[dict] = []
+
+    def function(event):
+        if poison in _event_ids(event):
+            raise RuntimeError("cannot handle this record")
+        delivered.extend(_event_ids(event))
+        return {"batchItemFailures": []}
+
+    poller = _poller(stack, function, {"BisectBatchOnFunctionError": True, "MaximumRetryAttempts": 2},
+                     on_failure=sent.append)
+    for _ in range(10):
+        poller.poll_once()
+    # Bisecting isolates the poison record; the others are each delivered (at least once, as on AWS).
+    assert set(delivered) == set(ids) - {poison}
+    assert delivered.count(ids[3]) == 1
+    assert len(sent) == 1
+    info = sent[0]["DDBStreamBatchInfo"]
+    assert info["batchSize"] == 1 and sent[0]["requestContext"]["condition"] == "RetryAttemptsExhausted"
+    assert poller.status()["sentToFailureDestination"] == 1
+    assert all(line.startswith("stream OutboxTable -> function: ") for line in poller.logged_errors)
+    assert any("cannot handle this record" in line for line in poller.logged_errors)
+    assert any("retries exhausted after 3 attempts" in line for line in poller.logged_errors)
+    # The shard goes on: a later event is delivered.
+    later = _put_events(stack, 1)
+    poller.poll_once()
+    assert delivered[-1] == later[0]
+
+
+def test_without_a_destination_an_exhausted_record_is_discarded_loudly(stack):
+    ids = _put_events(stack, 2)
+    calls: list[list[str]] = []
+
+    def function(event):
+        calls.append(_event_ids(event))
+        return {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["dynamodb"]["SequenceNumber"]}]}
+
+    poller = _poller(stack, function, {"MaximumRetryAttempts": 1})
+    for _ in range(4):
+        poller.poll_once()
+    # The batch is tried twice (the first attempt and one retry); then, as on AWS, the batch from
+    # the failed record on is given up (here: dropped, with an ERROR line) and nothing is tried again.
+    assert calls == [ids, ids]
+    assert poller.status()["discarded"] == 2
+    assert sum("2 record(s) discarded" in line for line in poller.logged_errors) == 1
+
+
+def test_a_trimmed_or_expired_iterator_is_reopened_without_skipping_or_repeating_records(stack):
+    first = _put_events(stack, 3)
+    delivered: list[str] = []
+    poller = _poller(stack, lambda event: delivered.extend(_event_ids(event)) or {"batchItemFailures": []}, {})
+    poller.poll_once()
+    assert delivered == first
+    second = _put_events(stack, 3)
+    real_get_records = poller.streams.get_records
+    from botocore.exceptions import ClientError
+
+    def expired_once(**request):
+        poller.streams.get_records = real_get_records
+        raise ClientError({"Error": {"Code": "ExpiredIteratorException", "Message": "expired"}}, "GetRecords")
+
+    poller.streams.get_records = expired_once
+    poller.poll_once()   # meets the expired iterator: reopened at the horizon
+    poller.poll_once()
+    assert delivered == first + second
+    assert poller.status()["failures"] == 1
+    assert "ExpiredIteratorException" in poller.status()["lastError"]
+
+
+def test_a_failing_datastore_is_logged_and_the_poller_goes_on_when_it_is_back(stack):
+    import threading
+    delivered: list[str] = []
+    poller = _poller(stack, lambda event: delivered.extend(_event_ids(event)) or {"batchItemFailures": []}, {},
+                     interval=0.01)
+    real_get_records = poller.streams.get_records
+    broken = threading.Event()
+    broken.set()
+
+    def get_records(**request):
+        if broken.is_set():
+            raise ConnectionError("the datastore does not answer")
+        return real_get_records(**request)
+
+    poller.streams.get_records = get_records
+    poller.start()
+    try:
+        ids = _put_events(stack, 2)
+        deadline = time.monotonic() + 10
+        while poller.status()["failures"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert delivered == []
+        broken.clear()
+        while delivered != ids and time.monotonic() < deadline + 10:
+            time.sleep(0.05)
+    finally:
+        poller.stop()
+    assert delivered == ids
+    assert any("poll failed: ConnectionError: the datastore does not answer" in line
+               for line in poller.logged_errors)
+
+
+def test_a_cancelled_transaction_publishes_nothing_and_the_stream_goes_on(data_backend):
+    """On both engines: DynamoDB Local writes no stream record for it; moto does, and leaves
+    iterators on a discarded copy of the table, which the local stack's moto poller handles."""
+    from devstack.stack import LocalStack
+    from svc_core import events, timeutil
+    from svc_core.data import outbox_table, tenants_table
+    from svc_core.data.common import ConditionFailed, transact
+    stack = data_backend.stack
+    clients = _clients(stack)
+    delivered: list[str] = []
+    skip = LocalStack._phantom_check(clients, "OutboxTable") if data_backend.name == "moto" else None
+    poller = _poller(stack, lambda event: delivered.extend(_event_ids(event)) or {"batchItemFailures": []}, {},
+                     skip_insert=skip)
+    poller.poll_once()
+    tenant_id = stack.new_tenant()
+    existing = tenants_table.get(tenant_id)
+    phantom = events.new_event("tenant.created", tenant_id, {"n": "phantom"})
+    with pytest.raises(ConditionFailed):  # the tenant exists: the whole transaction is cancelled
+        transact([outbox_table.put_event_item(phantom, timeutil.now()), tenants_table.put_new(existing)])
+    real = _put_events(stack, 2)
+    for _ in range(3):
+        poller.poll_once()
+    assert delivered == real
+    assert poller.status()["failures"] == 0
