@@ -165,7 +165,7 @@ class Api:
         # events: OpenAPI 3.1's `schema` of text/event-stream describes one event).
         success_content = ({JSON: {"model": success_model}} if media_type == JSON
                            else {media_type: {"model": response_model} if response_model
-                                 else {media_type: {"schema": {"type": "string"}}}})
+                                 else {"schema": {"type": "string"}}})
         responses: dict[int, dict[str, Any]] = {status: {"description": "Success", "content": success_content}}
         for other in also:  # other success statuses, with the same body (the route returns a Response for them)
             responses[other] = ({"description": "No Content", "content": {}} if other == 204 else  # no body
