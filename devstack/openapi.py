@@ -1,7 +1,8 @@
 """The OpenAPI 3.1 document, generated from the code of every API function and merged.
 
     python -m devstack.openapi --write   # regenerate functions/meta/openapi.json
-    python -m devstack.openapi --check   # exit 1 when the committed file and the code disagree
+    python -m devstack.openapi --check   # exit 1 when the committed file and the code disagree,
+                                         # or when the document is not valid OpenAPI 3.1
 
 The meta function serves the committed file at GET /api/v1/openapi.json.
 """
@@ -92,6 +93,18 @@ def _without_unused_validation_response(document: dict[str, Any]) -> dict[str, A
     return document
 
 
+def problems(document: dict[str, Any]) -> list[str]:
+    """Where the document breaks the OpenAPI 3.1 specification (empty when it is valid): clients
+    and generators (and the fuzzer) read it, and some refuse an invalid one outright."""
+    from openapi_spec_validator import OpenAPIV31SpecValidator
+
+    found = []
+    for error in OpenAPIV31SpecValidator(document).iter_errors():
+        where = " > ".join(str(part) for part in getattr(error, "absolute_path", ()))
+        found.append(f"{where or '(document)'}: {error.message.splitlines()[0]}")
+    return found
+
+
 def render() -> str:
     return json.dumps(build_document(), indent=2, sort_keys=True) + "\n"
 
@@ -110,7 +123,13 @@ def main() -> int:
     if DOCUMENT.read_text() != text:
         print(f"{DOCUMENT.relative_to(ROOT)} is out of date: run python -m devstack.openapi --write")
         return 1
-    print("openapi.json matches the code")
+    invalid = problems(json.loads(text))
+    if invalid:
+        print(f"{DOCUMENT.relative_to(ROOT)} is not valid OpenAPI 3.1 (fix the route declarations, then --write):")
+        for problem in invalid:
+            print(f"  {problem}")
+        return 1
+    print("openapi.json matches the code and is valid OpenAPI 3.1")
     return 0
 
 

@@ -3,6 +3,7 @@ methods, bad input, body size and type, unexpected failures, and what reaches th
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import sys
@@ -12,6 +13,7 @@ import pytest
 from svc_core.auth import tokens
 from svc_core.domain import projects as projects_domain
 from svc_core.log import logger
+from tests.support import bodies
 from tests.support.auth_helpers import ISO_UTC_RE, RATE_HEADERS, invoke, unknown_route_event
 from tests.support.functions import Reply, api_event, call
 
@@ -140,6 +142,85 @@ def test_a_body_over_the_limit_is_413_and_stores_nothing(stack):
     # the size is checked before the body's content: a body under the limit reaches validation
     under = call("projects", "Projects-CreateProject", token=key, body={"name": "Big", "description": "x" * 200_000})
     assert under.status == 400 and under.error["details"]["fields"][0]["field"] == "description"
+
+
+def _create_project_with(key: str, body: str, base64_encoded: bool, **kwargs) -> Reply:
+    event = api_event("Projects-CreateProject", token=key, raw_body=body, **kwargs)
+    event["isBase64Encoded"] = base64_encoded
+    return invoke("projects", event)
+
+
+def _assert_refused(reply: Reply, status: int, code: str, reason: str, where: object, field: str = "body") -> None:
+    assert reply.status == status, (where, reply)
+    assert set(reply.json) == {"error", "meta"} and set(reply.error) == {"code", "message", "details"}, where
+    assert reply.error["code"] == code, (where, reply)
+    if status == 400:
+        problem = reply.error["details"]["fields"][0]
+        assert problem["field"] == field and problem["in"] == "body" and reason in problem["reason"], (where, reply)
+
+
+@pytest.mark.parametrize("body", bodies.PATHOLOGICAL, ids=[b.id for b in bodies.PATHOLOGICAL])
+def test_no_body_fails_the_function(stack, body):
+    """Each body as the local gateway sends it (text when it is UTF-8, else base64) and as API
+    Gateway sends a binary media type (base64): a 4xx in the envelope, and nothing stored."""
+    _, key = stack.tenant_with_key()
+    text = body.raw.decode("utf-8") if _is_utf8(body.raw) else None
+    forms = [("base64", base64.b64encode(body.raw).decode(), True)]
+    if text is not None:
+        forms.append(("text", text, False))
+    for form, sent, encoded in forms:
+        _assert_refused(_create_project_with(key, sent, encoded), body.status, body.code, body.reason, form,
+                        body.field)
+    assert call("projects", "Projects-ListProjects", token=key).data["items"] == []
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("body, encoded, reason", [
+    ("!!!not base64!!!", True, "not valid base64"),
+    ("eyJuYW1lIjoiQSJ", True, "not valid base64"),             # a character short of its padding
+    ("eyJuYW1lIjoiQSJ9\n", True, "not valid base64"),           # a newline inside
+    ('{"name": "\ud800"}', False, "must be UTF-8"),              # a lone surrogate in the event's own text
+    ('\x00{\x00"\x00n\x00"\x00:\x001\x00}', False, "must be UTF-8"),  # UTF-16-BE taken for text
+], ids=["not-base64", "base64-unpadded", "base64-newline", "text-lone-surrogate", "text-utf16"])
+def test_an_event_body_that_cannot_be_decoded_is_400(stack, body, encoded, reason):
+    _, key = stack.tenant_with_key()
+    _assert_refused(_create_project_with(key, body, encoded), 400, "VALIDATION_ERROR", reason, body)
+
+
+def test_a_charset_other_than_utf8_is_415(stack):
+    _, key = stack.tenant_with_key()
+    for charset in ("utf-16", '"UTF-16LE"', "iso-8859-1"):
+        reply = _create_project_with(key, bodies.ONE_PROJECT, False,
+                                     headers={"Content-Type": f"application/json; charset={charset}"})
+        _assert_refused(reply, 415, "UNSUPPORTED_MEDIA_TYPE", "", charset)
+    assert call("projects", "Projects-ListProjects", token=key).data["items"] == []
+
+
+def test_a_utf8_byte_order_mark_is_ignored(stack):
+    _, key = stack.tenant_with_key()
+    as_text = _create_project_with(key, bodies.UTF8_BOM.decode("utf-8"), False)
+    as_base64 = _create_project_with(key, base64.b64encode(bodies.UTF8_BOM).decode(), True)
+    assert as_text.status == 201 and as_base64.status == 201, (as_text, as_base64)
+    assert as_text.data["name"] == as_base64.data["name"] == "Apollo"
+
+
+def test_bodies_at_the_limits_are_accepted(stack):
+    _, key = stack.tenant_with_key()
+    deep = "[" * 62 + "]" * 62  # 64 deep with the body and its field; brackets and escapes in a string do not count
+    reply = call("projects", "Projects-CreateProject", token=key,
+                 raw_body=r'{"name": "A", "description": "\\u0000 \\ud800 [[[{{{ \"", "x": {"y": %s}}' % deep)
+    # Past the body's rules, pydantic refuses the unknown field (and says so): the depth was allowed.
+    assert reply.status == 400 and [f["field"] for f in reply.error["details"]["fields"]] == ["x"], reply
+    reply = call("projects", "Projects-CreateProject", token=key,
+                 raw_body='{"name": "A", "description": "caf\\u00e9 \\ud83d\\ude00 [{"}')
+    assert reply.status == 201 and reply.data["description"] == "café \U0001F600 [{", reply
 
 
 @pytest.mark.parametrize("content_type", ["text/plain", "application/xml", "application/x-www-form-urlencoded"])

@@ -34,6 +34,16 @@ def test_the_committed_document_is_what_the_code_generates():
         "functions/meta/openapi.json is stale: run python -m devstack.openapi --write"
 
 
+def test_the_committed_document_is_valid_openapi_3_1():
+    # The same check as python -m devstack.openapi --check: a client generator may refuse an invalid
+    # document (a media type nested in a media type was one: GET /cli/auth/approve's page).
+    assert openapi.problems(json.loads(openapi.DOCUMENT.read_text())) == []
+    bad = json.loads(openapi.DOCUMENT.read_text())
+    bad["paths"]["/api/v1/cli/auth/approve"]["get"]["responses"]["200"]["content"] = {
+        "text/html": {"text/html": {"schema": {"type": "string"}}}}
+    assert any("text/html" in problem for problem in openapi.problems(bad))
+
+
 def test_every_operation_has_summary_schemas_errors_and_security():
     document = json.loads(openapi.DOCUMENT.read_text())
     assert document["openapi"].startswith("3.1")

@@ -5,6 +5,8 @@ import json
 import os
 import re
 
+import pytest
+
 from svc_core import dynamo, envelope, ids, rate_limit
 from svc_core.data.common import decode_cursor, encode_cursor
 from svc_core.log import scrub
@@ -104,3 +106,28 @@ def test_an_allowlist_matches_ipv4_ipv6_and_mapped_addresses_and_nothing_else():
     assert not policy.admits("203.0.114.1") and not policy.admits("2001:db9::1") and not policy.admits("")
     assert not policy.admits("not an address")
     assert TenantPolicy("ten_x", "free", "active", ()).admits("192.0.2.1")  # no list: anywhere
+
+
+def test_body_depth_is_counted_without_parsing_and_ignores_strings():
+    from svc_core import json_body
+    assert json_body.depth_of('{"a": [1, {"b": []}]}') == 4
+    assert json_body.depth_of('{"a": "[[[{{{", "b": "\\"[["}') == 1  # brackets inside strings do not count
+    assert json_body.depth_of("[" * 100_000) == 100_000  # no recursion, whatever the depth
+    assert json_body.depth_of('"\\"' * 100_000) == 0  # an unterminated string is one pass, not one per quote
+    assert json_body.depth_of("") == 0
+
+
+def test_powertools_parses_a_body_with_the_same_rules():
+    """The resolver's deserializer reuses what admission parsed, and applies the rules to any other
+    text (a route whose body admission does not read)."""
+    from svc_core import api
+    from svc_core.errors import ValidationFailed
+
+    for text in ('{"a": 1, "a": 2}', "[" * 5_000, '{"a": 1e400}'):
+        with pytest.raises(ValidationFailed):
+            api._parsed_body(text)
+    with api.Api().request_state({}) as state:
+        text = '{"a": 1}'
+        state.body = (text, {"cached": True})
+        assert api._parsed_body(text) == {"cached": True}
+        assert api._parsed_body('{"a": 1}' + " ") == {"a": 1}

@@ -12,15 +12,15 @@ A function declares its routes with the scope each needs:
     lambda_handler = api.handler
 
 and gets, for every request: the credential checked (before the body is looked at), the
-request counted against the credential's rate limit, the scope checked, the body size and
-type checked, the input validated by Powertools (pydantic), the result wrapped in the
-envelope, every error mapped to its code, and the X-Request-Id, X-RateLimit-* and security
-headers on every response, errors included. Paths are written as in template.yaml.
+request counted against the credential's rate limit, the scope checked, the body size, type and
+JSON checked (svc_core.json_body: UTF-8, nesting depth, numbers, duplicate keys), the input
+validated by Powertools (pydantic), the result wrapped in the envelope, every error mapped to its
+code, and the X-Request-Id, X-RateLimit-* and security headers on every response, errors included.
+Paths are written as in template.yaml.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import contextvars
 import functools
@@ -39,7 +39,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from pydantic import BaseModel, create_model
 
-from svc_core import envelope, ids, plans, rate_limit, tenant_policy
+from svc_core import envelope, ids, json_body, plans, rate_limit, tenant_policy
 from svc_core.auth.authenticate import authenticate
 from svc_core.auth.principal import Principal
 from svc_core.config import settings
@@ -77,6 +77,7 @@ class RequestState:
     principal: Principal | None = None
     allowance: rate_limit.Allowance | None = None
     extra_headers: dict[str, str] = field(default_factory=dict)
+    body: tuple[str, Any] | None = None  # the body's text and its JSON value, once admission parsed it
 
 
 _state: contextvars.ContextVar[RequestState] = contextvars.ContextVar("request_state")
@@ -118,7 +119,7 @@ _ERROR_RESPONSES = {
     409: "CONFLICT (or LOGIN_SESSION_CONSUMED): the resource changed meanwhile, or its state forbids this",
     410: "LOGIN_SESSION_EXPIRED: the login session is more than 10 minutes old",
     413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
-    415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json",
+    415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8",
     422: "IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another body",
     429: "RATE_LIMIT_EXCEEDED: too many requests; see Retry-After",
     500: "INTERNAL_ERROR: the server failed; the body never says why",
@@ -135,7 +136,8 @@ def _template_to_regex(path: str) -> re.Pattern[str]:
 
 class Api:
     def __init__(self) -> None:
-        self.resolver = APIGatewayRestResolver(enable_validation=True)
+        # Powertools parses the body itself: with the same rules, reusing what admission parsed.
+        self.resolver = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_parsed_body)
         self.specs: dict[tuple[str, str], RouteSpec] = {}
         self._patterns: list[tuple[str, re.Pattern[str]]] = []
         self.resolver.exception_handler(ServiceError)(self._on_service_error)
@@ -165,7 +167,7 @@ class Api:
         # events: OpenAPI 3.1's `schema` of text/event-stream describes one event).
         success_content = ({JSON: {"model": success_model}} if media_type == JSON
                            else {media_type: {"model": response_model} if response_model
-                                 else {media_type: {"schema": {"type": "string"}}}})
+                                 else {"schema": {"type": "string"}}})
         responses: dict[int, dict[str, Any]] = {status: {"description": "Success", "content": success_content}}
         for other in also:  # other success statuses, with the same body (the route returns a Response for them)
             responses[other] = ({"description": "No Content", "content": {}} if other == 204 else  # no body
@@ -333,7 +335,7 @@ class Api:
                                 {"reason": "ip_not_allowed", "sourceIp": state.source_ip})
             if spec is not None and spec.scope != AUTHENTICATED and spec.scope not in state.principal.scopes:
                 raise Forbidden(f"This needs the {spec.scope} scope.", {"requiredScope": spec.scope})
-        _check_body(event, spec)
+        state.body = _check_body(event, spec)
 
     def _count(self, counter_key: str, state: RequestState, limit: int | None = None) -> None:
         try:
@@ -399,33 +401,46 @@ def _field_problem(error: dict[str, Any]) -> dict[str, str]:
     return {"field": name, "in": where, "reason": reason}
 
 
-def _check_body(event: dict[str, Any], spec: RouteSpec | None = None) -> None:
+def _check_body(event: dict[str, Any], spec: RouteSpec | None = None) -> tuple[str, Any] | None:
+    """The body's size, type and JSON, before the resolver parses it (it would fail on what is refused
+    here); a JSON body's text and value when there is one. The event then carries the text as it was
+    parsed (base64 decoded, a UTF-8 byte order mark removed)."""
     body = event.get("body")
     if not body:
-        return
-    size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode())
+        return None
+    size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode(errors="surrogatepass"))
     limit = settings().max_body_bytes
     if size > limit:
         raise PayloadTooLarge(f"The body is {size} bytes; the limit is {limit}.", {"limitBytes": limit})
     if spec is None or spec.method not in ("POST", "PUT", "PATCH"):
-        return
+        return None
     # Powertools would parse form and multipart bodies, and take a JSON array's first element
     # as the body: every body of this API is a JSON object, so refuse anything else here.
     content_type = next((str(v) for k, v in (event.get("headers") or {}).items()
                          if k.lower() == "content-type"), "").strip()
     if content_type and not content_type.lower().startswith(JSON):
         raise UnsupportedMediaType("Send the body as application/json.")
-    try:  # bytes that are not UTF-8 JSON never reach the resolver (it would fail on them)
-        value = json.loads(base64.b64decode(body) if event.get("isBase64Encoded") else body)
-    except ValueError:
-        raise ValidationFailed("The request is not valid.", {"fields": [
-            {"field": "body", "in": "body", "reason": "the body is not valid JSON"}]}) from None
+    charset = re.search(r";\s*charset\s*=\s*\"?([^\s;\"]+)", content_type, re.I)
+    if charset and charset.group(1).lower() not in ("utf-8", "utf8"):
+        raise UnsupportedMediaType("Send the body as application/json in UTF-8.", {"charset": charset.group(1)})
+    text = json_body.text_of(body, bool(event.get("isBase64Encoded")))
+    value = json_body.parse(text)
     if value is None:  # JSON null: no body (what an optional body allows; a required one is then missing)
         event["body"], event["isBase64Encoded"] = None, False
-        return
+        return None
     if not isinstance(value, dict):
-        raise ValidationFailed("The request is not valid.", {"fields": [
-            {"field": "body", "in": "body", "reason": "the body must be a JSON object"}]})
+        raise json_body.refuse("the body must be a JSON object")
+    event["body"], event["isBase64Encoded"] = text, False
+    return text, value
+
+
+def _parsed_body(text: str) -> Any:
+    """Powertools' JSON deserializer: the value admission parsed from this very text, else a parse
+    under the same rules (a route whose body admission does not read)."""
+    state = _state.get(None)
+    if state is not None and state.body is not None and state.body[0] is text:
+        return state.body[1]
+    return json_body.parse(text)
 
 
 def _proxy_response(status: int, body: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
