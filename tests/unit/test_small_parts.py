@@ -5,6 +5,8 @@ import json
 import os
 import re
 
+import pytest
+
 from svc_core import dynamo, envelope, ids, rate_limit
 from svc_core.data.common import decode_cursor, encode_cursor
 from svc_core.log import scrub
@@ -104,3 +106,27 @@ def test_an_allowlist_matches_ipv4_ipv6_and_mapped_addresses_and_nothing_else():
     assert not policy.admits("203.0.114.1") and not policy.admits("2001:db9::1") and not policy.admits("")
     assert not policy.admits("not an address")
     assert TenantPolicy("ten_x", "free", "active", ()).admits("192.0.2.1")  # no list: anywhere
+
+
+def test_tokens_are_signed_with_low_s_and_their_high_s_twin_is_refused(monkeypatch):
+    from cryptography.hazmat.primitives import serialization
+
+    from svc_core.auth import signing_keys, tokens
+    from svc_core.errors import Unauthorized
+    from tests.support.auth_helpers import high_s
+
+    entry = signing_keys.new_key_entry()
+    private = serialization.load_pem_private_key(entry["privateKeyPem"].encode(), password=None)
+    keyset = signing_keys.KeySet(active_kid=entry["kid"], active_private=private,
+                                 public={entry["kid"]: private.public_key()})
+    monkeypatch.setattr(signing_keys, "current", lambda force_fetch=False: keyset)
+    minted = [tokens.mint(subject="usr_x", tenant_id="ten_x", scopes=["projects:read"], credential="user")[0]
+              for _ in range(24)]  # cryptography signs the high half about as often as the low one
+    for token in minted:
+        assert tokens._signature(token)[2] <= tokens.P256_ORDER // 2
+        assert tokens.verify(token).subject == "usr_x"
+        assert tokens.low_s(high_s(token)) == token
+        with pytest.raises(Unauthorized, match="low-s"):
+            tokens.verify(high_s(token))
+    with pytest.raises(Unauthorized, match="malformed"):
+        tokens.verify(minted[0][:-4])
