@@ -18,14 +18,14 @@ A `cli` key made through POST /api-keys belongs to its caller (createdBy), as an
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from svc_core import ids, timeutil
 from svc_core.auth import authenticate, key_format
 from svc_core.context import TenantContext
-from svc_core.schemas import RequestBody, whole_number
+from svc_core.schemas import RequestBody, name_text, whole_number
 from svc_core.data import api_keys_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
@@ -41,7 +41,7 @@ DEFAULT_OVERLAP_SECONDS = 24 * 3600
 
 
 class ApiKeyCreate(RequestBody):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+    name: name_text(100)  # type: ignore[valid-type]
     type: KeyType
     environment: Environment
     scopes: list[ScopeName] | None = Field(

@@ -24,7 +24,7 @@ from svc_core.data import secrets_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, NotFound, ValidationFailed
-from svc_core.schemas import PatchBody, RequestBody, unicode_text
+from svc_core.schemas import PatchBody, RequestBody, description_text, unicode_text
 
 PREFIX = "sec"
 PURPOSE = "tenant-secret"
@@ -44,7 +44,7 @@ def _value_size(text: str) -> str:
 
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 Value = Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALUE_BYTES), AfterValidator(_value_size)]
-Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION), AfterValidator(unicode_text)]
+Description = description_text(MAX_DESCRIPTION)
 
 NAME_HELP = "1-128 characters: a letter or _, then letters, digits, _ . -; unique in the tenant, whatever the case"
 VALUE_HELP = "1 to 65,536 bytes of UTF-8 text (bytes, not characters); never answered"
