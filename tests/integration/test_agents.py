@@ -291,6 +291,7 @@ BAD_CREATES = [
     (body_of(systemPrompt="\n\t "), "systemPrompt"), ({"name": "Writer", "config": {"autonomyLevel": "suggest"}},
                                                       "systemPrompt"),
     (body_of(owner="me"), "owner"), (["name"], "body"),
+    (body_of(name="Wri\x00ter"), "name"), (body_of(name="\u202eretirW"), "name"), (body_of(name="W\u2066x"), "name"),
 ]
 
 

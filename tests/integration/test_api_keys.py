@@ -309,7 +309,7 @@ def test_another_tenant_cannot_read_revoke_or_rotate_a_key(stack):
 def test_keys_read_and_keys_write_guard_the_endpoints(stack, scopes, allowed):
     tenant, admin = stack.tenant_with_key(ADMIN)
     caller = stack.new_key(tenant, scopes)["key"]
-    victim = create(admin, scopes=["projects:read"]).data["id"]
+    victim = create(admin, scopes=["keys:write"]).data["id"]  # no stronger than a keys:write caller
     attempts = {
         "list": ("keys:read", lambda: call("api_keys", "ApiKeys-ListKeys", token=caller)),
         "get": ("keys:read", lambda: get(caller, victim)),
@@ -324,3 +324,125 @@ def test_keys_read_and_keys_write_guard_the_endpoints(stack, scopes, allowed):
         else:
             assert reply.status == 403 and reply.error["code"] == "FORBIDDEN", (name, reply)
             assert reply.error["details"]["requiredScope"] == scope
+
+
+# ---- who may rotate or revoke which key ----------------------------------------------------
+
+def unchanged(admin, target) -> bool:
+    """The target's old value still authenticates and it was neither rotated nor revoked."""
+    after = get(admin, target["id"]).data
+    return works(target["key"]) and after["rotated_at"] is None and after["revoked_at"] is None
+
+
+def change(action, token, key_id):
+    return rotate(token, key_id, {"overlapSeconds": 0}) if action == "rotate" else revoke(token, key_id)
+
+
+def cli_key_of(stack, tenant, role="member"):
+    """A user's CLI key as a device login issues it: createdBy is the user, the role's scopes."""
+    from svc_core import ids
+    from svc_core.roles import ROLE_SCOPES
+    user = ids.new_id("usr")
+    return user, stack.new_key(tenant, sorted(ROLE_SCOPES[role]), key_type="cli", created_by=user)
+
+
+@pytest.mark.parametrize("action", ["rotate", "revoke"])
+def test_a_weaker_key_cannot_rotate_or_revoke_a_stronger_one(stack, action):
+    from svc_core.scopes import ALL_SCOPES
+    tenant, admin = stack.tenant_with_key()
+    target = stack.new_key(tenant)  # every scope
+    weak = stack.new_key(tenant, ["keys:write"])["key"]
+    refused = change(action, weak, target["id"])
+    assert refused.status == 403 and refused.error["code"] == "FORBIDDEN", refused
+    assert refused.error["details"]["scopes"] == sorted(ALL_SCOPES - {"keys:write"})
+    assert target["key"] not in refused.text
+    assert unchanged(admin, target)
+    nearly = stack.new_key(tenant, sorted(ALL_SCOPES - {"billing:write"}))["key"]  # one scope short
+    assert change(action, nearly, target["id"]).error["details"]["scopes"] == ["billing:write"]
+    assert unchanged(admin, target)
+
+
+@pytest.mark.parametrize("action", ["rotate", "revoke"])
+def test_a_key_of_another_user_cannot_rotate_or_revoke_a_users_cli_key(stack, action):
+    tenant, admin = stack.tenant_with_key()
+    _, target = cli_key_of(stack, tenant)
+    other_user = stack.user_token(tenant, "owner")
+    others_key = create(other_user, type="sdk").data["key"]  # every scope, made by another user
+    refused = change(action, others_key, target["id"])
+    assert refused.status == 403 and refused.error["details"]["reason"] == "cli_key_of_another_user", refused
+    assert unchanged(admin, target)
+    if action == "rotate":  # no one but its user rotates it, not even an owner's own token
+        assert change(action, other_user, target["id"]).status == 403
+        assert change(action, admin, target["id"]).status == 403  # nor an operator-issued all-scope key
+        assert unchanged(admin, target)
+
+
+def test_an_admin_or_owner_user_may_revoke_a_members_cli_key_but_not_rotate_it(stack):
+    tenant, admin_key = stack.tenant_with_key()
+    admin, owner = stack.user_token(tenant, "admin"), stack.user_token(tenant, "owner")
+    _, first = cli_key_of(stack, tenant)
+    rotated = rotate(admin, first["id"])
+    assert rotated.status == 403 and rotated.error["details"]["reason"] == "cli_key_of_another_user"
+    assert unchanged(admin_key, first)
+    revoked = revoke(admin, first["id"])
+    assert revoked.status == 200 and revoked.data["status"] == "revoked", revoked
+    assert not works(first["key"])
+    _, second = cli_key_of(stack, tenant)
+    assert revoke(owner, second["id"]).status == 200 and not works(second["key"])
+
+
+def test_an_admin_user_cannot_revoke_a_cli_key_holding_a_scope_the_admin_lacks(stack):
+    tenant, admin_key = stack.tenant_with_key()
+    _, owners = cli_key_of(stack, tenant, role="owner")  # holds billing:write, which an admin does not
+    refused = revoke(stack.user_token(tenant, "admin"), owners["id"])
+    assert refused.status == 403 and refused.error["details"]["scopes"] == ["billing:write"]
+    assert unchanged(admin_key, owners)
+
+
+def test_the_user_of_a_cli_key_may_rotate_it_by_token_by_itself_or_by_another_of_their_keys(stack):
+    tenant, admin_key = stack.tenant_with_key()
+    user = stack.user_token(tenant, "admin", user_id="usr_01J00000000000000000000ADA")
+    target = stack.new_key(tenant, ["keys:write", "projects:read"], key_type="cli",
+                           created_by="usr_01J00000000000000000000ADA")
+    by_token = rotate(user, target["id"], {"overlapSeconds": 0})
+    assert by_token.status == 200, by_token
+    assert not works(target["key"]) and works(by_token.data["key"])
+    by_itself = rotate(by_token.data["key"], target["id"], {"overlapSeconds": 0})
+    assert by_itself.status == 200, by_itself
+    sibling = create(user, type="ci", scopes=["keys:write", "projects:read"]).data
+    assert sibling["createdBy"] == "usr_01J00000000000000000000ADA"
+    by_sibling = rotate(sibling["key"], target["id"], {"overlapSeconds": 0})
+    assert by_sibling.status == 200, by_sibling
+    assert works(by_sibling.data["key"]) and not works(by_itself.data["key"])
+
+
+def test_a_key_may_rotate_and_revoke_itself(stack):
+    tenant, _ = stack.tenant_with_key()
+    user, own = cli_key_of(stack, tenant, role="admin")  # as `svc login` leaves it
+    rotated = rotate(own["key"], own["id"], {"overlapSeconds": 0})
+    assert rotated.status == 200 and not works(own["key"]), rotated
+    new = rotated.data["key"]
+    revoked = revoke(new, own["id"])  # `svc logout`
+    assert revoked.status == 200 and revoked.data["status"] == "revoked"
+    assert not works(new)
+    weak = stack.new_key(tenant, ["keys:write"])  # a plain key, however few its scopes
+    assert rotate(weak["key"], weak["id"]).status == 200
+
+
+def test_a_cli_key_made_through_the_api_belongs_to_its_caller(stack):
+    """Any caller with keys:write may make a cli key (scopes within its own); it belongs to the
+    caller, whose credentials alone rotate it."""
+    tenant, operator_key = stack.tenant_with_key()
+    user = stack.user_token(tenant, "admin", user_id="usr_01J00000000000000000000ADA")
+    mine = create(user, type="cli", scopes=["projects:read"])
+    assert mine.status == 201 and mine.data["createdBy"] == "usr_01J00000000000000000000ADA", mine
+    assert rotate(user, mine.data["id"]).status == 200
+    assert rotate(stack.user_token(tenant, "owner"), mine.data["id"]).status == 403
+
+    by_key = create(operator_key, type="cli", scopes=["projects:read"]).data
+    caller_id = [k for k in call("api_keys", "ApiKeys-ListKeys", token=operator_key).data["items"]
+                 if k["name"] == "test key"][0]["id"]
+    assert by_key["createdBy"] == caller_id
+    assert rotate(operator_key, by_key["id"]).status == 200
+    assert rotate(stack.new_key(tenant)["key"], by_key["id"]).status == 403  # every scope, another key
+    assert create(stack.new_key(tenant, ["keys:write"])["key"], type="cli", scopes=["projects:read"]).status == 403

@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from svc_core.auth import key_format, signing_keys, tokens
 from svc_core.config import settings
 from tests.support.auth_helpers import (
-    Clock, DynamoCalls, active_public_pem, hs256, payload_of, put_signing_document, service_claims, signed,
+    Clock, DynamoCalls, active_public_pem, high_s, hs256, payload_of, put_signing_document, service_claims, signed,
     signing_document, unsigned, with_payload,
 )
 from tests.support.functions import call
@@ -144,13 +144,15 @@ def _attacks(tenant: str) -> dict[str, str]:
         "signature_stripped": valid.rsplit(".", 1)[0] + ".",
         "garbage": "not-a-jwt",
         "two_parts": ".".join(valid.split(".")[:2]),
+        "high_s_signature": high_s(valid),
+        "signature_too_long": f"{valid}AAAA",
     }
 
 
 ATTACKS = ["unknown_kid", "right_kid_wrong_key", "wrong_iss", "wrong_aud", "no_aud", "missing_typ", "typ_jwt",
            "typ_id_token", "missing_tid", "missing_scopes", "tid_not_a_string", "scopes_not_a_list",
            "missing_exp", "missing_jti", "exp_not_a_number", "not_yet_valid", "tampered_scopes",
-           "tampered_tenant", "signature_stripped", "garbage", "two_parts"]
+           "tampered_tenant", "signature_stripped", "garbage", "two_parts", "high_s_signature", "signature_too_long"]
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
@@ -159,6 +161,24 @@ def test_jwt_attacks_are_401(stack, attack):
     attacks = _attacks(tenant)
     assert sorted(attacks) == sorted(ATTACKS)
     assert_401(projects_with(attacks[attack]))
+
+
+def test_the_high_s_twin_of_a_valid_signature_is_401_though_ecdsa_accepts_it(stack):
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+    tenant, _ = stack.tenant_with_key()
+    valid = tokens.mint(subject="usr_x", tenant_id=tenant, scopes=READ, credential="user")[0]
+    twin = high_s(valid)
+    public = signing_keys.current().public[signing_keys.current().active_kid]
+    for token in (valid, twin):  # both verify mathematically: the twin is no forgery, only malleated
+        signing_input, _, signature = token.rpartition(".")
+        raw = jwt.utils.base64url_decode(signature)
+        public.verify(encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")),
+                      signing_input.encode(), ec.ECDSA(hashes.SHA256()))
+    assert projects_with(valid).status == 200
+    refused = projects_with(twin)
+    assert_401(refused)
+    assert "low-s" in refused.error["message"]
 
 
 def test_an_expired_token_is_401(stack, monkeypatch):

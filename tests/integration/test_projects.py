@@ -148,12 +148,30 @@ def test_delete_answers_in_the_envelope_then_the_project_is_gone(stack):
     ({"name": 123}, "name"), ({"name": True}, "name"), ({"name": "ok", "description": 5}, "description"),
     ({"name": "ok", "language": ["py"]}, "language"), ({"name": "ok", "language": "py; rm -rf"}, "language"),
     ({"name": "ok", "description": "d" * 2001}, "description"), (["name"], "body"), ("Apollo", "body"),
+    ({"name": "Apo\x00llo"}, "name"), ({"name": "\u202eollopA"}, "name"), ({"name": "Apollo\x9b"}, "name"),
+    ({"name": "ok", "description": "moon\x00shot"}, "description"),
+    ({"name": "ok", "description": "txt.\u2066exe"}, "description"),
 ])
 def test_bad_create_bodies_are_400_naming_the_field(stack, body, field):
     tenant, key = stack.tenant_with_key()
     before = snapshot()
     assert field in bad_fields(api(CREATE, key, body=body))
     assert snapshot() == before and stored_projects(tenant) == []
+
+
+def test_control_and_bidi_characters_are_refused_naming_the_field_but_lines_and_tabs_describe(stack):
+    _, key = stack.tenant_with_key()
+    for body, field, code in [({"name": "Apo\x00llo"}, "name", "U+0000"), ({"name": "gpj.\u202eexe"}, "name", "U+202E"),
+                              ({"name": "ok", "description": "a\u2067b"}, "description", "U+2067")]:
+        reply = api(CREATE, key, body=body)
+        assert reply.status == 400 and reply.error["code"] == "VALIDATION_ERROR", reply
+        [problem] = reply.error["details"]["fields"]
+        assert problem["field"] == field and code in problem["reason"]
+    made = create(key, name=" Apollo\n", description="Moon shot:\n\tstage one")
+    assert made["name"] == "Apollo" and made["description"] == "Moon shot:\n\tstage one"
+    project = create(key, name="Apollo")
+    assert "name" in bad_fields(patch(key, project["id"], {"name": "A\u202ex"}))
+    assert get(key, project["id"]).data == project
 
 
 @pytest.mark.parametrize("raw", ['{"name": "Apollo"', "name=Apollo", "", "{'name': 'x'}"])

@@ -137,7 +137,7 @@ def test_create_read_list_update_delete_answer_metadata_only(stack):
     assert_error(get(key, secret["id"]), 404, "RESOURCE_NOT_FOUND")
     assert listed(key).data == {"items": [], "nextCursor": None}
     assert items(tenant) == []  # the secret and its name claim
-    assert made(key, name="openai_api_key", value="v")["version"] == 1  # the name is free again
+    assert made(key, name="openai_api_key", value="v1")["version"] == 1  # the name is free again
     for text in (described.text, renewed.text, deleted.text, reply.text):
         assert value not in text and newer not in text and "sealed" not in text
 
@@ -193,11 +193,11 @@ def test_the_table_holds_ciphertext_that_opens_only_for_its_tenant_secret_and_ve
 # ---- sizes and bad input -----------------------------------------------------------------
 
 @pytest.mark.parametrize("value", [
-    "a" * LIMIT,                       # 65,536 one-byte characters
-    "é" * (LIMIT // 2),                # two bytes each
+    "ab" * (LIMIT // 2),               # 65,536 one-byte characters
+    "éè" * (LIMIT // 4),               # two bytes each
     "€" * (LIMIT // 3) + "a",          # three bytes each, and one
-    "😀" * (LIMIT // 4),               # four bytes each
-    "x",
+    "😀😁" * (LIMIT // 8),             # four bytes each
+    "x1",
 ], ids=["ascii", "2-byte", "3-byte", "4-byte", "one-byte"])
 def test_a_value_of_up_to_65536_utf8_bytes_is_kept_exactly(stack, value):
     assert len(value.encode()) <= LIMIT
@@ -206,6 +206,17 @@ def test_a_value_of_up_to_65536_utf8_bytes_is_kept_exactly(stack, value):
     assert reveal(tenant, secret["id"]) == value
     assert patch(key, secret["id"], {"value": value[::-1]}).status == 200
     assert reveal(tenant, "big") == value[::-1]
+
+
+@pytest.mark.parametrize("value", ["v", "a" * 40, "\x00" * 32, " \x00\n\x00\t ", "\u3000 " * 8],
+                         ids=["one-character", "one-repeated", "nul-bytes", "nul-and-whitespace", "whitespace"])
+def test_a_value_that_carries_no_entropy_is_400_on_value_and_stores_nothing(kept, value):
+    before = snapshot(kept["tenant"])
+    for reply in (create(kept["key"], name="PLACEHOLDER", value=value),
+                  patch(kept["key"], kept["secret"]["id"], {"value": value})):
+        [problem] = fields_of(reply)
+        assert problem["field"] == "value" and "carries no entropy" in problem["reason"], reply
+    assert snapshot(kept["tenant"]) == before
 
 
 @pytest.mark.parametrize("value", [
@@ -225,24 +236,24 @@ def test_a_value_over_65536_utf8_bytes_is_400_on_value_and_stores_nothing(kept, 
 
 
 @pytest.mark.parametrize("body,field", [
-    ({"value": "v"}, "name"),
+    ({"value": "v1"}, "name"),
     ({"name": "A"}, "value"),
-    ({"name": "", "value": "v"}, "name"),
-    ({"name": "1ABC", "value": "v"}, "name"),
-    ({"name": "-ABC", "value": "v"}, "name"),
-    ({"name": "MY KEY", "value": "v"}, "name"),
-    ({"name": "a/b", "value": "v"}, "name"),
-    ({"name": "clé", "value": "v"}, "name"),
-    ({"name": "ABC\n", "value": "v"}, "name"),
-    ({"name": "A" * 129, "value": "v"}, "name"),
-    ({"name": 5, "value": "v"}, "name"),
+    ({"name": "", "value": "v1"}, "name"),
+    ({"name": "1ABC", "value": "v1"}, "name"),
+    ({"name": "-ABC", "value": "v1"}, "name"),
+    ({"name": "MY KEY", "value": "v1"}, "name"),
+    ({"name": "a/b", "value": "v1"}, "name"),
+    ({"name": "clé", "value": "v1"}, "name"),
+    ({"name": "ABC\n", "value": "v1"}, "name"),
+    ({"name": "A" * 129, "value": "v1"}, "name"),
+    ({"name": 5, "value": "v1"}, "name"),
     ({"name": "A", "value": ""}, "value"),
     ({"name": "A", "value": 123}, "value"),
     ({"name": "A", "value": None}, "value"),
-    ({"name": "A", "value": "v", "description": "d" * 501}, "description"),
-    ({"name": "A", "value": "v", "description": 1}, "description"),
-    ({"name": "A", "value": "v", "version": 3}, "version"),
-    ({"name": "A", "value": "v", "id": MISSING_ID}, "id"),
+    ({"name": "A", "value": "v1", "description": "d" * 501}, "description"),
+    ({"name": "A", "value": "v1", "description": 1}, "description"),
+    ({"name": "A", "value": "v1", "version": 3}, "version"),
+    ({"name": "A", "value": "v1", "id": MISSING_ID}, "id"),
 ])
 def test_bad_create_bodies_are_400_naming_the_field_and_store_nothing(kept, body, field):
     before = snapshot(kept["tenant"])
@@ -254,7 +265,7 @@ def test_bad_create_bodies_are_400_naming_the_field_and_store_nothing(kept, body
 def test_names_and_descriptions_at_their_limits_are_accepted(stack):
     _, key = stack.tenant_with_key()
     for name in ("A" * 128, "_", "a.b-c_D9", "x"):
-        assert made(key, name=name, value="v", description="d" * 500)["name"] == name
+        assert made(key, name=name, value="v1", description="d" * 500)["name"] == name
 
 
 @pytest.mark.parametrize("body,field", [
@@ -263,7 +274,7 @@ def test_names_and_descriptions_at_their_limits_are_accepted(stack):
     ({"value": None}, "value"),
     ({"value": ""}, "value"),
     ({"description": "d" * 501}, "description"),
-    ({"value": "v", "version": 7}, "version"),
+    ({"value": "v1", "version": 7}, "version"),
 ])
 def test_bad_patch_bodies_are_400_and_change_nothing(kept, body, field):
     before = snapshot(kept["tenant"])
@@ -275,7 +286,7 @@ def test_bad_patch_bodies_are_400_and_change_nothing(kept, body, field):
 def test_a_lone_surrogate_is_400_not_a_server_error(kept):
     before = snapshot(kept["tenant"])
     for raw, field in (('{"name": "A", "value": "x\\ud800y"}', "value"),
-                       ('{"name": "A", "value": "v", "description": "\\udfff"}', "description")):
+                       ('{"name": "A", "value": "v1", "description": "\\udfff"}', "description")):
         assert field in [f["field"] for f in fields_of(api("CreateSecret", kept["key"], raw_body=raw))]
     assert field in [f["field"] for f in fields_of(api("UpdateSecret", kept["key"], raw_body=raw,
                                                        path_params={"id": kept["secret"]["id"]}))]
@@ -384,13 +395,13 @@ def test_a_malformed_id_is_404_with_that_id(stack, bad_id):
 
 def test_scopes_read_and_write_and_the_roles(stack):
     tenant, key = stack.tenant_with_key()
-    secret = made(key, name="SCOPED", value="v")
+    secret = made(key, name="SCOPED", value="v1")
     reader = stack.new_key(tenant, ["secrets:read"])["key"]
     writer = stack.new_key(tenant, ["secrets:write"])["key"]
     member, admin = user_token(tenant, "member"), user_token(tenant, "admin")
     before = snapshot(tenant)
     for token in (reader, member):
-        for reply in (create(token, name="X", value="v"), patch(token, secret["id"], {"value": "x"}),
+        for reply in (create(token, name="X", value="v1"), patch(token, secret["id"], {"value": "x1"}),
                       delete(token, secret["id"])):
             assert assert_error(reply, 403, "FORBIDDEN")["requiredScope"] == "secrets:write"
         assert get(token, secret["id"]).data == secret and listed(token).status == 200
@@ -405,8 +416,8 @@ def test_scopes_read_and_write_and_the_roles(stack):
 
 def test_other_methods_are_405(stack):
     _, key = stack.tenant_with_key()
-    secret = made(key, name="M", value="v")
-    reply = api("GetSecret", key, path_params={"id": secret["id"]}, method="PUT", body={"value": "x"})
+    secret = made(key, name="M", value="v1")
+    reply = api("GetSecret", key, path_params={"id": secret["id"]}, method="PUT", body={"value": "x1"})
     assert assert_error(reply, 405, "METHOD_NOT_ALLOWED")["allowed"] == ["DELETE", "GET", "PATCH"]
     reply = api("ListSecrets", key, method="DELETE")
     assert assert_error(reply, 405, "METHOD_NOT_ALLOWED")["allowed"] == ["GET", "POST"]

@@ -346,6 +346,12 @@ def test_events_are_kept_once_each_and_star_stands_alone(stack):
     ("https://nowhere.example.com/hook", "does_not_resolve"),
     ("https://user:pw@hooks.example.com/hook", "malformed"),
     ("https://hooks.example.com/hook#frag", "malformed"),
+    ("https://hooks.example.com:0/hook", "port"),
+    ("https://8.8.8.8:0/", "port"),
+    ("https://hooks.example.com:65536/hook", "port"),
+    ("https://hooks.example.com:99999999999/hook", "port"),
+    ("https://hooks.example.com:https/hook", "port"),
+    ("https://hooks.example.com:-443/hook", "port"),
 ])
 def test_urls_that_point_inside_are_400_on_create_and_patch_and_change_nothing(kept, setting, url, code):
     setting("ALLOW_LOOPBACK_ENDPOINTS", "false")
@@ -356,6 +362,14 @@ def test_urls_that_point_inside_are_400_on_create_and_patch_and_change_nothing(k
         assert (problem["field"], problem["in"], problem["code"]) == ("url", "body", code), reply
         assert problem["reason"].startswith("the URL ")
     assert snapshot(kept["tenant"]) == before
+
+
+def test_a_port_from_1_to_65535_is_kept_on_create_and_patch(stack):
+    _, key = stack.tenant_with_key()
+    webhook = made(key, url="https://hooks.example.com:1/hook")
+    assert webhook["url"] == "https://hooks.example.com:1/hook"
+    changed = patch(key, webhook["id"], {"url": "https://hooks.example.com:65535/hook"})
+    assert changed.status == 200 and changed.data["url"] == "https://hooks.example.com:65535/hook", changed
 
 
 def test_loopback_and_its_http_only_with_the_development_setting(stack, setting):

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from svc_core import secrets_cache, timeutil
-from svc_core.auth import signing_keys
+from svc_core.auth import signing_keys, tokens
 from svc_core.config import settings
 from tests.support.functions import Reply, api_event, load_function
 
@@ -91,7 +91,16 @@ def signed(claims: dict[str, Any], *, kid: str | None = None, typ: str | None = 
     """ES256 with the active signing key (or `private`), with the given kid and typ headers."""
     keyset = signing_keys.current()
     headers = {"kid": keyset.active_kid if kid is None else kid, "typ": typ}  # typ None: PyJWT omits it
-    return jwt.encode(claims, private or keyset.active_private, algorithm="ES256", headers=headers)
+    return tokens.low_s(jwt.encode(claims, private or keyset.active_private, algorithm="ES256", headers=headers))
+
+
+def high_s(token: str) -> str:
+    """The token's ES256 signature (r, s) rewritten as (r, n - s): as valid to ECDSA, but the
+    non-canonical twin of what the service signs (it signs only low s)."""
+    signing_input, _, signature = token.rpartition(".")
+    raw = base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4))
+    flipped = tokens.P256_ORDER - int.from_bytes(raw[32:], "big")
+    return f"{signing_input}.{b64url(raw[:32] + flipped.to_bytes(32, 'big'))}"
 
 
 def unsigned(header: dict[str, Any], claims: dict[str, Any], signature: bytes = b"") -> str:

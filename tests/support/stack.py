@@ -140,13 +140,24 @@ class Stack:
         return tenant_id
 
     def new_key(self, tenant_id: str, scopes: list[str] | None = None, key_type: str = "sdk",
-                expires_in_days: int | None = None) -> dict[str, Any]:
-        """An API key issued by an operator (as the bootstrap does); returns its view with 'key'."""
+                expires_in_days: int | None = None, created_by: str = "usr_operator") -> dict[str, Any]:
+        """An API key issued by an operator (as the bootstrap does), or for created_by as a device
+        login issues a user's CLI key; returns its view with 'key'."""
         from svc_core.domain.api_keys import issue_key
         from svc_core.scopes import ALL_SCOPES
-        return issue_key(tenant_id=tenant_id, created_by="usr_operator", name="test key", key_type=key_type,
+        return issue_key(tenant_id=tenant_id, created_by=created_by, name="test key", key_type=key_type,
                          environment="Development", scopes=sorted(ALL_SCOPES) if scopes is None else scopes,
                          expires_in_days=expires_in_days)
+
+    @staticmethod
+    def user_token(tenant_id: str, role: str, user_id: str | None = None) -> str:
+        """A signed-in user's access token with the scopes of the role, as /auth/login mints it."""
+        from svc_core import ids
+        from svc_core.auth import tokens
+        from svc_core.roles import ROLE_SCOPES
+        token, _ = tokens.mint(subject=user_id or ids.new_id("usr"), tenant_id=tenant_id,
+                               scopes=ROLE_SCOPES[role], credential="user")
+        return token
 
     def tenant_with_key(self, scopes: list[str] | None = None) -> tuple[str, str]:
         tenant_id = self.new_tenant()

@@ -102,13 +102,20 @@ def test_a_name_that_does_not_resolve():
 
 @pytest.mark.parametrize("url", [
     "ftp://storage.example.com", "https://", "https://user@storage.example.com", "https://u:p@8.8.8.8",
-    "https://8.8.8.8/?x=1", "https://8.8.8.8/#frag", "https://8.8.8.8:99999", "storage.example.com",
+    "https://8.8.8.8/?x=1", "https://8.8.8.8/#frag", "storage.example.com",
     "https://8.8.8.8/a b", "file:///etc/passwd", "gopher://8.8.8.8",
 ])
 def test_malformed_endpoints(url):
     with pytest.raises(EndpointRefused) as refused:
         check(url, allow_loopback=True, resolver=resolving({}))
     assert refused.value.code == "malformed"
+
+
+@pytest.mark.parametrize("url", ["https://8.8.8.8:99999", "https://8.8.8.8:0", "https://storage.example.com:s3"])
+def test_an_endpoint_port_outside_1_to_65535_is_refused_as_port(url):
+    with pytest.raises(EndpointRefused) as refused:
+        check(url, allow_loopback=True, resolver=resolving({}))
+    assert refused.value.code == "port"
 
 
 def test_https_only_but_for_loopback_when_allowed():

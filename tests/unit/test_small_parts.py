@@ -131,3 +131,52 @@ def test_powertools_parses_a_body_with_the_same_rules():
         state.body = (text, {"cached": True})
         assert api._parsed_body(text) == {"cached": True}
         assert api._parsed_body('{"a": 1}' + " ") == {"a": 1}
+def test_tokens_are_signed_with_low_s_and_their_high_s_twin_is_refused(monkeypatch):
+    from cryptography.hazmat.primitives import serialization
+
+    from svc_core.auth import signing_keys, tokens
+    from svc_core.errors import Unauthorized
+    from tests.support.auth_helpers import high_s
+
+    entry = signing_keys.new_key_entry()
+    private = serialization.load_pem_private_key(entry["privateKeyPem"].encode(), password=None)
+    keyset = signing_keys.KeySet(active_kid=entry["kid"], active_private=private,
+                                 public={entry["kid"]: private.public_key()})
+    monkeypatch.setattr(signing_keys, "current", lambda force_fetch=False: keyset)
+    minted = [tokens.mint(subject="usr_x", tenant_id="ten_x", scopes=["projects:read"], credential="user")[0]
+              for _ in range(24)]  # cryptography signs the high half about as often as the low one
+    for token in minted:
+        assert tokens._signature(token)[2] <= tokens.P256_ORDER // 2
+        assert tokens.verify(token).subject == "usr_x"
+        assert tokens.low_s(high_s(token)) == token
+        with pytest.raises(Unauthorized, match="low-s"):
+            tokens.verify(high_s(token))
+    with pytest.raises(Unauthorized, match="malformed"):
+        tokens.verify(minted[0][:-4])
+
+
+def test_every_name_and_description_refuses_control_and_bidi_characters():
+    from pydantic import ValidationError
+
+    from svc_core.domain.accounts import RegisterBody
+    from svc_core.domain.agents import AgentCreate, AgentUpdate
+    from svc_core.domain.api_keys import ApiKeyCreate
+    from svc_core.domain.chat import ChatSessionCreate
+    from svc_core.domain.projects import ProjectCreate, ProjectUpdate
+    from svc_core.domain.tenant_secrets import SecretUpdate
+    from svc_core.domain.tenants import SettingsPatch, TenantCreate
+    from svc_core.domain.webhooks import WebhookUpdate
+
+    names = [(ProjectCreate, "name"), (ProjectUpdate, "name"), (AgentUpdate, "name"), (ApiKeyCreate, "name"),
+             (ChatSessionCreate, "title"), (TenantCreate, "name"), (SettingsPatch, "displayName"),
+             (RegisterBody, "name")]
+    descriptions = [(ProjectCreate, "description"), (SecretUpdate, "description"), (WebhookUpdate, "description")]
+    assert AgentCreate.model_fields["name"].annotation is AgentUpdate.model_fields["name"].annotation
+    for model, field in names + descriptions:
+        for bad in ("a\x00b", "a\x07b", "a\x7fb", "a\x85b", "a\u202eb", "a\u2066b", "a\u200fb", "a\rb"):
+            with pytest.raises(ValidationError) as refused:
+                model.__pydantic_validator__.validate_assignment(model.model_construct(), field, bad)
+            assert refused.value.errors()[0]["loc"] == (field,), (model, field)
+    for model, field in descriptions:  # a description may run over lines, with tabs
+        checked = model.__pydantic_validator__.validate_assignment(model.model_construct(), field, "one\n\ttwo")
+        assert getattr(checked, field) == "one\n\ttwo"

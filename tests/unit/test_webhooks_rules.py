@@ -126,6 +126,17 @@ def test_a_webhook_url_may_carry_a_query_a_storage_endpoint_may_not():
     assert refused.value.code == "private"
 
 
+def test_a_port_must_be_1_to_65535_in_digits():
+    for url in ("https://8.8.8.8:0/", "https://8.8.8.8:00/", "https://8.8.8.8:65536/", "https://8.8.8.8:x/",
+                "https://8.8.8.8:+1/", "https://8.8.8.8:\u0663/", "https://[2001:4860::8888]:0/"):
+        with pytest.raises(EndpointRefused) as refused:
+            check(url, allow_loopback=False)
+        assert refused.value.code == "port", url
+        assert "1 to 65535" in refused.value.reason
+    assert check("https://8.8.8.8:65535/", allow_loopback=False).port == 65535
+    assert check("https://8.8.8.8:/", allow_loopback=False).port == 443  # empty: the scheme's default
+
+
 def test_check_url_names_the_url_field_and_the_code(monkeypatch):
     from svc_core.errors import ValidationFailed
     for url, code in (("https://169.254.169.254/latest", "metadata_service"), ("http://8.8.8.8/", "scheme"),

@@ -41,6 +41,7 @@ _METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00
 # What each refusal says (the code goes in details.fields[].code).
 REASONS = {
     "malformed": "is not an absolute http(s) URL with a host, and nothing else (no user, query or fragment)",
+    "port": "has a port that is not a number from 1 to 65535",
     "scheme": "must use https",
     "metadata_service": "points at the cloud instance metadata service",
     "loopback": "points at a loopback address",
@@ -147,15 +148,21 @@ def resolve(host: str, port: int) -> list[str]:
 
 
 def parse(url: str, *, allow_query: bool = False) -> tuple[str, str, int]:
-    """(scheme, host, port) of an endpoint URL, or EndpointRefused('malformed').
+    """(scheme, host, port) of an endpoint URL, or EndpointRefused('malformed'), or
+    EndpointRefused('port') for a port other than 1-65535 (0, too large, not digits).
 
     allow_query: a query string is part of the URL (a webhook's ?token=...); a storage endpoint
     has none."""
     try:
         parts = urlsplit(url)
-        port = parts.port
     except ValueError:
         raise EndpointRefused("malformed") from None
+    try:
+        port = parts.port  # None when absent or empty ("host:"): the scheme's default
+    except ValueError:  # not ASCII digits, or above 65535
+        raise EndpointRefused("port") from None
+    if port == 0:  # a valid number, but no service listens on port 0 (and `or` below would hide it)
+        raise EndpointRefused("port")
     if (parts.scheme not in ("http", "https") or not parts.hostname or parts.username is not None
             or parts.password is not None or (parts.query and not allow_query) or parts.fragment
             or "@" in parts.netloc

@@ -4,10 +4,16 @@ Verification accepts exactly one algorithm (ES256) for keys we publish, requires
 a known kid, and the iss, aud, sub, tid, scopes, exp, iat and jti claims. alg "none" in any
 spelling, HS256 keyed with our public key, an unknown kid, an expired token or a wrong
 issuer or audience all raise Unauthorized.
+
+An ECDSA signature (r, s) also verifies as (r, n - s), so each token would have two valid
+forms; only the canonical low-s form (s <= n/2, as mint() writes it) is accepted, and a
+signature that is not 64 bytes (r || s) is refused before any verification.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import secrets
 from typing import Any
 
@@ -22,6 +28,30 @@ from svc_core.errors import Unauthorized
 TOKEN_TYPE = "at+jwt"
 _REQUIRED = ["iss", "aud", "sub", "exp", "iat", "jti"]
 LEEWAY_SECONDS = 5  # clock skew between containers
+P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551  # n of the curve
+_HALF_ORDER = P256_ORDER // 2
+
+
+def _signature(token: str) -> tuple[str, int, int] | None:
+    """The signing input and the ES256 signature's r and s; None when it is not 64 bytes of base64url."""
+    signing_input, _, encoded = token.rpartition(".")
+    try:
+        raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) != 64:
+        return None
+    return signing_input, int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")
+
+
+def low_s(token: str) -> str:
+    """The token with its signature in the canonical form: s replaced by n - s when above n/2
+    (the same signature to ECDSA; cryptography signs with either half)."""
+    signing_input, r, s = _signature(token)  # type: ignore[misc]  # a token just signed
+    if s <= _HALF_ORDER:
+        return token
+    raw = r.to_bytes(32, "big") + (P256_ORDER - s).to_bytes(32, "big")
+    return f"{signing_input}.{base64.urlsafe_b64encode(raw).rstrip(b'=').decode()}"
 
 
 def mint(*, subject: str, tenant_id: str, scopes: list[str] | frozenset[str], credential: str,
@@ -40,7 +70,7 @@ def mint(*, subject: str, tenant_id: str, scopes: list[str] | frozenset[str], cr
     keyset = signing_keys.current()
     token = jwt.encode(claims, keyset.active_private, algorithm=signing_keys.ALGORITHM,
                        headers={"kid": keyset.active_kid, "typ": token_type})
-    return token, lifetime
+    return low_s(token), lifetime
 
 
 def verify(token: str, token_type: str = TOKEN_TYPE, audience: str | None = None) -> Principal:
@@ -50,6 +80,11 @@ def verify(token: str, token_type: str = TOKEN_TYPE, audience: str | None = None
         raise Unauthorized("The access token is malformed.") from None
     if header.get("typ") != token_type or header.get("alg") != signing_keys.ALGORITHM:
         raise Unauthorized("The access token's type or algorithm is not accepted.")
+    signature = _signature(token)
+    if signature is None:
+        raise Unauthorized("The access token's signature is malformed.")
+    if signature[2] > _HALF_ORDER:
+        raise Unauthorized("The access token's signature is not in its canonical (low-s) form.")
     kid = header.get("kid")
     keyset = signing_keys.current()
     if kid not in keyset.public:

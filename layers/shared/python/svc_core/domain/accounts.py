@@ -27,7 +27,7 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain.tenants import create_tenant_with_owner
 from svc_core.errors import Forbidden, RateLimited, Unauthorized
 from svc_core.roles import ROLE_SCOPES
-from svc_core.schemas import EMAIL, VISIBLE, RequestBody
+from svc_core.schemas import EMAIL, RequestBody, name_text
 
 LOGIN_WINDOW_SECONDS = 15 * 60
 _REFRESH = re.compile(r"rt_(ses_[0-9A-HJKMNP-TV-Z]{26})\.([A-Za-z0-9_-]{43})")
@@ -43,7 +43,7 @@ Password = Annotated[str, StringConstraints(min_length=12, max_length=256)]
 class RegisterBody(RequestBody):
     email: Email
     password: Password
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=VISIBLE)]
+    name: name_text(200)  # type: ignore[valid-type]
 
 
 class LoginBody(RequestBody):

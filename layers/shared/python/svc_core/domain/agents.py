@@ -27,7 +27,7 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, NotFound
 from svc_core.models.registry import choose_model
-from svc_core.schemas import VISIBLE, PatchBody, RequestBody, unicode_text, whole_number
+from svc_core.schemas import VISIBLE, PatchBody, RequestBody, name_text, unicode_text, whole_number
 
 PREFIX = "agt"
 MAX_NAME = 200
@@ -61,8 +61,7 @@ TOOLS_HELP = ("the tools the agent may use, each at most once: "
                           for t in agent_tools.CATALOGUE)
               + "; null or left out: every tool; [] for none")
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME, pattern=VISIBLE),
-                 AfterValidator(unicode_text)]
+Name = name_text(MAX_NAME)
 SystemPrompt = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SYSTEM_PROMPT, pattern=VISIBLE),
                          AfterValidator(unicode_text)]
 AutonomyLevel = Literal[tuple(AUTONOMY_LEVELS)]  # type: ignore[valid-type]

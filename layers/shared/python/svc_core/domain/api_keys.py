@@ -2,18 +2,30 @@
 
 The full value is returned once, by create (and by rotate for the new value); only an HMAC
 of it is stored. A key never holds a scope its creator does not hold.
+
+Managing a key is authorised on the key itself, not only by the route's keys:write
+(authorise_key_change, used by rotate and revoke):
+- a key may always rotate or revoke itself (`svc logout` revokes the login's own key);
+- otherwise the caller must hold every scope of the key: a weaker credential neither receives a
+  stronger key's new value nor revokes it;
+- a `cli` key belongs to the one who made it (for a device login, the user: createdBy). Only
+  they rotate it: the user's own token, the key itself, or another key whose createdBy is that
+  user (one read of the caller's key record). Another user's CLI key may be revoked, never
+  rotated, and only by a signed-in user (credential "user") with keys:write (an owner or admin)
+  who also holds all its scopes.
+A `cli` key made through POST /api-keys belongs to its caller (createdBy), as any key does.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from svc_core import ids, timeutil
 from svc_core.auth import authenticate, key_format
 from svc_core.context import TenantContext
-from svc_core.schemas import RequestBody, whole_number
+from svc_core.schemas import RequestBody, name_text, whole_number
 from svc_core.data import api_keys_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
@@ -29,7 +41,7 @@ DEFAULT_OVERLAP_SECONDS = 24 * 3600
 
 
 class ApiKeyCreate(RequestBody):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+    name: name_text(100)  # type: ignore[valid-type]
     type: KeyType
     environment: Environment
     scopes: list[ScopeName] | None = Field(
@@ -137,9 +149,38 @@ def list_keys(ctx: TenantContext, limit: int, cursor: str | None, store=api_keys
     return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix="key", view=_view)
 
 
+def _caller_identities(ctx: TenantContext, store) -> set[str]:
+    """Who the caller speaks for: its subject, and for an API key also whoever created that key."""
+    identities = {ctx.actor}
+    if ctx.principal.credential == "api_key":
+        caller = store.get(ctx.tenant_id, ctx.actor)
+        if caller is not None:
+            identities.add(caller["createdBy"])
+    return identities
+
+
+def authorise_key_change(ctx: TenantContext, record: dict[str, Any], action: Literal["rotate", "revoke"],
+                         store=api_keys_table) -> None:
+    """Raise Forbidden unless the caller may rotate or revoke this key (the rules are in the
+    module's docstring). Every operation on an existing key goes through here."""
+    if ctx.actor == record["id"]:
+        return
+    missing = sorted(set(record["scopes"]) - ctx.scopes)
+    if missing:
+        raise Forbidden(f"Only a credential holding every scope of the key may {action} it.",
+                        {"scopes": missing})
+    if record["type"] != "cli" or record["createdBy"] in _caller_identities(ctx, store):
+        return
+    if action == "revoke" and ctx.principal.credential == "user" and "keys:write" in ctx.scopes:
+        return
+    raise Forbidden(f"A CLI key belongs to its user; another credential may not {action} it.",
+                    {"reason": "cli_key_of_another_user", "owner": record["createdBy"]})
+
+
 def revoke_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[str, Any]:
     """Revoke: every value of the key is refused from its next use. Revoking twice is harmless."""
     record = _record(ctx, key_id, store)
+    authorise_key_change(ctx, record, "revoke", store)
     if record.get("revokedAt") is None:
         now = int(timeutil.now())
         try:
@@ -153,6 +194,7 @@ def revoke_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[st
 
 def rotate_key(ctx: TenantContext, key_id: str, body: ApiKeyRotate, store=api_keys_table) -> dict[str, Any]:
     record = _record(ctx, key_id, store)
+    authorise_key_change(ctx, record, "rotate", store)
     now = int(timeutil.now())
     if _status(record, now) != "active":
         raise Conflict("Only an active key can be rotated.", {"id": key_id, "status": _status(record, now)})

@@ -25,7 +25,7 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain import agents, projects
 from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, InternalError, NotFound, ValidationFailed
-from svc_core.schemas import VISIBLE, RequestBody, unicode_text
+from svc_core.schemas import VISIBLE, RequestBody, name_text, unicode_text
 
 PREFIX = "chs"
 MESSAGE_PREFIX = "msg"
@@ -35,8 +35,7 @@ MESSAGES_SHOWN = 100        # GET /chat/sessions/{id} answers the newest this ma
 MESSAGE_STATUSES = ("pending", "streaming", "completed", "failed")
 ID_FIELD = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE, pattern=VISIBLE),
-                  AfterValidator(unicode_text)]
+Title = name_text(MAX_TITLE)
 Content = Annotated[str, StringConstraints(min_length=1, max_length=MAX_CONTENT, pattern=VISIBLE),
                     AfterValidator(unicode_text)]
 

@@ -8,15 +8,15 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from svc_core import events, ids, timeutil
 from svc_core.context import TenantContext
-from svc_core.schemas import VISIBLE, PatchBody, RequestBody
+from svc_core.schemas import PatchBody, RequestBody, description_text, name_text
 from svc_core.data import projects_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, NotFound
 
-# pattern: at least one visible character (so the schema, too, refuses a blank name)
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=VISIBLE)]
-Description = Annotated[str, StringConstraints(max_length=2000)]
+# at least one visible character, no control or bidirectional formatting character (the schema says so too)
+Name = name_text(200)
+Description = description_text(2000)
 Language = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64,
                                             pattern=r"^[A-Za-z0-9 ._+#-]+$")]
 

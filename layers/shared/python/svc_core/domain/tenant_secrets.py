@@ -24,7 +24,7 @@ from svc_core.data import secrets_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, NotFound, ValidationFailed
-from svc_core.schemas import PatchBody, RequestBody, unicode_text
+from svc_core.schemas import PatchBody, RequestBody, description_text, unicode_text
 
 PREFIX = "sec"
 PURPOSE = "tenant-secret"
@@ -35,19 +35,26 @@ _NAME = re.compile(NAME_PATTERN)
 
 
 
-def _value_size(text: str) -> str:
+def _value(text: str) -> str:
+    """At most MAX_VALUE_BYTES of UTF-8, and not a placeholder: a value of fewer than two distinct
+    characters ("aaaa", NUL bytes) or of nothing but NUL and whitespace carries no entropy, which
+    is a mistake (an unfilled template, a zeroed buffer), never a secret worth sealing."""
     size = len(unicode_text(text).encode("utf-8"))
     if size > MAX_VALUE_BYTES:
         raise ValueError(f"must be at most {MAX_VALUE_BYTES} bytes in UTF-8 (it is {size})")
+    if len(set(text)) < 2 or all(c == "\x00" or c.isspace() for c in text):
+        raise ValueError("carries no entropy: it needs at least two different characters, "
+                         "not only NUL and whitespace")
     return text
 
 
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
-Value = Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALUE_BYTES), AfterValidator(_value_size)]
-Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION), AfterValidator(unicode_text)]
+Value = Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALUE_BYTES), AfterValidator(_value)]
+Description = description_text(MAX_DESCRIPTION)
 
 NAME_HELP = "1-128 characters: a letter or _, then letters, digits, _ . -; unique in the tenant, whatever the case"
-VALUE_HELP = "1 to 65,536 bytes of UTF-8 text (bytes, not characters); never answered"
+VALUE_HELP = ("1 to 65,536 bytes of UTF-8 text (bytes, not characters), at least two different characters and "
+              "not only NUL and whitespace; never answered")
 DESCRIPTION_HELP = "at most 500 characters"
 
 

@@ -17,7 +17,7 @@ from svc_core.data import outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
 from svc_core.domain.projects import Language
 from svc_core.errors import Conflict, Forbidden, NotFound
-from svc_core.schemas import EMAIL, VISIBLE, PatchBody, RequestBody
+from svc_core.schemas import EMAIL, PatchBody, RequestBody, name_text
 
 _hasher = PasswordHasher()  # argon2id with the library's current recommended parameters
 
@@ -60,7 +60,7 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, pa
 # ---- the tenants API ---------------------------------------------------------------------
 
 Cidr = Annotated[str, StringConstraints(min_length=2, max_length=49, pattern=r"^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$")]
-TenantName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=VISIBLE)]
+TenantName = name_text(100)
 MAX_ALLOWLIST = 100
 
 DEFAULT_SETTINGS: dict[str, Any] = {"displayName": None, "defaultProjectLanguage": None, "ipAllowlist": [],

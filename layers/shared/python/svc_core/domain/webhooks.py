@@ -35,7 +35,7 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import check_cursor, page, tenant_page
 from svc_core.errors import Conflict, NotFound, ValidationFailed
 from svc_core.events import EVENT_TYPES
-from svc_core.schemas import SPACE, PatchBody, RequestBody, unicode_text, whole_number
+from svc_core.schemas import SPACE, PatchBody, RequestBody, description_text, unicode_text, whole_number
 
 PREFIX = "whk"
 PURPOSE = "webhook-secret"
@@ -94,7 +94,7 @@ Events = Annotated[list[EventName], Field(min_length=1, max_length=len(EVENT_TYP
                    AfterValidator(_events)]
 Secret = Annotated[str, StringConstraints(min_length=len(SECRET_PREFIX) + 32, max_length=len(SECRET_PREFIX) + 88,
                                           pattern=r"^whsec_[A-Za-z0-9+/]+={0,2}$"), AfterValidator(_secret)]
-Description = Annotated[str, StringConstraints(max_length=MAX_DESCRIPTION), AfterValidator(unicode_text)]
+Description = description_text(MAX_DESCRIPTION)
 
 URL_HELP = (f"https (http only to loopback, in local development); at most {MAX_URL} characters; a query "
             "string is kept; no user name, password or fragment; must not resolve to a private, loopback, "
