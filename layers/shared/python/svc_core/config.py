@@ -96,6 +96,9 @@ class Settings:
     stripe_api_base: str = ""               # empty: Stripe's own; tests point it at a loopback server
     stripe_plan_prices: str = "{}"          # JSON {plan: Stripe price id}
     billing_welcome_micro_credits: int = 1_000_000
+    # Public routes that create or check credentials (register, sign-in, refresh, device login, token
+    # exchange): requests per source address and route group in each rate-limit window.
+    address_rate_limit_per_window: int = 30
 
 
 def _int(name: str, default: int) -> int:
@@ -177,4 +180,5 @@ def settings() -> Settings:
         stripe_api_base=env("STRIPE_API_BASE", ""),
         stripe_plan_prices=env("STRIPE_PLAN_PRICES") or "{}",
         billing_welcome_micro_credits=_int("BILLING_WELCOME_MICRO_CREDITS", 1_000_000),
+        address_rate_limit_per_window=_int("ADDRESS_RATE_LIMIT_PER_WINDOW", 30),
     )
