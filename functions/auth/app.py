@@ -30,8 +30,12 @@ def _set_refresh_cookie(token: str, max_age: int) -> None:
                                           "HttpOnly; Secure; SameSite=Strict")
 
 
-@api.post("/api/v1/auth/register", public=True, throttle="register", status=201, response_model=Registered, tags=TAGS, errors=(409,),
-          summary="Create a user and the personal tenant they own")
+@api.post("/api/v1/auth/register", public=True, throttle="register", status=201, response_model=Registered, tags=TAGS,
+          summary="Create a user and the personal tenant they own",
+          description="An address that already has an account gets the same 201 and a body of the same shape "
+                      "(ids that name nothing), and nothing is created: the answer never tells whether an "
+                      "address is registered. Addresses are compared normalised (NFKC, case-folded, trimmed); "
+                      "one mixing letters of different scripts in its local part or a domain label is 400.")
 def register(body: RegisterBody):
     return accounts.register(body)
 
@@ -39,9 +43,11 @@ def register(body: RegisterBody):
 @api.post("/api/v1/auth/login", public=True, throttle="sign-in", response_model=TokenPair, tags=TAGS, errors=(401, 403, 429),
           summary="Sign in with e-mail and password: an access token and a refresh token",
           description="401: wrong e-mail or password (the same answer, in the same time). 403: the account is "
-                      "disabled, or not a member of tenantId. 429: too many failures for this account.")
+                      "disabled, or not a member of tenantId. 429: too many requests from this address, too many "
+                      "failures for this account from this address (until the 15-minute window ends), or, "
+                      "after many failures from everywhere, attempts on this account are slowed (a few seconds).")
 def login(body: LoginBody):
-    pair = accounts.login(body)
+    pair = accounts.login(body, api.source_ip())
     _set_refresh_cookie(pair["refreshToken"], pair["refreshExpiresIn"])
     return pair
 
