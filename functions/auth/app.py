@@ -1,5 +1,7 @@
 """Registration, login, refresh, logout and me; and the command-line device login. All but me,
-complete and deny are public and not rate limited (login has its own per-account throttle)."""
+complete and deny are public: not counted per credential, but those that create or check
+credentials are counted per source address in their throttle group (login also has its
+per-account-and-address failure throttle)."""
 
 from pathlib import Path
 from typing import Annotated, Optional
@@ -28,23 +30,29 @@ def _set_refresh_cookie(token: str, max_age: int) -> None:
                                           "HttpOnly; Secure; SameSite=Strict")
 
 
-@api.post("/api/v1/auth/register", public=True, status=201, response_model=Registered, tags=TAGS, errors=(409,),
-          summary="Create a user and the personal tenant they own")
+@api.post("/api/v1/auth/register", public=True, throttle="register", status=201, response_model=Registered, tags=TAGS,
+          summary="Create a user and the personal tenant they own",
+          description="An address that already has an account gets the same 201 and a body of the same shape "
+                      "(ids that name nothing), and nothing is created: the answer never tells whether an "
+                      "address is registered. Addresses are compared normalised (NFKC, case-folded, trimmed); "
+                      "one mixing letters of different scripts in its local part or a domain label is 400.")
 def register(body: RegisterBody):
     return accounts.register(body)
 
 
-@api.post("/api/v1/auth/login", public=True, response_model=TokenPair, tags=TAGS, errors=(401, 403, 429),
+@api.post("/api/v1/auth/login", public=True, throttle="sign-in", response_model=TokenPair, tags=TAGS, errors=(401, 403, 429),
           summary="Sign in with e-mail and password: an access token and a refresh token",
           description="401: wrong e-mail or password (the same answer, in the same time). 403: the account is "
-                      "disabled, or not a member of tenantId. 429: too many failures for this account.")
+                      "disabled, or not a member of tenantId. 429: too many requests from this address, too many "
+                      "failures for this account from this address (until the 15-minute window ends), or, "
+                      "after many failures from everywhere, attempts on this account are slowed (a few seconds).")
 def login(body: LoginBody):
-    pair = accounts.login(body)
+    pair = accounts.login(body, api.source_ip())
     _set_refresh_cookie(pair["refreshToken"], pair["refreshExpiresIn"])
     return pair
 
 
-@api.post("/api/v1/auth/refresh", public=True, response_model=TokenPair, tags=TAGS, errors=(401, 403),
+@api.post("/api/v1/auth/refresh", public=True, throttle="refresh", response_model=TokenPair, tags=TAGS, errors=(401, 403),
           summary="Rotate the refresh token (body or cookie) for a new pair",
           description="A refresh token works once. Presenting one already used ends the whole session (401).")
 def refresh(body: Annotated[Optional[RefreshBody], Body()] = None):
@@ -54,7 +62,7 @@ def refresh(body: Annotated[Optional[RefreshBody], Body()] = None):
     return pair
 
 
-@api.post("/api/v1/auth/logout", public=True, response_model=LoggedOut, tags=TAGS, errors=(401,),
+@api.post("/api/v1/auth/logout", public=True, throttle="refresh", response_model=LoggedOut, tags=TAGS, errors=(401,),
           summary="End the session (refresh token in body or cookie, or the access token) and clear the cookie")
 def logout(body: Annotated[Optional[LogoutBody], Body()] = None):
     refresh_token = (body.refreshToken if body else None) or api.cookie(COOKIE)
@@ -63,7 +71,7 @@ def logout(body: Annotated[Optional[LogoutBody], Body()] = None):
     return ended
 
 
-@api.post("/api/v1/auth/exchange", public=True, response_model=Exchanged, tags=TAGS, errors=(401, 403),
+@api.post("/api/v1/auth/exchange", public=True, throttle="exchange", response_model=Exchanged, tags=TAGS, errors=(401, 403),
           summary="Exchange the identity provider's token for a service access token",
           description="The provider's token is verified against its JWKS (iss, aud, exp, nbf); its (iss, sub) "
                       "names one user, created with a personal tenant on first sight. 404 when no provider "
@@ -81,7 +89,7 @@ def me():
 CLI_TAGS = ["Command-line login"]
 
 
-@api.post("/api/v1/cli/auth/start", public=True, status=201, response_model=Started, tags=CLI_TAGS,
+@api.post("/api/v1/cli/auth/start", public=True, throttle="device-login", status=201, response_model=Started, tags=CLI_TAGS,
           summary="Start a device login: a login id, the browser address and the code to compare")
 def cli_start(body: StartBody):
     event = api.resolver.current_event
@@ -128,7 +136,7 @@ def cli_deny(body: DecisionBody):
     return device_login.deny(body, api.tenant_context().principal)
 
 
-@api.post("/api/v1/cli/auth/token", public=True, response_model=CliToken, tags=CLI_TAGS, errors=(403, 409, 410),
+@api.post("/api/v1/cli/auth/token", public=True, throttle="device-login", response_model=CliToken, tags=CLI_TAGS, errors=(403, 409, 410),
           summary="Exchange an approved login and its PKCE verifier for a CLI key, once")
 def cli_token(body: TokenBody):
     return device_login.exchange(body)

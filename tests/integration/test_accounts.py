@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.auth_helpers import Clock
 from tests.support.functions import call
 
 PASSWORD = "correct horse battery staple"
@@ -13,8 +14,8 @@ def register(email="ada@example.com", password=PASSWORD, name="Ada"):
     return call("auth", "Auth-Register", body={"email": email, "password": password, "name": name})
 
 
-def login(email="ada@example.com", password=PASSWORD, **extra):
-    return call("auth", "Auth-Login", body={"email": email, "password": password, **extra})
+def login(email="ada@example.com", password=PASSWORD, source_ip="203.0.113.10", **extra):
+    return call("auth", "Auth-Login", body={"email": email, "password": password, **extra}, source_ip=source_ip)
 
 
 def refresh(token=None, **kwargs):
@@ -53,11 +54,73 @@ def test_bad_registrations_are_400_naming_the_field_and_store_nothing(stack, bod
     assert stack.client("dynamodb").scan(TableName="UsersTable")["Items"] == []
 
 
-def test_e_mail_addresses_are_unique_whatever_their_case(stack):
-    assert register().status == 201
-    again = register(email="ADA@Example.com")
-    assert again.status == 409 and again.error["code"] == "CONFLICT"
-    assert outbox_types(stack) == ["tenant.created", "user.created"]
+def users_items(stack):
+    return stack.client("dynamodb").scan(TableName="UsersTable")["Items"]
+
+
+def test_registering_a_known_address_answers_as_for_a_new_one_and_changes_nothing(stack):
+    first = register()
+    assert first.status == 201
+    items, events = users_items(stack), outbox_types(stack)
+    again = register(email="ADA@Example.com", password="another long password", name="Eve")
+    assert again.status == 201, again
+    assert again.json.keys() == first.json.keys()
+    for part in ("user", "tenant"):
+        assert again.data[part].keys() == first.data[part].keys()
+    assert again.data["user"]["id"].startswith("usr_") and again.data["user"]["id"] != first.data["user"]["id"]
+    assert again.data["tenant"]["id"].startswith("ten_") and again.data["tenant"]["id"] != first.data["tenant"]["id"]
+    assert again.data["user"]["email"] == "ADA@Example.com" and again.data["tenant"]["role"] == "owner"
+    assert "set-cookie" not in again.headers and "accessToken" not in again.text
+    assert users_items(stack) == items and outbox_types(stack) == events  # nothing created or changed
+    assert login().status == 200
+    assert login(password="another long password").status == 401
+
+
+@pytest.mark.parametrize("typed", ["ADA@EXAMPLE.COM", " ada@example.com ", "\uff41\uff44\uff41@example.com"])
+def test_addresses_are_compared_normalised_and_keep_their_display_form(stack, typed):
+    made = register(email="Ada@Example.com")
+    answer = login(email=typed)
+    assert answer.status == 200, (typed, answer)
+    assert answer.data["user"]["email"] == "Ada@Example.com" == made.data["user"]["email"]
+    # the same address in another spelling is not a second account
+    assert register(email=typed.strip(), password="another long password").status in (201, 400)
+    assert sum(1 for i in users_items(stack) if i["sk"]["S"] == "PROFILE") == 1
+
+
+def test_case_folding_goes_beyond_lower_case(stack):
+    assert register(email="strasse@example.de").status == 201
+    assert login(email="STRASSE@example.de").status == 200
+    assert login(email="Stra\u00dfe@example.de").status == 200  # \u00df folds to ss
+    register(email="Stra\u00dfe@example.de", password="another long password")
+    assert sum(1 for i in users_items(stack) if i["sk"]["S"] == "PROFILE") == 1
+
+
+def test_an_address_claimed_before_normalisation_still_signs_in(stack, monkeypatch):
+    from svc_core import email_address
+    with monkeypatch.context() as patched:
+        patched.setattr(email_address, "normalise", lambda address: address.lower())  # as claims were written
+        assert register(email="Stra\u00dfe@example.de").status == 201
+    assert login(email="stra\u00dfe@example.de").status == 200
+
+
+@pytest.mark.parametrize("email", [
+    "\u0430da@example.com",          # a Cyrillic a among Latin letters
+    "ada@ex\u0430mple.com",          # ... in the domain
+    "ad\u03b1@example.com",          # a Greek alpha
+    "p\u0430ypal@example.com",
+])
+def test_look_alike_addresses_are_refused(stack, email):
+    answer = register(email=email)
+    assert answer.status == 400 and answer.error["code"] == "VALIDATION_ERROR", answer
+    assert [f["field"] for f in answer.error["details"]["fields"]] == ["email"]
+    assert users_items(stack) == []
+
+
+@pytest.mark.parametrize("email", ["\u0438\u0432\u0430\u043d@\u043f\u0440\u0438\u043c\u0435\u0440.\u0440\u0444",
+                                   "\u5c71\u7530taro@example.jp", "\u00f1and\u00fa@example.es"])
+def test_addresses_in_one_script_are_accepted(stack, email):
+    assert register(email=email).status == 201
+    assert login(email=email).status == 200
 
 
 def test_login_gives_a_working_token_a_refresh_token_and_a_safe_cookie(stack):
@@ -70,7 +133,7 @@ def test_login_gives_a_working_token_a_refresh_token_and_a_safe_cookie(stack):
     cookie = answer.headers["set-cookie"]
     assert cookie.startswith(f"refresh_token={pair['refreshToken']};")
     assert all(flag in cookie for flag in ("HttpOnly", "Secure", "SameSite=Strict", "Path=/api/v1/auth"))
-    assert "x-ratelimit-limit" not in answer.headers  # authentication endpoints are not counted
+    assert answer.headers["x-ratelimit-limit"] == "30"  # counted per address, not per credential
     assert projects(pair["accessToken"]).status == 200
     me = call("auth", "Auth-Me", token=pair["accessToken"])
     assert me.status == 200 and me.data["user"]["email"] == "ada@example.com"
@@ -117,18 +180,47 @@ def test_disabling_an_account_ends_its_sign_ins_and_cli_keys_but_not_the_tenant_
     assert ops(["users", "disable", "nobody@example.com"]) == 1
 
 
-def test_repeated_failures_for_one_account_are_throttled_until_the_window_ends(stack, monkeypatch):
-    from svc_core import timeutil
+HOUR = 1_900_000_800.0  # a multiple of 3600 (and so of 900 and 60): windows start here
+
+
+def test_failures_from_one_address_lock_out_that_address_only(stack, monkeypatch):
+    clock = Clock(monkeypatch, HOUR + 10)
     register()
-    now = [1_900_000_000.0]
-    monkeypatch.setattr(timeutil, "now", lambda: now[0])
-    statuses = [login(password=f"wrong password {i}").status for i in range(10)]
-    assert statuses == [401] * 10
-    blocked = login()  # even the right password waits now
-    assert blocked.status == 429 and int(blocked.headers["retry-after"]) > 0
-    assert login(email="someone-else@example.com").status == 401  # other accounts are not affected
-    now[0] += 15 * 60
-    assert login().status == 200
+    attacker, owner = "198.51.100.66", "203.0.113.5"
+    statuses = [login(password=f"wrong password {i}", source_ip=attacker).status for i in range(5)]
+    assert statuses == [401] * 5
+    blocked = login(source_ip=attacker)  # even the right password, from that address
+    assert blocked.status == 429 and blocked.error["code"] == "RATE_LIMIT_EXCEEDED"
+    assert blocked.error["details"]["counter"] == "account_address"
+    assert blocked.headers["retry-after"] == str(15 * 60 - 10)
+    assert login(source_ip=owner).status == 200  # the owner, elsewhere, is not locked out
+    assert login(email="someone-else@example.com", source_ip=attacker).status == 401  # other accounts
+    clock.travel(15 * 60 - 10)  # the window ends
+    assert login(source_ip=attacker).status == 200
+
+
+@pytest.fixture
+def twelve_failures_an_hour(monkeypatch):
+    from svc_core import config
+    monkeypatch.setenv("LOGIN_ACCOUNT_FAILURES_PER_HOUR", "12")
+    config.settings.cache_clear()
+    yield
+    config.settings.cache_clear()
+
+
+def test_many_failures_from_everywhere_only_slow_the_account(stack, monkeypatch, twelve_failures_an_hour):
+    clock = Clock(monkeypatch, HOUR + 10)
+    register()
+    for address in ("198.51.100.1", "198.51.100.2", "198.51.100.3"):
+        for i in range(4):  # below each address's own limit
+            assert login(password=f"wrong {i} password", source_ip=address).status == 401
+    # past 12 failures an hour, one attempt on the account every 5 seconds, from any address
+    assert login(password="wrong again password", source_ip="198.51.100.4").status == 401
+    slowed = login(source_ip="203.0.113.5")
+    assert slowed.status == 429 and slowed.error["details"]["counter"] == "account"
+    assert 1 <= int(slowed.headers["retry-after"]) <= 5
+    clock.travel(int(slowed.headers["retry-after"]))
+    assert login(source_ip="203.0.113.5").status == 200  # a short wait, never a lockout
 
 
 def test_refresh_rotates_and_a_replayed_token_ends_the_whole_session(stack):

@@ -1,4 +1,5 @@
-"""Rate limits: N requests per credential per 60-second window, counted exactly in DynamoDB."""
+"""Rate limits: N requests per credential per 60-second window, and 5 N per tenant, counted exactly
+in DynamoDB; public sign-in routes are counted per source address."""
 
 from __future__ import annotations
 
@@ -15,12 +16,16 @@ from tests.support.functions import call
 LIMIT = 20
 
 
+def _setting(monkeypatch, name: str, value: int):
+    monkeypatch.setenv(name, str(value))
+    config.settings.cache_clear()
+    yield value
+    config.settings.cache_clear()
+
+
 @pytest.fixture
 def limit(monkeypatch):
-    monkeypatch.setenv("RATE_LIMIT_PER_WINDOW", str(LIMIT))
-    config.settings.cache_clear()
-    yield LIMIT
-    config.settings.cache_clear()
+    yield from _setting(monkeypatch, "RATE_LIMIT_PER_WINDOW", LIMIT)
 
 
 @pytest.fixture
@@ -89,7 +94,7 @@ def test_exactly_n_answers_under_concurrency(stack, limit, clock, monkeypatch):
     assert remaining == list(range(limit))  # each count handed out exactly once
     for reply in (r for r in replies if r.status == 429):
         assert reply.error["code"] == "RATE_LIMIT_EXCEEDED"
-        assert reply.error["details"] == {"limit": limit, "resetAt": window_end(clock.value)}
+        assert reply.error["details"] == {"limit": limit, "resetAt": window_end(clock.value), "counter": "credential"}
         assert reply.headers["retry-after"] == "50"  # clock is 10 s into the window
         assert reply.headers["x-ratelimit-remaining"] == "0"
         assert reply.headers["x-ratelimit-limit"] == str(limit)
@@ -173,3 +178,131 @@ def test_a_revoked_keys_401_carries_the_headers_too(stack, clock):
         assert reply.status == 401, reply
         for name in RATE_HEADERS:
             assert name in reply.headers, (victim["id"], reply.headers)
+
+
+# ---- the tenant's ceiling -------------------------------------------------------------------
+
+def test_a_tenants_keys_together_hit_its_ceiling_and_another_tenant_is_unaffected(stack, limit, clock):
+    from svc_core import plans
+    ceiling = limit * plans.TENANT_CEILING_MULTIPLE
+    tenant, first = stack.tenant_with_key()
+    keys = [first] + [stack.new_key(tenant)["key"] for _ in range(plans.TENANT_CEILING_MULTIPLE)]
+    _, stranger = stack.tenant_with_key()
+    # the first five keys each use their whole limit: the tenant's window is full
+    for key in keys[:-1]:
+        for _ in range(limit):
+            reply = list_projects(key)
+            assert reply.status == 200, reply
+    assert reply.headers["x-ratelimit-remaining"] == "0"  # both the key's and the tenant's window are full
+    # a sixth key, untouched, is refused by the tenant's ceiling, with the ceiling's headers
+    refused = list_projects(keys[-1])
+    assert refused.status == 429, refused
+    assert refused.error["code"] == "RATE_LIMIT_EXCEEDED"
+    assert refused.error["details"] == {"limit": ceiling, "resetAt": window_end(clock.value), "counter": "tenant"}
+    assert refused.headers["x-ratelimit-limit"] == str(ceiling)
+    assert refused.headers["x-ratelimit-remaining"] == "0"
+    assert refused.headers["x-ratelimit-reset"] == str(window_end(clock.value))
+    assert refused.headers["retry-after"] == "50"
+    # another tenant is not affected
+    other = list_projects(stranger)
+    assert other.status == 200 and other.headers["x-ratelimit-remaining"] == str(limit - 1)
+    assert other.headers["x-ratelimit-limit"] == str(limit)
+    clock.travel(50)  # the next window: the tenant's keys work again
+    assert list_projects(keys[-1]).status == 200
+
+
+def test_the_headers_show_the_counter_with_the_fewest_remaining(stack, limit, clock):
+    from svc_core import plans
+    ceiling = limit * plans.TENANT_CEILING_MULTIPLE
+    tenant, first = stack.tenant_with_key()
+    second = stack.new_key(tenant)["key"]
+    early = list_projects(first)  # the key's window binds first: limit - 1 left, the tenant's ceiling - 1
+    assert early.headers["x-ratelimit-limit"] == str(limit)
+    assert early.headers["x-ratelimit-remaining"] == str(limit - 1)
+    for key in [stack.new_key(tenant)["key"] for _ in range(plans.TENANT_CEILING_MULTIPLE - 1)]:
+        for _ in range(limit):
+            list_projects(key)
+    used = 1 + (plans.TENANT_CEILING_MULTIPLE - 1) * limit + 1
+    late = list_projects(second)  # its key has limit - 1 left; the tenant fewer
+    assert late.status == 200, late
+    assert ceiling - used < limit - 1
+    assert late.headers["x-ratelimit-limit"] == str(ceiling)
+    assert late.headers["x-ratelimit-remaining"] == str(ceiling - used)
+
+
+def test_a_key_refused_by_its_own_limit_does_not_use_up_its_tenants_ceiling(stack, limit, clock):
+    tenant, first = stack.tenant_with_key()
+    second = stack.new_key(tenant)["key"]
+    for _ in range(limit * 10):
+        list_projects(first)
+    assert list_projects(first).error["details"]["counter"] == "credential"
+    reply = list_projects(second)
+    assert reply.status == 200, reply
+    assert reply.headers["x-ratelimit-limit"] == str(limit)  # its own window still binds first
+
+
+def test_a_revoked_key_is_still_refused_when_its_tenant_is_at_its_ceiling(stack, limit, clock):
+    from svc_core import plans
+    tenant, admin = stack.tenant_with_key()
+    victim = stack.new_key(tenant, ["projects:read"])
+    assert call("api_keys", "ApiKeys-RevokeKey", token=admin, path_params={"id": victim["id"]}).status == 200
+    for key in [stack.new_key(tenant)["key"] for _ in range(plans.TENANT_CEILING_MULTIPLE)]:
+        for _ in range(limit):
+            list_projects(key)
+    reply = list_projects(victim["key"])
+    assert reply.status == 401 and reply.error["code"] == "UNAUTHORIZED", reply
+
+
+# ---- public routes that create or check credentials: per source address -----------------------
+
+ADDRESS_LIMIT = 3
+
+
+@pytest.fixture
+def address_limit(monkeypatch):
+    yield from _setting(monkeypatch, "ADDRESS_RATE_LIMIT_PER_WINDOW", ADDRESS_LIMIT)
+
+
+SIGN_IN = {"email": "nobody@example.com", "password": "not the password"}
+
+
+@pytest.mark.parametrize("event, body", [
+    ("Auth-Register", {"email": "x"}),
+    ("Auth-Login", SIGN_IN),
+    ("Auth-Refresh", {"refreshToken": "rt_nonsense"}),
+    ("Auth-Logout", {"refreshToken": "rt_nonsense"}),
+    ("Auth-Exchange", {"token": "not-a-token"}),
+    ("Auth-CliStart", {}),
+    ("Auth-CliToken", {"loginId": "cli_nonsense", "codeVerifier": "x"}),
+])
+def test_each_public_credential_route_is_limited_per_address(stack, address_limit, clock, event, body):
+    for _ in range(address_limit):
+        reply = call("auth", event, body=body, source_ip="198.51.100.20")
+        assert reply.status != 429, reply
+        assert reply.headers["x-ratelimit-limit"] == str(address_limit)
+    refused = call("auth", event, body=body, source_ip="198.51.100.20")
+    assert refused.status == 429, refused
+    assert refused.error["code"] == "RATE_LIMIT_EXCEEDED"
+    assert refused.error["details"] == {"limit": address_limit, "resetAt": window_end(clock.value),
+                                        "counter": "address"}
+    assert refused.headers["retry-after"] == "50" and refused.headers["x-ratelimit-remaining"] == "0"
+    assert call("auth", event, body=body, source_ip="198.51.100.21").status != 429  # another address
+    clock.travel(50)
+    assert call("auth", event, body=body, source_ip="198.51.100.20").status != 429  # the next window
+
+
+def test_route_groups_are_counted_apart_and_credentials_are_not_charged(stack, address_limit, clock):
+    _, key = stack.tenant_with_key()
+    for _ in range(address_limit + 1):
+        call("auth", "Auth-Login", body=SIGN_IN, source_ip="198.51.100.22")
+    assert call("auth", "Auth-Login", body=SIGN_IN, source_ip="198.51.100.22").status == 429
+    # registering from the same address is its own group
+    made = call("auth", "Auth-Register", source_ip="198.51.100.22",
+                body={"email": "grace@example.com", "password": "correct horse battery staple", "name": "Grace"})
+    assert made.status == 201, made
+    # the per-credential counter of a key used from that address is untouched
+    assert list_projects(key, source_ip="198.51.100.22").headers["x-ratelimit-remaining"] == "999"
+    # pages the device login polls are not counted
+    for _ in range(address_limit + 2):
+        status = call("auth", "Auth-CliStatus", query={"loginId": "cli_nonsense"}, source_ip="198.51.100.22")
+        assert status.status != 429 and "x-ratelimit-limit" not in status.headers

@@ -180,3 +180,30 @@ def test_every_name_and_description_refuses_control_and_bidi_characters():
     for model, field in descriptions:  # a description may run over lines, with tabs
         checked = model.__pydantic_validator__.validate_assignment(model.model_construct(), field, "one\n\ttwo")
         assert getattr(checked, field) == "one\n\ttwo"
+def test_the_binding_allowance_is_the_one_exceeded_else_the_one_with_fewest_remaining():
+    key = rate_limit.Allowance(limit=10, hits=3, reset=60)
+    tenant = rate_limit.Allowance(limit=50, hits=45, reset=60, counter="tenant")
+    assert rate_limit.binding(key, tenant) is tenant  # 5 left against 7
+    assert rate_limit.binding(rate_limit.Allowance(limit=10, hits=9, reset=60), tenant).counter == "credential"
+    full = rate_limit.Allowance(limit=50, hits=51, reset=60, counter="tenant")
+    assert rate_limit.binding(key, full) is full and full.headers()["X-RateLimit-Remaining"] == "0"
+    assert rate_limit.tenant_key("ten_1") == "tenant#ten_1"
+    assert rate_limit.address_key("sign-in", "192.0.2.1") == "addr#sign-in#192.0.2.1"
+
+
+def test_e_mail_addresses_normalise_to_nfkc_case_folded_and_trimmed():
+    from svc_core.email_address import normalise
+    assert normalise(" Ada@Example.COM ") == "ada@example.com"
+    assert normalise("\uff21\uff24\uff21@example.com") == "ada@example.com"  # full-width
+    assert normalise("Stra\u00dfe@example.de") == "strasse@example.de"
+    assert normalise("\u03a3\u039f\u03a6\u0399\u0391@example.gr") == normalise("\u03c3\u03bf\u03c6\u03b9\u03b1@example.gr")
+
+
+def test_addresses_mixing_scripts_are_look_alikes():
+    from svc_core.email_address import mixes_scripts
+    for mixed in ("\u0430da@example.com", "ada@ex\u0430mple.com", "ad\u03b1@example.com", "ada@example.\u0441om"):
+        assert mixes_scripts(mixed), mixed
+    for single in ("ada.lovelace+1@example.co.uk", "\u0438\u0432\u0430\u043d@\u043f\u0440\u0438\u043c\u0435\u0440.\u0440\u0444",
+                   "\u0438\u0432\u0430\u043d@\u043f\u0440\u0438\u043c\u0435\u0440.com", "\u5c71\u7530taro@example.jp",
+                   "\u00f1and\u00fa@example.es", "\u3084\u307e\u3060\u30bf\u30ed\u30a6@example.jp", "42@example.com"):
+        assert not mixes_scripts(single), single

@@ -12,11 +12,12 @@ A function declares its routes with the scope each needs:
     lambda_handler = api.handler
 
 and gets, for every request: the credential checked (before the body is looked at), the
-request counted against the credential's rate limit, the scope checked, the body size, type and
-JSON checked (svc_core.json_body: UTF-8, nesting depth, numbers, duplicate keys), the input
-validated by Powertools (pydantic), the result wrapped in the envelope, every error mapped to its
-code, and the X-Request-Id, X-RateLimit-* and security headers on every response, errors included.
-Paths are written as in template.yaml.
+request counted against the credential's rate limit and its tenant's ceiling (a public route
+that creates or checks credentials names its throttle group instead: counted per source
+address), the scope checked, the body size, type and JSON checked (svc_core.json_body: UTF-8,
+nesting depth, numbers, duplicate keys), the input validated by Powertools (pydantic), the result
+wrapped in the envelope, every error mapped to its code, and the X-Request-Id, X-RateLimit-* and
+security headers on every response, errors included. Paths are written as in template.yaml.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class RouteSpec:
     path: str                 # as in template.yaml: /api/v1/projects/{id}
     scope: str | None
     public: bool
+    throttle: str | None = None  # a public route's group, counted per source address
 
 
 @dataclass
@@ -152,14 +154,20 @@ class Api:
               status: int = 200, response_model: type | None = None, summary: str,
               description: str | None = None, tags: list[str] | None = None,
               raw: bool = False, media_type: str = JSON, cache_seconds: int = 0,
-              errors: tuple[int, ...] = (), also: tuple[int, ...] = ()) -> Callable:
+              errors: tuple[int, ...] = (), also: tuple[int, ...] = (), throttle: str | None = None) -> Callable:
         """raw: the body is the result itself, not the envelope (for documents whose format a
         standard fixes, such as a JWKS); with another media_type (a page), the result is the
-        body's text. cache_seconds: let clients cache a public document."""
+        body's text. cache_seconds: let clients cache a public document. throttle: on a public
+        route, the group (register, sign-in...) whose requests are counted per source address
+        (ADDRESS_RATE_LIMIT_PER_WINDOW in each window)."""
         if not public and scope is None:
             raise ValueError(f"{method} {path}: a route is either public or names its scope "
                              "(AUTHENTICATED when any credential will do)")
-        spec = RouteSpec(method=method, path=path, scope=scope, public=public)
+        if throttle is not None and not public:
+            raise ValueError(f"{method} {path}: only a public route has a per-address throttle group")
+        if throttle is not None:
+            errors = (*errors, 429)
+        spec = RouteSpec(method=method, path=path, scope=scope, public=public, throttle=throttle)
         self.specs[(method, path)] = spec
         self._patterns.append((method, _template_to_regex(path)))
         success_model = (response_model or dict) if raw else envelope_of(response_model or dict)
@@ -251,6 +259,10 @@ class Api:
             return None
         return authenticate(self.header("authorization"))
 
+    def source_ip(self) -> str:
+        """The caller's address: API Gateway's sourceIp (a client's X-Forwarded-For is never read)."""
+        return _state.get().source_ip
+
     def set_response_header(self, name: str, value: str) -> None:
         _state.get().extra_headers[name] = value
 
@@ -313,19 +325,22 @@ class Api:
         spec = self.specs.get((method, resource))
         # A wrong method on a public path is answered (405) without asking for a credential.
         public = spec.public if spec else any(s.public and s.path == resource for s in self.specs.values())
+        if public and spec is not None and spec.throttle is not None:
+            self._count(rate_limit.address_key(spec.throttle, state.source_ip), state,
+                        settings().address_rate_limit_per_window, counter="address")
         if not public:
             headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
             try:
                 state.principal = self.authenticate(event, headers)
             except Unauthorized:
-                self._count(f"ip#{state.source_ip}", state)  # failed attempts count per address
+                self._count(f"ip#{state.source_ip}", state, counter="address")  # failed attempts count per address
                 raise
             logger.thread_safe_append_keys(tenant_id=state.principal.tenant_id)
             policy = tenant_policy.policy_of(state.principal.tenant_id)
             if policy is None:
-                self._count(f"ip#{state.source_ip}", state)
+                self._count(f"ip#{state.source_ip}", state, counter="address")
                 raise Unauthorized("The credential's tenant no longer exists.")
-            self._count(state.principal.rate_limit_key, state, plans.requests_per_window(policy.plan))
+            self._count_credential(state, policy.plan)
             if policy.status != "active":
                 raise Forbidden("The tenant is suspended.", {"reason": "tenant_suspended"})
             # The allowlist binds API keys (a backend's fixed addresses); users sign in from anywhere.
@@ -337,16 +352,25 @@ class Api:
                 raise Forbidden(f"This needs the {spec.scope} scope.", {"requiredScope": spec.scope})
         state.body = _check_body(event, spec)
 
-    def _count(self, counter_key: str, state: RequestState, limit: int | None = None) -> None:
+    def _count(self, counter_key: str, state: RequestState, limit: int | None = None,
+               counter: str = "credential") -> None:
         try:
-            state.allowance = rate_limit.consume(counter_key, limit)
+            state.allowance = rate_limit.consume(counter_key, limit, counter)
         except rate_limit.CredentialRevoked:
             # Counted as a failed attempt of the address, as any other 401 is (and so it has headers).
-            self._count(f"ip#{state.source_ip}", state)
+            self._count(f"ip#{state.source_ip}", state, counter="address")
             raise Unauthorized("The API key was revoked.") from None
-        if state.allowance.exceeded:
-            raise RateLimited(f"More than {state.allowance.limit} requests in this window.",
-                              {"limit": state.allowance.limit, "resetAt": state.allowance.reset})
+        _refuse_if_exceeded(state.allowance)
+
+    def _count_credential(self, state: RequestState, plan: str) -> None:
+        """The credential's own window, then (when within it) the tenant's: two conditional
+        updates, each exact. A request its credential's limit refuses is not counted against the
+        tenant, so one runaway key cannot use up its tenant's ceiling."""
+        self._count(state.principal.rate_limit_key, state, plans.requests_per_window(plan))
+        tenant = rate_limit.consume(rate_limit.tenant_key(state.principal.tenant_id),
+                                    plans.tenant_requests_per_window(plan), "tenant")
+        state.allowance = rate_limit.binding(state.allowance, tenant)
+        _refuse_if_exceeded(state.allowance)
 
     def _finish(self, response: dict[str, Any], state: RequestState) -> None:
         headers = self.response_headers(state)
@@ -385,6 +409,12 @@ class Api:
     def _on_unexpected(self, exc: Exception) -> Response:
         logger.exception("unhandled error")
         return self._on_service_error(ServiceError())
+
+
+def _refuse_if_exceeded(allowance: rate_limit.Allowance) -> None:
+    if allowance.exceeded:
+        raise RateLimited(f"More than {allowance.limit} requests in this window for this {allowance.counter}.",
+                          {"limit": allowance.limit, "resetAt": allowance.reset, "counter": allowance.counter})
 
 
 def _field_problem(error: dict[str, Any]) -> dict[str, str]:

@@ -96,6 +96,13 @@ class Settings:
     stripe_api_base: str = ""               # empty: Stripe's own; tests point it at a loopback server
     stripe_plan_prices: str = "{}"          # JSON {plan: Stripe price id}
     billing_welcome_micro_credits: int = 1_000_000
+    # Sign-in: failures per account and hour from all addresses before attempts on it are slowed to one
+    # per login_slow_seconds (login_failures_allowed: per account and address in 15 minutes).
+    login_account_failures_per_hour: int = 50
+    login_slow_seconds: int = 5
+    # Public routes that create or check credentials (register, sign-in, refresh, device login, token
+    # exchange): requests per source address and route group in each rate-limit window.
+    address_rate_limit_per_window: int = 30
 
 
 def _int(name: str, default: int) -> int:
@@ -131,7 +138,7 @@ def settings() -> Settings:
         idp_jwks_url=env("IDP_JWKS_URL", ""),
         idp_jwks_cooldown_seconds=_int("IDP_JWKS_COOLDOWN_SECONDS", 30),
         refresh_token_days=_int("REFRESH_TOKEN_DAYS", 30),
-        login_failures_allowed=_int("LOGIN_FAILURES_ALLOWED", 10),
+        login_failures_allowed=_int("LOGIN_FAILURES_ALLOWED", 5),
         event_bus_name=env("EVENT_BUS_NAME", "svc-events"),
         event_source=env("EVENT_SOURCE", "svc.api"),
         signing_keys_secret_id=env("SIGNING_KEYS_SECRET_ID", "svc/jwt-signing-keys"),
@@ -177,4 +184,7 @@ def settings() -> Settings:
         stripe_api_base=env("STRIPE_API_BASE", ""),
         stripe_plan_prices=env("STRIPE_PLAN_PRICES") or "{}",
         billing_welcome_micro_credits=_int("BILLING_WELCOME_MICRO_CREDITS", 1_000_000),
+        address_rate_limit_per_window=_int("ADDRESS_RATE_LIMIT_PER_WINDOW", 30),
+        login_account_failures_per_hour=_int("LOGIN_ACCOUNT_FAILURES_PER_HOUR", 50),
+        login_slow_seconds=_int("LOGIN_SLOW_SECONDS", 5),
     )

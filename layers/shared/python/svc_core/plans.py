@@ -54,6 +54,10 @@ LIMITS: dict[str, Limits] = {
 # What a plan costs a month, in US cents (billing: svc_core/domain/billing.py). A paid period's charge
 # is credited to the tenant's balance as credits (1 credit = 1 USD), so the price is also the
 # period's included usage; free costs nothing and includes nothing.
+# A tenant's ceiling: every request of all its credentials together, per window, is at most this many
+# times the plan's per-credential limit (so five busy keys reach it; one key alone never does).
+TENANT_CEILING_MULTIPLE = 5
+
 MONTHLY_PRICE_CENTS: dict[str, int] = {"free": 0, "starter": 2_000, "growth": 10_000, "enterprise": 50_000}
 
 
@@ -73,10 +77,15 @@ def requests_per_window(plan: str) -> int:
     return settings().rate_limit_per_window * LIMITS[plan].rate_limit_multiplier
 
 
+def tenant_requests_per_window(plan: str) -> int:
+    return requests_per_window(plan) * TENANT_CEILING_MULTIPLE
+
+
 def describe(plan: str) -> dict[str, Any]:
     """A plan as the API shows it."""
     limits = LIMITS[plan]
     return {"plan": plan, "features": sorted(k for k in FEATURES if has_feature(plan, k)),
             "limits": {"seats": limits.seats, "projects": limits.projects,
                        "rateLimit": {"requests": requests_per_window(plan),
+                                     "tenantRequests": tenant_requests_per_window(plan),
                                      "windowSeconds": settings().rate_limit_window_seconds}}}

@@ -1,8 +1,10 @@
 """The users table (partition pk, sort sk).
 
 - (USER#<id>, PROFILE): the user: email, name, status, passwordHash, created_at.
-- (EMAIL#<lower-cased e-mail>, EMAIL): points at the user. Written with the profile in one
-  transaction whose condition makes e-mail addresses unique, case-insensitively.
+- (EMAIL#<normalised e-mail>, EMAIL): points at the user. Written with the profile in one
+  transaction whose condition makes e-mail addresses unique in their normalised form (NFKC,
+  case-folded, trimmed: svc_core/email_address.py). Claims written before that were merely
+  lower-cased; a look-up falls back to that form.
 - (USER#<id>, MEMBER#<tenant id>): a membership: the tenant and the user's role in it.
 - (IDP#<issuer>#<subject>, IDP): the identity-provider account a user signs in with.
 One Query on USER#<id> returns the user with all their memberships.
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core import aws
+from svc_core import aws, email_address
 from svc_core.config import settings
 from svc_core.dynamo import from_item, to_item, values
 
@@ -33,7 +35,7 @@ def _put_new_claiming(user: dict[str, Any], claim_pk: str, claim_sk: str) -> lis
 
 def put_new(user: dict[str, Any]) -> list[dict[str, Any]]:
     """TransactWriteItems entries that create a user and claim its e-mail address."""
-    return _put_new_claiming(user, f"EMAIL#{user['email'].lower()}", "EMAIL")
+    return _put_new_claiming(user, f"EMAIL#{email_address.normalise(user['email'])}", "EMAIL")
 
 
 def put_membership(user_id: str, tenant_id: str, role: str, since: str) -> dict[str, Any]:
@@ -59,10 +61,14 @@ def with_memberships(user_id: str) -> tuple[dict[str, Any] | None, list[dict[str
 
 
 def id_for_email(email: str) -> str | None:
-    answer = aws.client("dynamodb").get_item(
-        TableName=_table(), Key={"pk": {"S": f"EMAIL#{email.lower()}"}, "sk": {"S": "EMAIL"}}, ConsistentRead=True)
-    item = answer.get("Item")
-    return item["userId"]["S"] if item else None
+    normalised, legacy = email_address.normalise(email), email.strip().lower()
+    for form in (normalised, legacy) if legacy != normalised else (normalised,):
+        answer = aws.client("dynamodb").get_item(
+            TableName=_table(), Key={"pk": {"S": f"EMAIL#{form}"}, "sk": {"S": "EMAIL"}}, ConsistentRead=True)
+        item = answer.get("Item")
+        if item:
+            return item["userId"]["S"]
+    return None
 
 
 def get(user_id: str) -> dict[str, Any] | None:

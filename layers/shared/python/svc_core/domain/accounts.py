@@ -1,5 +1,15 @@
 """Users signing in: registration, login, refresh-token rotation, logout, and "who am I".
 
+Registration never says whether an address has an account: for one that has, the answer is the
+same 201 with a body of the same shape (ids that name nothing), and nothing is created or changed.
+Addresses are compared normalised, and look-alike addresses are refused (email_address.py).
+
+Failed sign-ins are counted per (account, source address): after LOGIN_FAILURES_ALLOWED (5) in a
+15-minute window, that address is refused for that account until the window ends; other addresses
+are not. Failures are also counted per account and hour from every address: past
+LOGIN_ACCOUNT_FAILURES_PER_HOUR (50), attempts on the account are slowed to one every
+LOGIN_SLOW_SECONDS (5 s), never locked out.
+
 A login opens a session (a refresh-token family, data/sessions_table.py) and returns a
 15-minute access token (a service JWT whose `sid` names the session) and a refresh token
 `rt_<session id>.<secret>`; only the SHA-256 of refresh tokens is stored. A user's scopes are
@@ -16,20 +26,22 @@ from typing import Annotated, Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints, field_validator
 
-from svc_core import ids, rate_limit, timeutil
+from svc_core import email_address, ids, rate_limit, timeutil
 from svc_core.auth import tokens
 from svc_core.auth.principal import Principal
 from svc_core.config import settings
 from svc_core.data import api_keys_table, rate_limits_table, sessions_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed
+from svc_core.errors import Conflict
 from svc_core.domain.tenants import create_tenant_with_owner
 from svc_core.errors import Forbidden, RateLimited, Unauthorized
 from svc_core.roles import ROLE_SCOPES
 from svc_core.schemas import EMAIL, RequestBody, name_text
 
-LOGIN_WINDOW_SECONDS = 15 * 60
+LOGIN_WINDOW_SECONDS = 15 * 60       # failures per (account, address)
+ACCOUNT_WINDOW_SECONDS = 60 * 60     # failures per account, from every address
 _REFRESH = re.compile(r"rt_(ses_[0-9A-HJKMNP-TV-Z]{26})\.([A-Za-z0-9_-]{43})")
 _hasher = PasswordHasher()
 
@@ -44,6 +56,13 @@ class RegisterBody(RequestBody):
     email: Email
     password: Password
     name: name_text(200)  # type: ignore[valid-type]
+
+    @field_validator("email")
+    @classmethod
+    def _one_script(cls, value: str) -> str:
+        if email_address.mixes_scripts(value):
+            raise ValueError("the address mixes letters of different scripts (a look-alike of another address)")
+        return value
 
 
 class LoginBody(RequestBody):
@@ -117,9 +136,19 @@ def _tenant_view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
 
 
 def register(body: RegisterBody) -> dict[str, Any]:
-    made = create_tenant_with_owner(tenant_name=f"{body.name}'s workspace", email=body.email,
-                                    password=body.password, user_name=body.name)
-    return {"user": made["user"], "tenant": {**made["tenant"], "role": "owner"}}
+    tenant_name = f"{body.name}'s workspace"
+    try:
+        made = create_tenant_with_owner(tenant_name=tenant_name, email=body.email,
+                                        password=body.password, user_name=body.name)
+    except Conflict:
+        # The address has an account: answer as if it had not (the password was hashed all the
+        # same, so the time is alike too), and create nothing. The owner's account is untouched.
+        stamp = timeutil.iso(timeutil.now())
+        made = {"user": {"id": ids.new_id("usr"), "email": body.email, "name": body.name, "status": "active",
+                         "created_at": stamp},
+                "tenant": {"id": ids.new_id("ten"), "name": tenant_name, "plan": "free", "status": "active",
+                           "created_at": stamp}}
+    return {"user": _user_view(made["user"]), "tenant": {**made["tenant"], "role": "owner"}}
 
 
 @lru_cache(maxsize=1)
@@ -135,19 +164,37 @@ def _password_matches(stored_hash: str | None, password: str) -> bool:
         return False
 
 
-def login(body: LoginBody) -> dict[str, Any]:
+def _refuse(message: str, retry: int, counter: str) -> RateLimited:
+    retry = max(1, retry)
+    return RateLimited(message, {"retryAfterSeconds": retry, "counter": counter}, {"Retry-After": str(retry)})
+
+
+def _admit_sign_in(account: str, source_ip: str, now: float) -> tuple[tuple[str, int], tuple[str, int]]:
+    """Refuse the attempt when this address failed too often for this account, or slow it when
+    the account failed too often from everywhere. Returns the two failure counters (key, window)."""
     cfg = settings()
+    pair = (f"login-address#{account}#{source_ip}", rate_limit.window_start(now, LOGIN_WINDOW_SECONDS))
+    if rate_limits_table.hits_in(*pair) >= cfg.login_failures_allowed:
+        raise _refuse("Too many failed sign-ins for this account from this address; try again later.",
+                      pair[1] + LOGIN_WINDOW_SECONDS - int(now), "account_address")
+    overall = (f"login-account#{account}", rate_limit.window_start(now, ACCOUNT_WINDOW_SECONDS))
+    if rate_limits_table.hits_in(*overall) >= cfg.login_account_failures_per_hour:
+        slow = cfg.login_slow_seconds
+        hits, start = rate_limits_table.count_request(f"login-slow#{account}", rate_limit.window_start(now, slow), slow)
+        if hits > 1:  # one attempt per account in each slow window, from whichever address
+            raise _refuse("Sign-ins to this account are slowed after many failures; try again in a few seconds.",
+                          start + slow - int(now), "account")
+    return pair, overall
+
+
+def login(body: LoginBody, source_ip: str = "") -> dict[str, Any]:
     now = timeutil.now()
-    counter = f"login#{body.email.strip().lower()}"
-    window = rate_limit.window_start(now, LOGIN_WINDOW_SECONDS)
-    if rate_limits_table.hits_in(counter, window) >= cfg.login_failures_allowed:
-        retry = window + LOGIN_WINDOW_SECONDS - int(now)
-        raise RateLimited("Too many failed sign-ins for this account; try again later.",
-                          {"retryAfterSeconds": retry}, {"Retry-After": str(retry)})
-    user_id = users_table.id_for_email(body.email.strip())
+    pair, overall = _admit_sign_in(email_address.normalise(body.email), source_ip, now)
+    user_id = users_table.id_for_email(body.email)
     user, memberships = users_table.with_memberships(user_id) if user_id else (None, [])
     if not _password_matches(user["passwordHash"] if user else None, body.password):
-        rate_limits_table.count_request(counter, window, LOGIN_WINDOW_SECONDS)
+        rate_limits_table.count_request(*pair, LOGIN_WINDOW_SECONDS)
+        rate_limits_table.count_request(*overall, ACCOUNT_WINDOW_SECONDS)
         raise Unauthorized("The e-mail address or the password is wrong.")
     if user["status"] != "active":
         raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
