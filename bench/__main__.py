@@ -51,14 +51,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="API calls whose webhook latency is measured on the local stack (default 50)")
     parser.add_argument("--chat-turns", type=int, default=20,
                         help="chat turns streamed on the local stack, one after the other (default 20)")
+    parser.add_argument("--soak-calls", type=int, default=20000,
+                        help="API calls of each conservation soak run (default 20000; --only soak)")
+    parser.add_argument("--soak-pause", type=float, default=5.0,
+                        help="seconds both datastores are paused in the second soak run (default 5)")
     parser.add_argument("--no-install", action="store_true",
                         help="do not pip-install bench/requirements.txt; skip the FastAPI + Mangum baseline")
-    parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks", "chat"), action="append",
-                        help="run only these parts (repeatable)")
+    parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks", "chat", "soak"),
+                        action="append", help="run only these parts (repeatable; soak runs only when named)")
     args = parser.parse_args(argv)
     parts = set(args.only or ("cold", "warm", "calls", "load", "webhooks", "chat"))
 
-    from bench import calls, chat_stream, cold, load, report, warm, webhooks
+    from bench import calls, chat_stream, cold, load, report, soak, warm, webhooks
 
     started = time.monotonic()
     load_before = os.getloadavg()[0]
@@ -102,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
             _say(f"chat stream: {args.chat_turns} turns on the local stack, offline model")
             rows += chat_stream.rows(timed("chat", lambda: chat_stream.measure(load.stack_env(clean_env),
                                                                               args.chat_turns)))
+        if "soak" in parts:
+            rows += soak.rows(timed("soak", lambda: soak.measure(load.stack_env(clean_env), args.soak_calls,
+                                                                 args.clients, args.soak_pause, _say)))
     finally:
         fixture.stop()
 

@@ -241,7 +241,8 @@ class Session:
     # -- set-up --------------------------------------------------------------------------------
     def _client(self, index: int) -> httpx.Client:
         # Each client from its own loopback address, as separate machines would be (per-address limits).
-        transport = httpx.HTTPTransport(local_address=f"127.0.{index // 200}.{10 + index % 200}")
+        index += self.seed * 2000  # another seed, other addresses (their limits are counted apart)
+        transport = httpx.HTTPTransport(local_address=f"127.{index // 40000 % 250}.{index // 200 % 200}.{10 + index % 200}")
         return httpx.Client(transport=transport, timeout=90)
 
     def set_up(self) -> None:
@@ -509,8 +510,14 @@ def _count(session: Session, report: Report, settle_timeout: float) -> None:
     committed_keys = Counter((c["type"], c["object"], c["marker"]) for c in wanted)
     failed_5xx = {("project.updated", c.object_id, c.marker) for c in calls if c.op == "patch" and c.status >= 500}
     failed_5xx |= {("project.deleted", c.object_id, None) for c in calls if c.op == "delete" and c.status >= 500}
+    # A set-up tenant's own creation events reach its webhook when the webhook was registered before
+    # they were fanned out: committed changes, delivered at most once.
+    registrations = Counter((c["type"], c["object"], None) for c in expected
+                            if c["type"] in ("tenant.created", "user.created"))
     for key, count in remaining.items():
-        if count and committed_keys[key]:
+        if count and registrations[key]:
+            report.duplicated += max(0, count - registrations[key])
+        elif count and committed_keys[key]:
             report.duplicated += count
         elif count and key in failed_5xx:
             report.wrong_5xx += 1
@@ -543,6 +550,8 @@ def _change_key(event: dict[str, Any]) -> tuple[str, str, str | None]:
     data = event["data"]
     if event["type"] == "project.updated":
         return event["type"], data["id"], (data.get("description") or "")[2:]
+    if event["type"] in ("tenant.created", "user.created"):
+        return event["type"], event["tenantId"], None
     return event["type"], data.get("id") or event["tenantId"], None
 
 
@@ -605,3 +614,35 @@ def _unordered(events, final: dict[str, dict[str, Any] | None]) -> int:
         elif stored is None or stored.get("description") != last["data"].get("description"):
             bad += 1
     return bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m devstack.soak [--calls N] [--pause SECONDS] [--json]: a soak on a local stack of its own."""
+    import argparse
+    import dataclasses
+
+    from devstack.stack import ENGINES, LocalStack
+    parser = argparse.ArgumentParser(prog="python -m devstack.soak", description=main.__doc__)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--tenants", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pause", type=float, default=0.0, help="pause both datastores this long mid-way")
+    parser.add_argument("--emulator", choices=ENGINES, default="dynamodb-local")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    args = parser.parse_args(argv)
+    stack = LocalStack(port=0, log=lambda _m: None, engine=args.emulator, parameters={"LogLevel": "ERROR"}).start()
+    try:
+        report = run(stack, calls=args.calls, clients=args.clients, tenants=args.tenants, seed=args.seed,
+                     pause_seconds=args.pause, log=lambda _m: None)
+    finally:
+        stack.stop()
+    if args.json:
+        print(json.dumps({**dataclasses.asdict(report), "problems": report.problems()}, default=str))
+    else:
+        print(report.summary())
+    return 1 if report.problems() else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import botocore.session
+from botocore.config import Config
 
 from devstack.dynamodb_local import DynamoDBLocal
 from devstack.gateway import Gateway, Router
@@ -136,7 +137,8 @@ class LocalStack:
         session = botocore.session.get_session()
         dynamodb = self.dynamodb_endpoint or self.emulator_endpoint
         endpoints = {"dynamodb": dynamodb, "dynamodbstreams": dynamodb, "sqs": self.emulator_endpoint}
-        return {s: session.create_client(s, region_name=REGION, endpoint_url=url,
+        config = Config(max_pool_connections=50)  # the queue pollers' threads share these clients
+        return {s: session.create_client(s, region_name=REGION, endpoint_url=url, config=config,
                                          aws_access_key_id="local", aws_secret_access_key="local")
                 for s, url in endpoints.items()}
 

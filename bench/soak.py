@@ -1,0 +1,40 @@
+"""The conservation soak, longer than CI's (devstack/soak.py says what it counts): the same seeded
+session twice on a local stack of its own, once as it is and once with both datastores paused
+mid-way; the paused run's throughput is reported as a ratio of the unpaused one (the baseline)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+
+def measure(env: dict[str, str], calls: int, clients: int, pause: float, progress) -> list[dict[str, Any]]:
+    runs = []
+    for seconds in (0.0, pause):
+        progress(f"soak: {calls} calls from {clients} clients" + (f", datastores paused {seconds:g} s" if seconds else ""))
+        done = subprocess.run([sys.executable, "-m", "devstack.soak", "--calls", str(calls), "--clients",
+                               str(clients), "--pause", str(seconds), "--seed", "7", "--json"],
+                              env=env, capture_output=True, text=True)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if not lines:
+            raise RuntimeError(f"the soak did not report: {done.stderr[-2000:]}")
+        runs.append(json.loads(lines[-1]))
+    return runs
+
+
+def rows(runs: list[dict[str, Any]]) -> list[tuple]:
+    from bench.report import verdict
+    base = runs[0]["calls"] / max(runs[0]["seconds"], 1e-9)
+    out: list[tuple] = [("7. Conservation soak (python -m devstack.soak), 8 clients, DynamoDB Local + emulator",)]
+    for run in runs:
+        rate = run["calls"] / max(run["seconds"], 1e-9)
+        clean = not run["problems"]
+        label = f"  paused {run['paused_seconds']:g} s mid-way" if run["paused_seconds"] else "  as it is (baseline)"
+        out.append((label, f"{rate:.0f} calls/s ({rate / base:.2f}x)", "nothing lost", verdict(clean),
+                    f"{run['calls']} calls in {run['seconds']:.0f} s; committed {run['committed']}, on the bus "
+                    f"{run['published']}, delivered {run['delivered']} of {run['expected_deliveries']}; lost "
+                    f"{run['lost']}, phantom {run['phantom']}, duplicated {run['duplicated']}, wrong 5xx "
+                    f"{run['wrong_5xx']}; settled {run['settle_seconds']:.1f} s after the last call"))
+    return out
