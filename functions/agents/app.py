@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from svc_core import envelope
+from svc_core import idempotency
 from svc_core.api import JSON, Api
 from svc_core.domain import agent_runs, agents
 from svc_core.domain.agent_runs import Run, RunCreate, RunDecision, RunPage
@@ -24,9 +25,11 @@ def list_agents(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
 
 
 @api.post("/api/v1/agents", scope="agents:write", status=201, response_model=Agent, tags=TAGS,
-          summary="Create an agent (its config shown with the defaults filled in)")
-def create_agent(body: AgentCreate):
-    return agents.create_agent(api.tenant_context(), body)
+          errors=idempotency.ERRORS, summary="Create an agent (its config shown with the defaults filled in)",
+          description=idempotency.DESCRIPTION.strip())
+def create_agent(body: AgentCreate, idempotency_key: idempotency.IdempotencyKey = None):
+    return idempotency.run(api, "agent.create", idempotency_key, body.model_dump(mode="json"),
+                           lambda: agents.create_agent(api.tenant_context(), body))
 
 
 @api.get("/api/v1/agents/{id}", scope="agents:read", response_model=Agent, tags=TAGS,

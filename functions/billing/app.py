@@ -3,7 +3,7 @@ subscription, gift-card redemption and the portal (billing:write, each honouring
 
 from typing import Annotated, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from svc_core import idempotency
 from svc_core.api import AUTHENTICATED, Api
@@ -16,11 +16,8 @@ from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 
 api = Api()
 TAGS = ["Billing"]
-IdempotencyKey = Annotated[Optional[str], Header(
-    alias=idempotency.HEADER, min_length=1, max_length=255, pattern=idempotency.KEY_PATTERN.pattern,
-    description="optional; the same key and body within 24 hours answer the first answer again")]
-IDEMPOTENT = (" Honours Idempotency-Key: the same key and body answer the first answer again; another body is "
-              "422, a request still in progress 409.")
+IdempotencyKey = idempotency.IdempotencyKey
+IDEMPOTENT = idempotency.DESCRIPTION
 
 
 @api.get("/api/v1/billing/summary", scope=AUTHENTICATED, response_model=BillingSummary, tags=TAGS,

@@ -5,6 +5,7 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from svc_core import idempotency
 from svc_core.api import Api
 from svc_core.domain import chat, chat_stream
 from svc_core.domain.chat import (ChatMessageCreate, ChatSession, ChatSessionCreate, ChatSessionDeleted,
@@ -24,9 +25,11 @@ def list_chat_sessions(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAUL
 
 
 @api.post("/api/v1/chat/sessions", scope="chat:write", status=201, response_model=ChatSession, tags=TAGS,
+          errors=idempotency.ERRORS, description=idempotency.DESCRIPTION.strip(),
           summary="Start a chat session (optionally with one of the tenant's agents, on one of its projects)")
-def create_chat_session(body: ChatSessionCreate):
-    return chat.create_session(api.tenant_context(), body)
+def create_chat_session(body: ChatSessionCreate, idempotency_key: idempotency.IdempotencyKey = None):
+    return idempotency.run(api, "chat_session.create", idempotency_key, body.model_dump(mode="json"),
+                           lambda: chat.create_session(api.tenant_context(), body))
 
 
 @api.get("/api/v1/chat/sessions/{id}", scope="chat:read", response_model=ChatSessionDetail, tags=TAGS,

@@ -4,6 +4,7 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from svc_core import idempotency
 from svc_core.api import Api
 from svc_core.domain import projects
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
@@ -21,9 +22,10 @@ def list_projects(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIM
 
 
 @api.post("/api/v1/projects", scope="projects:write", status=201, response_model=Project, tags=TAGS,
-          summary="Create a project")
-def create_project(body: ProjectCreate):
-    return projects.create_project(api.tenant_context(), body)
+          errors=idempotency.ERRORS, summary="Create a project", description=idempotency.DESCRIPTION.strip())
+def create_project(body: ProjectCreate, idempotency_key: idempotency.IdempotencyKey = None):
+    return idempotency.run(api, "project.create", idempotency_key, body.model_dump(mode="json"),
+                           lambda: projects.create_project(api.tenant_context(), body))
 
 
 @api.get("/api/v1/projects/{id}", scope="projects:read", response_model=Project, tags=TAGS,

@@ -4,6 +4,7 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from svc_core import idempotency
 from svc_core.api import Api
 from svc_core.domain import tenant_secrets
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
@@ -21,9 +22,11 @@ def list_secrets(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMI
 
 
 @api.post("/api/v1/secrets", scope="secrets:write", status=201, response_model=Secret, tags=TAGS,
-          summary="Store a secret (its value is sealed and never answered)")
-def create_secret(body: SecretCreate):
-    return tenant_secrets.create_secret(api.tenant_context(), body)
+          errors=idempotency.ERRORS, summary="Store a secret (its value is sealed and never answered)",
+          description=idempotency.DESCRIPTION.strip())
+def create_secret(body: SecretCreate, idempotency_key: idempotency.IdempotencyKey = None):
+    return idempotency.run(api, "secret.create", idempotency_key, body.model_dump(mode="json"),
+                           lambda: tenant_secrets.create_secret(api.tenant_context(), body))
 
 
 @api.get("/api/v1/secrets/{id}", scope="secrets:read", response_model=Secret, tags=TAGS,

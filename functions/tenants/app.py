@@ -1,5 +1,6 @@
 """Tenants: list, create, read, and change settings."""
 
+from svc_core import idempotency
 from svc_core.api import AUTHENTICATED, Api
 from svc_core.domain import tenants
 from svc_core.domain.tenants import SettingsPatch, Tenant, TenantCreate, TenantList
@@ -16,9 +17,11 @@ def list_tenants():
 
 @api.post("/api/v1/tenants", scope=AUTHENTICATED, status=201, response_model=Tenant, tags=TAGS,
           summary="Create a tenant the signed-in caller owns (free plan)",
-          description="A signed-in user only (an API key gets 403). Emits tenant.created.")
-def create_tenant(body: TenantCreate):
-    return tenants.create_tenant(api.tenant_context(), body)
+          errors=idempotency.ERRORS,
+          description="A signed-in user only (an API key gets 403). Emits tenant.created." + idempotency.DESCRIPTION)
+def create_tenant(body: TenantCreate, idempotency_key: idempotency.IdempotencyKey = None):
+    return idempotency.run(api, "tenant.create", idempotency_key, body.model_dump(mode="json"),
+                           lambda: tenants.create_tenant(api.tenant_context(), body))
 
 
 @api.get("/api/v1/tenants/{id}", scope="tenants:read", response_model=Tenant, tags=TAGS,

@@ -5,6 +5,7 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
+from svc_core import idempotency
 from svc_core.api import Api
 from svc_core.domain import webhooks
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
@@ -24,10 +25,12 @@ def list_webhooks(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIM
     return webhooks.list_webhooks(api.tenant_context(), limit, cursor)
 
 
-@api.post("/api/v1/webhooks", scope="webhooks:write", status=201, response_model=Webhook, tags=TAGS, errors=(409,),
-          summary="Register a webhook (its secret is sealed and never answered)")
-def create_webhook(body: WebhookCreate):
-    return webhooks.create_webhook(api.tenant_context(), body)
+@api.post("/api/v1/webhooks", scope="webhooks:write", status=201, response_model=Webhook, tags=TAGS,
+          errors=idempotency.ERRORS, summary="Register a webhook (its secret is sealed and never answered)",
+          description=idempotency.DESCRIPTION.strip())
+def create_webhook(body: WebhookCreate, idempotency_key: idempotency.IdempotencyKey = None):
+    return idempotency.run(api, "webhook.create", idempotency_key, body.model_dump(mode="json"),
+                           lambda: webhooks.create_webhook(api.tenant_context(), body))
 
 
 @api.get("/api/v1/webhooks/{id}", scope="webhooks:read", response_model=Webhook, tags=TAGS,

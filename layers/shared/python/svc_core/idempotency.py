@@ -1,4 +1,4 @@
-"""Idempotency-Key for POST routes (billing), with Powertools Idempotency on DynamoDB.
+"""Idempotency-Key for POST routes (billing, and the creates), with Powertools Idempotency on DynamoDB.
 
 The key is scoped by tenant and operation: the record's key hashes [tenantId, operation, key], and
 the request body is the payload that must match. The same key with the same body answers the first
@@ -7,12 +7,22 @@ while the first request is still being served it is 409 REQUEST_IN_PROGRESS. A r
 (any error answer) leaves no record, so it can be sent again with its key. Records live 24 hours
 (KEY_LIFETIME_SECONDS, as Stripe's keys), then the key may be used afresh. A request without the
 header is served as it is (no protection against a retry).
+
+A route declares the header with `idempotency_key: IdempotencyKey = None`, lists ERRORS among its
+error statuses, adds DESCRIPTION to its description, and wraps its work in run().
+
+The answer is stored as it was sent, so a replay of POST /api-keys answers the key's value again
+(as Stripe answers the first response again): a client that lost the first answer can still use
+the key it created, rather than hold one nobody knows. The record, with that value, lives in the
+IdempotencyTable for KEY_LIFETIME_SECONDS.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Annotated, Any, Callable, Optional
+
+from aws_lambda_powertools.event_handler.openapi.params import Header
 
 from svc_core import aws
 from svc_core.config import settings
@@ -21,6 +31,13 @@ from svc_core.errors import IdempotencyKeyReused, RequestInProgress, ValidationF
 HEADER = "Idempotency-Key"
 KEY_LIFETIME_SECONDS = 24 * 3600
 KEY_PATTERN = re.compile(r"^[\x21-\x7e]{1,255}$")   # visible ASCII, as Stripe's keys
+
+IdempotencyKey = Annotated[Optional[str], Header(
+    alias=HEADER, min_length=1, max_length=255, pattern=KEY_PATTERN.pattern,
+    description="optional; the same key and body within 24 hours answer the first answer again")]
+DESCRIPTION = (" Honours Idempotency-Key: the same key and body answer the first answer again; another body is "
+               "422, a request still in progress 409.")
+ERRORS = (409, 422)   # REQUEST_IN_PROGRESS, IDEMPOTENCY_KEY_REUSED
 
 
 def run(api: Any, operation: str, key: str | None, body: dict[str, Any] | None,

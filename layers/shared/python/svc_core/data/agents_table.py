@@ -11,7 +11,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import ConditionFailed, is_condition_failure, read_item, tenant_page
+from svc_core.data.common import ConditionFailed, create_item, is_condition_failure, read_item, tenant_page
 from svc_core.dynamo import from_item, to_item, values
 
 
@@ -47,8 +47,7 @@ def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[lis
 
 
 def create(tenant_id: str, agent: dict[str, Any]) -> None:
-    _conditional(aws.client("dynamodb").put_item, Item=to_item({"tenantId": tenant_id, **agent}),
-                 ConditionExpression="attribute_not_exists(id)")
+    create_item(_table(), to_item({"tenantId": tenant_id, **agent}), "id")
 
 
 def replace(tenant_id: str, agent: dict[str, Any], seen_updated_at: str) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import is_condition_failure, query_page, read_item
+from svc_core.data.common import create_item, is_condition_failure, query_page, read_item
 from svc_core.dynamo import from_item, to_item, values
 
 BALANCE, SUBSCRIPTION = "BALANCE", "SUBSCRIPTION"
@@ -155,8 +155,7 @@ def list_invoices(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[
 
 
 def put_purchase(tenant_id: str, purchase: dict[str, Any]) -> None:
-    aws.client("dynamodb").put_item(TableName=_table(), ConditionExpression="attribute_not_exists(pk)",
-                                    Item=to_item({"pk": tenant_id, "sk": PURCHASE + purchase["id"], **purchase}))
+    create_item(_table(), to_item({"pk": tenant_id, "sk": PURCHASE + purchase["id"], **purchase}), "pk")
 
 
 def get_purchase(tenant_id: str, purchase_id: str) -> dict[str, Any] | None:
@@ -223,8 +222,7 @@ def _card_key(code_hash: str) -> dict[str, Any]:
 
 
 def put_card(code_hash: str, card: dict[str, Any]) -> None:
-    aws.client("dynamodb").put_item(TableName=_table(), ConditionExpression="attribute_not_exists(pk)",
-                                    Item=to_item({"pk": f"giftcard#{code_hash}", "sk": "CARD", **card}))
+    create_item(_table(), to_item({"pk": f"giftcard#{code_hash}", "sk": "CARD", **card}), "pk")
 
 
 def get_card(code_hash: str) -> dict[str, Any] | None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import conditional, delete_partition
+from svc_core.data.common import create_item, delete_partition
 from svc_core.dynamo import values
 
 
@@ -44,8 +44,7 @@ def append(tenant_id: str, session_id: str, events: list[dict[str, Any]]) -> Non
     key = session_key(tenant_id, session_id)
     client = aws.client("dynamodb")
     for event in events:
-        conditional(client.put_item, TableName=_table(), Item=_item(key, event),
-                    ConditionExpression="attribute_not_exists(seq)")
+        create_item(_table(), _item(key, event), "seq", client)
 
 
 def after(tenant_id: str, session_id: str, after_id: int, limit: int = 200) -> list[dict[str, Any]]:

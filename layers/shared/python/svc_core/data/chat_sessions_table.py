@@ -17,7 +17,7 @@ from typing import Any
 from svc_core import aws
 from svc_core.config import settings
 from svc_core.data import chat_messages_table
-from svc_core.data.common import conditional, read_item, tenant_page, transact
+from svc_core.data.common import conditional, create_item, read_item, tenant_page, transact
 from svc_core.dynamo import from_item, to_attr, to_item, values
 
 
@@ -49,9 +49,7 @@ def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[lis
 
 
 def create(tenant_id: str, session: dict[str, Any]) -> None:
-    conditional(aws.client("dynamodb").put_item, TableName=_table(),
-                Item=to_item({"tenantId": tenant_id, "lastEventId": 0, **session}),
-                ConditionExpression="attribute_not_exists(id)")
+    create_item(_table(), to_item({"tenantId": tenant_id, "lastEventId": 0, **session}), "id")
 
 
 def delete(tenant_id: str, session_id: str) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import is_condition_failure
+from svc_core.data.common import create_item, is_condition_failure
 from svc_core.dynamo import from_item, to_item, values
 
 RETENTION_SECONDS = 24 * 3600  # kept a day after expiry, so a late poll still learns "expired"
@@ -26,9 +26,7 @@ def _table() -> str:
 
 
 def create(session: dict[str, Any]) -> None:
-    aws.client("dynamodb").put_item(
-        TableName=_table(), Item=to_item({**session, "ttl": session["expiresAt"] + RETENTION_SECONDS}),
-        ConditionExpression="attribute_not_exists(loginId)")
+    create_item(_table(), to_item({**session, "ttl": session["expiresAt"] + RETENTION_SECONDS}), "loginId")
 
 
 def get(login_id: str) -> dict[str, Any] | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import time
+import uuid
+from decimal import Decimal
 from typing import Any, Callable
 
 from svc_core import aws
@@ -80,19 +82,50 @@ def delete_partition(table: str, partition: dict[str, Any], sort_key: str) -> in
 TRANSACTION_ATTEMPTS = 3
 
 
-def transact(items: list[dict[str, Any]]) -> None:
+class TokenReused(Exception):
+    """DynamoDB answered IdempotentParameterMismatch: a ClientRequestToken came back with other items.
+
+    transact() makes one token per logical write and sends it only with that write's items, so this
+    is a defect, never a conflict: it is not retried (a fresh token could apply the write twice) and
+    not answered 409; it surfaces as a server error."""
+
+
+def new_request_token() -> str:
+    """A ClientRequestToken: 32 hex characters (DynamoDB takes at most 36)."""
+    return uuid.uuid4().hex
+
+
+def transact(items: list[dict[str, Any]], token: str | None = None) -> None:
     """All the writes or none; ConditionFailed when any condition does not hold.
+
+    Every call is one logical write with one ClientRequestToken (made here unless given), sent
+    with every attempt: botocore's own retries re-send the same parameters, and the
+    TransactionConflict retries below reuse it too. DynamoDB runs a token's transaction once for
+    10 minutes: when an attempt committed but its answer was lost (a read timeout), the next
+    attempt answers success instead of failing on its own "must not exist" condition.
+
+    Why the conflict retries keep the token: a cancelled transaction wrote nothing, and DynamoDB
+    runs a later use of a token whose earlier use was cancelled afresh (DynamoDB Local does;
+    tests/integration/test_write_retries.py checks it), so reuse costs nothing; and if an earlier
+    attempt of this same write did commit unseen, reuse answers success where a new token would
+    run the write again and fail (or apply it twice). Were DynamoDB ever to answer a reused token
+    with its earlier cancellation, the retries would end in ConditionFailed: a refusal, never a
+    double write.
 
     DynamoDB cancels a transaction that collides with another one on the same item
     (TransactionConflict); that is retried a few times, then reported as ConditionFailed
-    (the caller answers 409), never as a server error.
+    (the caller answers 409), never as a server error. IdempotentParameterMismatch is TokenReused.
     """
+    token = token or new_request_token()
     for attempt in range(TRANSACTION_ATTEMPTS):
         try:
-            aws.client("dynamodb").transact_write_items(TransactItems=items)
+            aws.client("dynamodb").transact_write_items(TransactItems=items, ClientRequestToken=token)
             return
         except Exception as exc:
-            if aws.error_code(exc) != "TransactionCanceledException":
+            code = aws.error_code(exc)
+            if code in ("IdempotentParameterMismatchException", "IdempotentParameterMismatch"):
+                raise TokenReused(f"ClientRequestToken {token} was used with other items") from exc
+            if code != "TransactionCanceledException":
                 raise
             codes = {r.get("Code") for r in getattr(exc, "response", {}).get("CancellationReasons", [])}
             if "ConditionalCheckFailed" in codes or not codes:
@@ -102,6 +135,52 @@ def transact(items: list[dict[str, Any]]) -> None:
             if attempt == TRANSACTION_ATTEMPTS - 1:
                 raise ConditionFailed() from exc
             time.sleep(0.02 * 2 ** attempt)
+
+
+def _normal(attr: Any) -> Any:
+    """An attribute value as DynamoDB stores it: numbers compare by value ("1.50" is 1.5)."""
+    if isinstance(attr, dict) and len(attr) == 1:
+        (kind, value), = attr.items()
+        if kind == "N":
+            return ("N", Decimal(value))
+        if kind == "NS":
+            return ("NS", frozenset(Decimal(v) for v in value))
+        if kind in ("SS", "BS"):
+            return (kind, frozenset(value))
+        if kind == "L":
+            return ("L", [_normal(v) for v in value])
+        if kind == "M":
+            return ("M", {k: _normal(v) for k, v in value.items()})
+    return attr
+
+
+def same_item(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Whether two items (attribute-value maps) hold the same attributes and values."""
+    if a is None or b is None:
+        return a is b
+    return a.keys() == b.keys() and all(_normal(a[k]) == _normal(b[k]) for k in a)
+
+
+def create_item(table: str, item: dict[str, Any], key_attribute: str, client: Any = None) -> None:
+    """Store a new item (attribute values) unless one with its key exists: ConditionFailed then.
+
+    A put_item with attribute_not_exists is not idempotent by itself: when botocore retries it after
+    a read timeout and the first attempt had committed, the retry finds the item and its condition
+    fails. The put asks DynamoDB for the item it found (ReturnValuesOnConditionCheckFailure=ALL_OLD);
+    an item equal to the one being written is this write's own earlier attempt, so it is success.
+    (New items carry fresh ids and timestamps: another writer producing the very same item is not a case.)
+    """
+    client = client or aws.client("dynamodb")
+    try:
+        client.put_item(TableName=table, Item=item, ConditionExpression="attribute_not_exists(#k)",
+                        ExpressionAttributeNames={"#k": key_attribute},
+                        ReturnValuesOnConditionCheckFailure="ALL_OLD")
+    except Exception as exc:
+        if not is_condition_failure(exc):
+            raise
+        if same_item(getattr(exc, "response", {}).get("Item"), item):
+            return
+        raise ConditionFailed() from None
 
 
 def encode_cursor(position: dict[str, str]) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
+from svc_core.data.common import create_item
 from svc_core.dynamo import from_item, to_item, values
 
 RETENTION_SECONDS = 3600  # kept an hour after expiry, so a late authorize still learns "expired"
@@ -23,9 +24,7 @@ def _table() -> str:
 
 
 def create(flow: dict[str, Any]) -> None:
-    aws.client("dynamodb").put_item(
-        TableName=_table(), Item=to_item({**flow, "ttl": flow["expiresAt"] + RETENTION_SECONDS}),
-        ConditionExpression="attribute_not_exists(stateHash)")
+    create_item(_table(), to_item({**flow, "ttl": flow["expiresAt"] + RETENTION_SECONDS}), "stateHash")
 
 
 def get(state_hash: str) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from typing import Any
 from svc_core import aws
 from svc_core.config import settings
 from svc_core.data import rate_limits_table
-from svc_core.data.common import is_condition_failure, transact
+from svc_core.data.common import create_item, is_condition_failure, transact
 from svc_core.dynamo import from_item, to_item, values
 
 
@@ -26,8 +26,7 @@ def _table() -> str:
 
 
 def create(session: dict[str, Any]) -> None:
-    aws.client("dynamodb").put_item(TableName=_table(), Item=to_item({**session, "ttl": session["expiresAt"]}),
-                                    ConditionExpression="attribute_not_exists(id)")
+    create_item(_table(), to_item({**session, "ttl": session["expiresAt"]}), "id")
 
 
 def get(session_id: str) -> dict[str, Any] | None:

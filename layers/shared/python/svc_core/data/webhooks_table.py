@@ -16,7 +16,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import ConditionFailed, is_condition_failure, query_page, read_item
+from svc_core.data.common import ConditionFailed, create_item, is_condition_failure, query_page, read_item
 from svc_core.dynamo import from_item, to_item, values
 
 _LISTED = ("id", "url", "events", "enabled", "description", "disabledReason", "disabledAt", "failingSince",
@@ -49,8 +49,7 @@ def _update(tenant_id: str, webhook_id: str, **request: Any) -> dict[str, Any]:
 
 
 def create(tenant_id: str, webhook: dict[str, Any]) -> None:
-    aws.client("dynamodb").put_item(TableName=_table(), Item=to_item({"tenantId": tenant_id, **webhook}),
-                                    ConditionExpression="attribute_not_exists(id)")
+    create_item(_table(), to_item({"tenantId": tenant_id, **webhook}), "id")
 
 
 def get(tenant_id: str, webhook_id: str) -> dict[str, Any] | None:

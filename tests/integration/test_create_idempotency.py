@@ -1,0 +1,111 @@
+"""Idempotency-Key on the create POSTs (svc_core.idempotency, the mechanism billing uses).
+
+The same key and body answer the first answer again and create nothing more; another body is 422
+IDEMPOTENCY_KEY_REUSED; a request without the key is served as it is.
+"""
+
+from __future__ import annotations
+
+import secrets as random
+
+import pytest
+
+from svc_core.config import settings
+from tests.support.functions import call
+from tests.support.projects import CREATE, api, stored_projects
+
+HEADER = "Idempotency-Key"
+
+
+def test_the_same_key_and_body_create_one_project_and_answer_the_same(stack):
+    tenant, key = stack.tenant_with_key()
+    first = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "create-apollo-1"})
+    again = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "create-apollo-1"})
+    assert first.status == again.status == 201, (first, again)
+    assert again.data == first.data
+    assert [p["id"] for p in stored_projects(tenant)] == [first.data["id"]]
+
+
+def test_the_same_key_with_another_body_is_422_and_creates_nothing(stack):
+    tenant, key = stack.tenant_with_key()
+    first = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "create-apollo-2"})
+    other = api(CREATE, key, body={"name": "Gemini"}, headers={HEADER: "create-apollo-2"})
+    assert first.status == 201
+    assert other.status == 422 and other.error["code"] == "IDEMPOTENCY_KEY_REUSED", other
+    assert [p["id"] for p in stored_projects(tenant)] == [first.data["id"]]
+
+
+def test_without_a_key_or_with_another_key_each_request_creates(stack):
+    tenant, key = stack.tenant_with_key()
+    api(CREATE, key, body={"name": "Apollo"})
+    api(CREATE, key, body={"name": "Apollo"})
+    api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "k-a"})
+    api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "k-b"})
+    assert len(stored_projects(tenant)) == 4
+
+
+def test_a_key_is_scoped_by_tenant(stack):
+    _, key_a = stack.tenant_with_key()
+    tenant_b, key_b = stack.tenant_with_key()
+    first = api(CREATE, key_a, body={"name": "Apollo"}, headers={HEADER: "shared-key"})
+    other = api(CREATE, key_b, body={"name": "Apollo"}, headers={HEADER: "shared-key"})
+    assert other.status == 201 and other.data["id"] != first.data["id"]
+    assert [p["id"] for p in stored_projects(tenant_b)] == [other.data["id"]]
+
+
+def test_a_key_that_is_not_visible_ascii_is_400(stack):
+    _, key = stack.tenant_with_key()
+    reply = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "has space"})
+    assert reply.status == 400 and reply.error["code"] == "VALIDATION_ERROR", reply
+
+
+CREATES = {
+    "agents": ("Agents-CreateAgent", lambda: {"name": "Writer", "systemPrompt": "You write notes.",
+                                              "config": {"autonomyLevel": "suggest"}}),
+    "webhooks": ("Webhooks-CreateWebhook", lambda: {"url": "https://hooks.example.com/svc", "events": ["*"],
+                                                    "secret": "whsec_" + random.token_hex(24)}),
+    "secrets": ("Secrets-CreateSecret", lambda: {"name": "OPENAI_API_KEY", "value": "sk-" + random.token_hex(24)}),
+    "api_keys": ("ApiKeys-CreateKey", lambda: {"name": "ci", "type": "sdk", "environment": "Development"}),
+    "chat": ("Chat-CreateChatSession", lambda: {"title": "Release notes"}),
+}
+
+
+@pytest.mark.parametrize("function", sorted(CREATES))
+def test_a_replayed_create_answers_the_first_answer(stack, function, monkeypatch):
+    monkeypatch.setattr("svc_core.endpoint_guard.resolve", lambda host, port: ["93.184.215.14"])  # a public address
+    event, make_body = CREATES[function]
+    _, key = stack.tenant_with_key()
+    body = make_body()
+    first = call(function, event, token=key, body=body, headers={HEADER: f"{function}-1"})
+    again = call(function, event, token=key, body=body, headers={HEADER: f"{function}-1"})
+    assert first.status == 201, first
+    assert again.status == 201 and again.data == first.data, again
+    fresh = call(function, event, token=key, body=make_body() if function != "secrets"
+                 else {**make_body(), "name": "OTHER_KEY"}, headers={HEADER: f"{function}-2"})
+    assert fresh.status == 201 and fresh.data["id"] != first.data["id"], fresh
+
+
+def test_a_replayed_api_key_create_answers_the_same_key_and_value(stack):
+    _, key = stack.tenant_with_key()
+    body = {"name": "ci", "type": "sdk", "environment": "Development"}
+    first = call("api_keys", "ApiKeys-CreateKey", token=key, body=body, headers={HEADER: "key-1"})
+    again = call("api_keys", "ApiKeys-CreateKey", token=key, body=body, headers={HEADER: "key-1"})
+    assert first.status == again.status == 201
+    secret_fields = [f for f in first.data if f not in ("id", "name", "type", "environment", "scopes")]
+    assert again.data == first.data and secret_fields  # the value included
+    listed = call("api_keys", "ApiKeys-ListKeys", token=key).data["items"]
+    assert sum(k["id"] == first.data["id"] for k in listed) == 1
+
+
+def test_a_replayed_tenant_create_answers_the_same_tenant(stack):
+    call("auth", "Auth-Register", body={"email": "ada@example.com", "password": "correct horse battery staple 42",
+                                        "name": "ada"})
+    ada = call("auth", "Auth-Login", body={"email": "ada@example.com",
+                                           "password": "correct horse battery staple 42"}).data
+    token = ada["accessToken"]
+    first = call("tenants", "Tenants-CreateTenant", token=token, body={"name": "Engines"}, headers={HEADER: "t-1"})
+    again = call("tenants", "Tenants-CreateTenant", token=token, body={"name": "Engines"}, headers={HEADER: "t-1"})
+    assert first.status == again.status == 201, (first, again)
+    assert again.data == first.data
+    tenants = call("tenants", "Tenants-ListTenants", token=token).data["items"]
+    assert [t["id"] for t in tenants].count(first.data["id"]) == 1 and len(tenants) == 2
