@@ -4,7 +4,6 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from svc_core import idempotency
 from svc_core.api import Api
 from svc_core.domain import api_keys
 from svc_core.domain.api_keys import ApiKey, ApiKeyCreate, ApiKeyPage, ApiKeyRotate, ApiKeyWithSecret
@@ -15,12 +14,12 @@ TAGS = ["API keys"]
 
 
 @api.post("/api/v1/api-keys", scope="keys:write", status=201, response_model=ApiKeyWithSecret, tags=TAGS,
-          errors=idempotency.ERRORS, summary="Create an API key (its value is returned this once)",
-          description="A replay of the same Idempotency-Key and body answers the first answer, the value "
-                      "included, for 24 hours." + idempotency.DESCRIPTION)
-def create_key(body: ApiKeyCreate, idempotency_key: idempotency.IdempotencyKey = None):
-    return idempotency.run(api, "api_key.create", idempotency_key, body.model_dump(mode="json"),
-                           lambda: api_keys.create_key(api.tenant_context(), body))
+          summary="Create an API key (its value is returned this once)",
+          description="Not replayable with an Idempotency-Key, unlike the other creates: a key's value is stored "
+                      "nowhere (only its HMAC), so no earlier answer could be given again. A client that lost the "
+                      "answer revokes the key it cannot use (listed by its name) and creates another.")
+def create_key(body: ApiKeyCreate):
+    return api_keys.create_key(api.tenant_context(), body)
 
 
 @api.get("/api/v1/api-keys", scope="keys:read", response_model=ApiKeyPage, tags=TAGS,
