@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +78,12 @@ class LocalStack:
             self.dynamodb_local = DynamoDBLocal(data_dir=data_dir).start()
             self.dynamodb_endpoint = self.dynamodb_local.endpoint
         else:
-            self.log(f"WARNING: {MOTO_ENGINE_CAVEATS}")
+            print(f"WARNING: {MOTO_ENGINE_CAVEATS}", file=sys.stderr, flush=True)  # quiet or not
         environment = provision(self.emulator_endpoint, self.parameters, dynamodb_endpoint=self.dynamodb_endpoint,
                                 secret_values=kept_secrets)
+        # The functions read their settings from the process's environment, as in Lambda; stop()
+        # puts back what was there before, so another stack (or the tests) never meets this one's.
+        self._environ_before = {k: os.environ.get(k) for k in [*environment, "PUBLIC_BASE_URL"]}
         os.environ.update(environment)
         self.environment = environment
         self._forget_caches()
@@ -163,6 +167,12 @@ class LocalStack:
                 self.emulator.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.emulator.kill()
+        for name, value in getattr(self, "_environ_before", {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._forget_caches()
 
 
 STACKS_DIR = ROOT / ".local" / "stacks"

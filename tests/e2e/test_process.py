@@ -91,3 +91,81 @@ def test_persist_keeps_tables_keys_and_tokens_across_a_restart(tmp_path):
         assert [p["id"] for p in listed.json()["data"]["items"]] == [made.json()["data"]["id"]]
     finally:
         _stop(second)
+
+
+class _Receiver:
+    """A webhook endpoint on loopback that keeps what it verified (standardwebhooks)."""
+
+    def __init__(self, secret: str) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from standardwebhooks import Webhook
+        self.events: list[dict] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.events.append(Webhook(secret).verify(body, dict(self.headers.items())))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+
+
+@pytest.mark.parametrize("engine", ["dynamodb-local", "persist", "moto"])
+def test_after_a_duplicate_registration_a_new_project_is_still_delivered(tmp_path, engine):
+    """The command as a user runs it, on each engine: a duplicate registration (a cancelled or
+    refused write) must not stop the event pipeline, nor publish anything."""
+    import base64
+    import os
+    extra = {"dynamodb-local": [], "persist": ["--persist", str(tmp_path / "data")],
+             "moto": ["--emulator", "moto"]}[engine]
+    credentials = tmp_path / "creds.json"
+    process = subprocess.Popen([sys.executable, "-m", "devstack", "--port", "0", "--quiet",
+                                "--credentials", str(credentials), *extra], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        seen = []
+        deadline = time.monotonic() + 90
+        while not seen or "ready" not in seen[-1]:
+            seen.append(process.stdout.readline())
+            assert (seen[-1] or process.poll() is None) and time.monotonic() < deadline, "".join(seen)
+        if engine == "moto":
+            assert any("WARNING" in line and "not atomic" in line for line in seen), "".join(seen)
+        saved = json.loads(credentials.read_text())
+        base, auth = saved["baseUrl"] + "/api/v1", {"Authorization": f"Bearer {saved['apiKey']}"}
+        secret = "whsec_" + base64.b64encode(os.urandom(24)).decode()
+        receiver = _Receiver(secret)
+        hook = httpx.post(f"{base}/webhooks", headers=auth, json={
+            "url": receiver.url, "events": ["project.created", "tenant.created", "user.created"], "secret": secret})
+        assert hook.status_code == 201, hook.text
+        body = {"email": f"twice-{engine}@example.com", "password": "a long enough password", "name": "Twice"}
+        assert [httpx.post(f"{base}/auth/register", json=body).status_code for _ in range(2)] == [201, 201]
+        project = httpx.post(f"{base}/projects", headers=auth, json={"name": "After", "language": "python"})
+        assert project.status_code == 201
+        deadline = time.monotonic() + 30
+        while not receiver.events and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1)  # anything else (a phantom of the registrations) would come with it
+        assert [(e["type"], e["data"]["id"]) for e in receiver.events] == [("project.created", project.json()["data"]["id"])]
+        # The stack's environment is beside its own state, and ops --local finds it there.
+        port = saved["baseUrl"].rsplit(":", 1)[1]
+        stack = str(tmp_path / "data") if engine == "persist" else port
+        found = subprocess.run([sys.executable, "-m", "ops", "--local", "--stack", stack, "users", "enable",
+                                "nobody@example.com"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert "is missing" not in found.stderr and found.returncode != 2, found.stderr
+        status = httpx.get(saved["baseUrl"] + "/_local/status").json()
+        assert status["engine"] == ("moto" if engine == "moto" else "dynamodb-local")
+        assert all(p["discarded"] == 0 and p["sentToFailureDestination"] == 0 for p in status["pollers"])
+        receiver.server.shutdown()
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)

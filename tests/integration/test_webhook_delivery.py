@@ -146,6 +146,25 @@ def test_a_delivery_is_signed_and_verifies_with_the_reference_library(stack, pat
     assert logged["eventId"] == event["id"] and logged["eventType"] == "project.created"
 
 
+def test_an_event_published_twice_is_delivered_once(stack, path, receivers):
+    """The outbox publisher may put an event on the bus twice (a retried call that had gone through):
+    each subscription still gets it once, and the log shows one attempt."""
+    tenant_id = stack.new_tenant()
+    receiver = receivers()
+    webhook_id = register(tenant_id, receiver.url, receiver.secret)
+    event = project_event(tenant_id)
+    path.publish(event)
+    path.pump()
+    path.publish(event)
+    path.pump()
+    assert [d.headers["webhook-id"] for d in receiver.deliveries] == [event["id"]]
+    assert [a["outcome"] for a in attempts(tenant_id, webhook_id)] == ["delivered"]
+    other = project_event(tenant_id, "Gemini")
+    path.publish(other)
+    path.pump()
+    assert [d.headers["webhook-id"] for d in receiver.deliveries] == [event["id"], other["id"]]
+
+
 def test_only_subscriptions_wanting_the_type_of_the_events_tenant_get_it(stack, path, receivers):
     tenant_id, other_tenant = stack.new_tenant(), stack.new_tenant("Other")
     wanted, unwanted, elsewhere = receivers(), receivers(), receivers()

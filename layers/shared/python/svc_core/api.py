@@ -45,8 +45,9 @@ from svc_core.auth.authenticate import authenticate
 from svc_core.auth.principal import Principal
 from svc_core.config import settings
 from svc_core.context import TenantContext
+from svc_core.data.common import ConditionFailed
 from svc_core.errors import (
-    Forbidden, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited, ServiceError, Unauthorized,
+    Conflict, Forbidden, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited, ServiceError, Unauthorized,
     UnsupportedMediaType, ValidationFailed,
 )
 from svc_core.log import logger
@@ -118,7 +119,8 @@ _ERROR_RESPONSES = {
     402: "PAYMENT_REQUIRED: the tenant's credit balance is used up",
     403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
     404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
-    409: "CONFLICT (or LOGIN_SESSION_CONSUMED): the resource changed meanwhile, or its state forbids this",
+    409: "CONFLICT (or LOGIN_SESSION_CONSUMED): the resource changed meanwhile, its state forbids this, or the "
+         "write collided with another and was not made (send it again)",
     410: "LOGIN_SESSION_EXPIRED: the login session is more than 10 minutes old",
     413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8",
@@ -130,6 +132,7 @@ _ERROR_RESPONSES = {
 
 
 _OPTIONAL_ERRORS = {402, 409, 410, 422, 502}  # documented only on the routes that name them (errors=...)
+_WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 
 def _template_to_regex(path: str) -> re.Pattern[str]:
@@ -146,6 +149,7 @@ class Api:
         self.resolver.exception_handler(RequestValidationError)(self._on_validation_error)
         self.resolver.exception_handler(RequestUnsupportedContentType)(self._on_unsupported_type)
         self.resolver.exception_handler(NotFoundError)(self._on_no_route)
+        self.resolver.exception_handler(ConditionFailed)(self._on_write_collision)
         self.resolver.exception_handler(Exception)(self._on_unexpected)
 
     # ---- declaring routes -------------------------------------------------------------
@@ -185,7 +189,8 @@ class Api:
                 continue
             if code == 415 and method not in ("POST", "PUT", "PATCH"):
                 continue
-            if code in _OPTIONAL_ERRORS and code not in errors:
+            # Any write may meet a collision it reports as 409 (see _on_write_collision).
+            if code in _OPTIONAL_ERRORS and code not in errors and not (code == 409 and method in _WRITES):
                 continue
             responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
         security = [] if public else [{"bearerAuth": [] if scope == AUTHENTICATED else [scope]}]
@@ -405,6 +410,13 @@ class Api:
             return self._on_service_error(MethodNotAllowed(
                 f"{method} is not allowed on this path.", {"allowed": allowed}, {"Allow": ", ".join(allowed)}))
         return self._on_service_error(NotFound("No such route.", {"path": path, "method": method}))
+
+    def _on_write_collision(self, _exc: ConditionFailed) -> Response:
+        """A conditional write or transaction the domain did not expect to fail (a create with a new id,
+        contention that outlasted the retries): nothing was written, so the client may send it again."""
+        logger.warning("a write collided and was not made")
+        return self._on_service_error(Conflict("The change collided with another one and was not made; "
+                                               "send it again."))
 
     def _on_unexpected(self, exc: Exception) -> Response:
         logger.exception("unhandled error")

@@ -4,6 +4,11 @@ Partition webhookId, sort attemptKey = "<attemptedAt ms, 13 digits>#<eventId>#<a
 so a webhook's attempts read newest first. Item: {webhookId, attemptKey, tenantId, eventId,
 eventType, attempt, outcome (delivered, retrying, failed, disabled, skipped), statusCode or null,
 latencyMs or null, error or null, nextRetryAt (ISO) or null, attemptedAt (ISO), ttl}.
+
+Beside them, one mark per event delivered to the webhook, attemptKey = "!delivered#<eventId>"
+(which sorts before every attempt, so listings skip the marks with `attemptKey >= "0"`): an event
+that reaches the delivery queue twice (its publisher retried a call that had gone through) is
+sent once.
 """
 
 from __future__ import annotations
@@ -26,6 +31,24 @@ def attempt_key(attempted_at_ms: int, event_id: str, attempt: int) -> str:
     return f"{attempted_at_ms:013d}#{event_id}#{attempt:02d}"
 
 
+FIRST_ATTEMPT_KEY = "0"
+
+
+def _mark_key(webhook_id: str, event_id: str) -> dict[str, Any]:
+    return {"webhookId": {"S": webhook_id}, "attemptKey": {"S": f"!delivered#{event_id}"}}
+
+
+def was_delivered(webhook_id: str, event_id: str) -> bool:
+    answer = aws.client("dynamodb").get_item(TableName=_table(), Key=_mark_key(webhook_id, event_id),
+                                             ConsistentRead=True, ProjectionExpression="webhookId")
+    return "Item" in answer
+
+
+def mark_delivered(webhook_id: str, event_id: str, delivered_at: float) -> None:
+    aws.client("dynamodb").put_item(TableName=_table(), Item={
+        **_mark_key(webhook_id, event_id), "ttl": {"N": str(int(delivered_at) + RETENTION_SECONDS)}})
+
+
 def record(attempt: dict[str, Any], attempted_at: float) -> None:
     """Store one attempt (attempt carries every field of the item but attemptKey and ttl)."""
     item = {**attempt, "attemptKey": attempt_key(int(attempted_at * 1000), attempt["eventId"], attempt["attempt"]),
@@ -36,9 +59,9 @@ def record(attempt: dict[str, Any], attempted_at: float) -> None:
 def list_for_webhook(tenant_id: str, webhook_id: str, limit: int,
                      cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """Newest first. Only the tenant's own attempts (the webhook id was checked by the caller too)."""
-    query: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "webhookId = :w",
+    query: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "webhookId = :w AND attemptKey >= :a",
                              "FilterExpression": "tenantId = :t",
-                             "ExpressionAttributeValues": values(w=webhook_id, t=tenant_id),
+                             "ExpressionAttributeValues": values(w=webhook_id, t=tenant_id, a=FIRST_ATTEMPT_KEY),
                              "ScanIndexForward": False, "Limit": limit}
     if cursor:
         query["ExclusiveStartKey"] = {"webhookId": {"S": webhook_id},

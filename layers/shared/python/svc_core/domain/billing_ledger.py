@@ -23,6 +23,7 @@ from typing import Any
 from svc_core import ids, timeutil
 from svc_core.config import settings
 from svc_core.data import billing_table, usage_table
+from svc_core.data.common import ConditionFailed
 from svc_core.errors import PaymentRequired
 
 MICRO_PER_CREDIT = 1_000_000
@@ -66,8 +67,11 @@ def ensure_account(tenant_id: str) -> dict[str, Any]:
     try:
         billing_table.write(items)
     except billing_table.Refused:
-        pass  # opened meanwhile by another request
-    return billing_table.balance(tenant_id)
+        pass  # opened meanwhile by another request, or not written at all (below)
+    opened = billing_table.balance(tenant_id)
+    if opened is None:  # refused, and nobody else opened it: nothing was written; the client may retry
+        raise ConditionFailed()
+    return opened
 
 
 def balance_of(tenant_id: str) -> int:

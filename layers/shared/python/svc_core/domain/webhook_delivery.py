@@ -179,6 +179,11 @@ def deliver(message: dict[str, Any], attempt: int, *, now: float | None = None,
         log("skipped", error="the webhook was deleted" if subscription is None else "the webhook is disabled")
         return Decision("skipped")
 
+    if webhook_deliveries_table.was_delivered(webhook_id, event["id"]):
+        # The event reached the queue twice (a publisher's retried call had gone through): sent once.
+        logger.info("already delivered", extra={"webhook_id": webhook_id, "event_id": event["id"]})
+        return Decision("skipped")
+
     body = json.dumps(event, separators=(",", ":")).encode()
     timestamp = int(now)
     headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, "webhook-id": event["id"],
@@ -189,6 +194,7 @@ def deliver(message: dict[str, Any], attempt: int, *, now: float | None = None,
     answered = {"statusCode": result.status, "latencyMs": result.latency_ms}
 
     if is_success(result.status):
+        webhook_deliveries_table.mark_delivered(webhook_id, event["id"], now)
         log("delivered", **answered)
         if subscription.get("failingSince") is not None:
             webhooks_table.clear_failing(tenant_id, webhook_id)
