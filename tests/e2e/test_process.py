@@ -55,7 +55,7 @@ def _start(tmp_path, *extra):
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 90
     line, seen = "", []
-    while "ready" not in line and time.monotonic() < deadline:
+    while not line.startswith("local stack ready") and time.monotonic() < deadline:
         line = process.stdout.readline()
         seen.append(line)
         if not line and process.poll() is not None:
@@ -134,7 +134,7 @@ def test_after_a_duplicate_registration_a_new_project_is_still_delivered(tmp_pat
     try:
         seen = []
         deadline = time.monotonic() + 90
-        while not seen or "ready" not in seen[-1]:
+        while not seen or not seen[-1].startswith("local stack ready"):
             seen.append(process.stdout.readline())
             assert (seen[-1] or process.poll() is None) and time.monotonic() < deadline, "".join(seen)
         if engine == "moto":

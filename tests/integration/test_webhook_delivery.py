@@ -165,6 +165,26 @@ def test_an_event_published_twice_is_delivered_once(stack, path, receivers):
     assert [d.headers["webhook-id"] for d in receiver.deliveries] == [event["id"], other["id"]]
 
 
+def test_two_copies_of_an_event_at_the_same_moment_are_sent_once(stack, path, receivers):
+    """Copies taken off the queue together: one claims the send, the other waits for its claim to
+    end and then finds it delivered."""
+    from svc_core.domain import webhook_delivery
+    tenant_id = stack.new_tenant()
+    receiver = receivers()
+    webhook_id = register(tenant_id, receiver.url, receiver.secret)
+    event = project_event(tenant_id)
+    message = {"event": event, "webhookId": webhook_id, "tenantId": tenant_id}
+    now = time.time()
+    assert webhook_deliveries_table.claim(webhook_id, event["id"], now, 20) == "claimed"  # the first copy
+    second = webhook_delivery.deliver(message, 1, now=now + 1)
+    assert second.outcome == "retrying" and 19 <= second.retry_in <= 21 and receiver.deliveries == []
+    webhook_deliveries_table.release(webhook_id, event["id"])  # the first copy's send failed
+    assert webhook_delivery.deliver(message, 2, now=now + 2).outcome == "delivered"
+    assert webhook_delivery.deliver(message, 1, now=now + 3).outcome == "skipped"
+    assert [d.headers["webhook-id"] for d in receiver.deliveries] == [event["id"]]
+    assert [a["outcome"] for a in attempts(tenant_id, webhook_id)] == ["delivered"]
+
+
 def test_only_subscriptions_wanting_the_type_of_the_events_tenant_get_it(stack, path, receivers):
     tenant_id, other_tenant = stack.new_tenant(), stack.new_tenant("Other")
     wanted, unwanted, elsewhere = receivers(), receivers(), receivers()

@@ -6,18 +6,20 @@ eventType, attempt, outcome (delivered, retrying, failed, disabled, skipped), st
 latencyMs or null, error or null, nextRetryAt (ISO) or null, attemptedAt (ISO), ttl}.
 
 Beside them, one mark per event delivered to the webhook, attemptKey = "!delivered#<eventId>"
-(which sorts before every attempt, so listings skip the marks with `attemptKey >= "0"`): an event
-that reaches the delivery queue twice (its publisher retried a call that had gone through) is
-sent once.
+(which sorts before every attempt, so listings skip the marks with `attemptKey >= "0"`), state
+"sending" (with leaseUntil, while one attempt sends it) or "delivered": an event that reaches the
+delivery queue twice, even at the same moment (its publisher retried a call that had gone
+through), is sent once.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import decode_cursor, encode_cursor
+from svc_core.data.common import decode_cursor, encode_cursor, is_condition_failure
 from svc_core.dynamo import from_item, to_item, values
 
 RETENTION_SECONDS = 30 * 86400
@@ -32,21 +34,59 @@ def attempt_key(attempted_at_ms: int, event_id: str, attempt: int) -> str:
 
 
 FIRST_ATTEMPT_KEY = "0"
+MARK_ATTEMPTS = 8   # about 10 s of tries: longer than a datastore's short stall
 
 
 def _mark_key(webhook_id: str, event_id: str) -> dict[str, Any]:
     return {"webhookId": {"S": webhook_id}, "attemptKey": {"S": f"!delivered#{event_id}"}}
 
 
-def was_delivered(webhook_id: str, event_id: str) -> bool:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key=_mark_key(webhook_id, event_id),
-                                             ConsistentRead=True, ProjectionExpression="webhookId")
-    return "Item" in answer
+def claim(webhook_id: str, event_id: str, now: float, lease_seconds: float) -> str | float:
+    """Take the event's send to this webhook: "claimed" (send it), "delivered" (it was sent), or
+    the time another attempt's claim ends (it is sending now; try after that)."""
+    item = {**_mark_key(webhook_id, event_id), "state": {"S": "sending"},
+            "leaseUntil": {"N": str(round(now + lease_seconds, 3))},
+            "ttl": {"N": str(int(now) + RETENTION_SECONDS)}}
+    try:
+        aws.client("dynamodb").put_item(
+            TableName=_table(), Item=item, ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            ConditionExpression="attribute_not_exists(webhookId) OR (#s = :sending AND leaseUntil < :now)",
+            ExpressionAttributeNames={"#s": "state"},
+            ExpressionAttributeValues={":sending": {"S": "sending"}, ":now": {"N": str(now)}})
+        return "claimed"
+    except Exception as exc:
+        if not is_condition_failure(exc):
+            raise
+        old = getattr(exc, "response", {}).get("Item") or {}
+        if old.get("state", {}).get("S") != "sending":
+            return "delivered"
+        return float(old["leaseUntil"]["N"])
 
 
 def mark_delivered(webhook_id: str, event_id: str, delivered_at: float) -> None:
-    aws.client("dynamodb").put_item(TableName=_table(), Item={
-        **_mark_key(webhook_id, event_id), "ttl": {"N": str(int(delivered_at) + RETENTION_SECONDS)}})
+    """Kept for the retention; retried longer than other writes: the receiver has the event, and a
+    mark lost here would send it again."""
+    item = {**_mark_key(webhook_id, event_id), "state": {"S": "delivered"},
+            "ttl": {"N": str(int(delivered_at) + RETENTION_SECONDS)}}
+    for attempt in range(MARK_ATTEMPTS):
+        try:
+            aws.client("dynamodb").put_item(TableName=_table(), Item=item)
+            return
+        except Exception:
+            if attempt == MARK_ATTEMPTS - 1:
+                raise
+            time.sleep(min(2.0, 0.1 * 2 ** attempt))
+
+
+def release(webhook_id: str, event_id: str) -> None:
+    """Give the claim back after an attempt that did not deliver, so the retry can take it."""
+    try:
+        aws.client("dynamodb").delete_item(
+            TableName=_table(), Key=_mark_key(webhook_id, event_id), ConditionExpression="#s = :sending",
+            ExpressionAttributeNames={"#s": "state"}, ExpressionAttributeValues={":sending": {"S": "sending"}})
+    except Exception as exc:
+        if not is_condition_failure(exc):
+            raise
 
 
 def record(attempt: dict[str, Any], attempted_at: float) -> None:

@@ -179,10 +179,29 @@ def deliver(message: dict[str, Any], attempt: int, *, now: float | None = None,
         log("skipped", error="the webhook was deleted" if subscription is None else "the webhook is disabled")
         return Decision("skipped")
 
-    if webhook_deliveries_table.was_delivered(webhook_id, event["id"]):
-        # The event reached the queue twice (a publisher's retried call had gone through): sent once.
+    # The event may reach the queue twice (a publisher's retried call had gone through): one send.
+    claimed = webhook_deliveries_table.claim(webhook_id, event["id"], now, cfg.webhook_timeout_seconds + 5)
+    if claimed == "delivered":
         logger.info("already delivered", extra={"webhook_id": webhook_id, "event_id": event["id"]})
         return Decision("skipped")
+    if claimed != "claimed":  # another attempt is sending it now: look again when its claim ends
+        return Decision("retrying", retry_in=max(1, int(claimed - now) + 1))
+    try:
+        decision = _send(message, attempt, subscription, schedule, now, log, post, rand)
+    except Exception:
+        webhook_deliveries_table.release(webhook_id, event["id"])
+        raise
+    if decision.outcome != "delivered":
+        webhook_deliveries_table.release(webhook_id, event["id"])  # the retry (if any) claims it again
+    return decision
+
+
+def _send(message: dict[str, Any], attempt: int, subscription: dict[str, Any], schedule: tuple[int, ...],
+          now: float, log: Callable[..., None], post: Callable[..., webhook_http.HttpResult],
+          rand: Callable[[], float]) -> Decision:
+    """Send the claimed event once and say what follows."""
+    cfg = settings()
+    event, tenant_id, webhook_id = message["event"], message["tenantId"], message["webhookId"]
 
     body = json.dumps(event, separators=(",", ":")).encode()
     timestamp = int(now)
