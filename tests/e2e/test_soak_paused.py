@@ -1,0 +1,29 @@
+"""The conservation soak with both datastores (DynamoDB Local and the emulator) paused for 5 s
+(SIGSTOP, SIGCONT) in the middle: what was answered during the pause is a success, an expected
+refusal or a 5xx in the envelope, and afterwards nothing is lost. Its own file (and stack), so it
+runs beside test_soak.py in another test process."""
+
+from __future__ import annotations
+
+import pytest
+
+from devstack import soak
+from devstack.stack import LocalStack
+from tests.e2e.test_soak import CALLS, SEED, _check
+
+
+@pytest.fixture(scope="module")
+def soak_stack():
+    stack = LocalStack(port=0, log=lambda _m: None, containers=4, parameters={"LogLevel": "ERROR"})
+    stack.start()
+    yield stack
+    stack.stop()
+
+
+def test_the_session_survives_both_datastores_paused_for_five_seconds(soak_stack):
+    report = soak.run(soak_stack, calls=CALLS, seed=SEED + 1, pause_seconds=5)
+    _check(report)
+    assert report.paused_seconds == 5 and report.calls_during_pause > 0
+    # Answered during the pause: a success, an expected refusal, or a 5xx in the envelope (checked
+    # in problems()); never a 5xx for a change that did commit.
+    assert report.wrong_5xx == 0
