@@ -509,6 +509,7 @@ def _count(session: Session, report: Report, settle_timeout: float) -> None:
             remaining[key] -= 1
         else:
             report.lost += 1
+            report.notes.append(f"no event for the committed change {key}")
     # An extra event for a change that committed once is a duplicate; one for a change answered 5xx,
     # a wrong 5xx (it did commit); one for no change at all, a phantom.
     committed_keys = Counter((c["type"], c["object"], c["marker"]) for c in wanted)
@@ -527,7 +528,8 @@ def _count(session: Session, report: Report, settle_timeout: float) -> None:
             report.wrong_5xx += 1
         elif count:
             report.phantom += count
-            report.notes.append(f"event with no committed change: {key}")
+            answered = [f"{c.op} {c.status} {c.code or ''}".strip() for c in calls if c.marker and c.marker == key[2]]
+            report.notes.append(f"event with no committed change: {key}" + (f", answered {answered}" if answered else ""))
     # Registration events are not delivered (their tenants have no subscription): on the bus, exactly one each.
     registered = [e for e in expected if e["type"] in ("tenant.created", "user.created")]
     bus_registrations = Counter((e["type"], e["tenantId"]) for e in bus if e["type"] in ("tenant.created", "user.created"))

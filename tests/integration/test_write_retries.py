@@ -149,3 +149,42 @@ def test_an_agent_create_whose_answer_was_lost_answers_201_once(data_backend, lo
     assert len(hook.sent) == 2
     agents = [i for i in data_backend.items(settings().agents_table) if i["tenantId"] == tenant]
     assert [a["id"] for a in agents] == [reply.data["id"]]
+
+
+def test_a_retry_cancelled_by_its_own_committed_attempt_answers_success(data_backend, monkeypatch):
+    """After a stall, a timed-out attempt and its retry can reach the datastore together: the first
+    commits and the retry is cancelled on the conditions the first one's writes broke (DynamoDB Local
+    does this despite the token; moto keeps no token). The write's own outbox event tells that it
+    committed: the PATCH answers 200 once, with one event, on both engines."""
+    from tests.support.projects import create, patch
+    stack = data_backend.stack
+    _, key = stack.tenant_with_key()
+    project = create(key, name="Apollo")
+    client = aws.client("dynamodb")
+    real = client.transact_write_items
+    calls = []
+
+    def committed_then_cancelled(**request):
+        calls.append(request)
+        real(**request)  # the first attempt commits; its answer is lost, and the retry is cancelled
+        raise ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "cancelled"},
+                           "CancellationReasons": [{"Code": "ConditionalCheckFailed"}, {"Code": "None"}]},
+                          "TransactWriteItems")
+
+    monkeypatch.setattr(client, "transact_write_items", committed_then_cancelled)
+    reply = patch(key, project["id"], {"description": "after the stall"})
+    monkeypatch.setattr(client, "transact_write_items", real)
+    assert reply.status == 200, reply
+    assert len(calls) == 1
+    updates = [e for e in outbox_events() if e["type"] == "project.updated"]
+    assert [e["data"]["description"] for e in updates] == ["after the stall"]
+
+
+def test_a_cancelled_write_whose_event_id_is_someone_elses_is_still_a_conflict(data_backend):
+    """The witness is the event item as written, not just its id."""
+    stack = data_backend.stack
+    taken = {"id": {"S": "evt_01TAKEN"}, "type": {"S": "sentinel"}}
+    stack.client("dynamodb").put_item(TableName=settings().outbox_table, Item=taken)
+    with pytest.raises(ConditionFailed):
+        transact([{"Put": {"TableName": settings().outbox_table, "ConditionExpression": "attribute_not_exists(id)",
+                           "Item": {"id": {"S": "evt_01TAKEN"}, "type": {"S": "project.created"}}}}])
