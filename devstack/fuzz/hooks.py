@@ -1,8 +1,13 @@
 """Schemathesis hooks for the fuzzing run: never revoke or rotate the key the run authenticates
-with (a fuzzer that locks itself out tests nothing after that). Generated values and values the
-stateful phase takes from earlier responses both pass through before_call."""
+with (a fuzzer that locks itself out tests nothing after that), and send every Idempotency-Key once
+(a generated key repeats across calls: the service then answers the first call's answer again, or
+422 for another body, by design; a replayed create names a resource a later call may have deleted,
+which the stateful phase would read as a create that did not happen). Replays have their own tests
+(tests/integration/test_create_idempotency.py). Generated values and values the stateful phase
+takes from earlier responses both pass through before_call."""
 
 import os
+import uuid
 
 import schemathesis
 
@@ -14,3 +19,6 @@ STAND_IN = "key_00000000000000000000000000"  # well formed, never issued: answer
 def before_call(context, case, kwargs):
     if case.path_parameters and case.path_parameters.get("id") == PROTECTED_KEY_ID:
         case.path_parameters["id"] = STAND_IN
+    for name in list(case.headers or {}):
+        if name.lower() == "idempotency-key":
+            case.headers[name] = str(uuid.uuid4())
