@@ -1,4 +1,4 @@
-"""Start the local stack:  python -m devstack [--port 3000] [--credentials FILE] [--persist DIR]
+"""Start the local stack:  python -m devstack [--port 3000] [--credentials FILE] [--persist DIR] [--allow-origin ORIGIN]
 
 Prints the base URL and the development credentials, writes them to the credentials file
 (default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The functions'
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from devstack.bootstrap import bootstrap, write_credentials
-from devstack.stack import ENGINES, MOTO_ENGINE_CAVEATS, ROOT, LocalStack, environment_file
+from devstack.stack import DEFAULT_ALLOWED_ORIGINS, ENGINES, MOTO_ENGINE_CAVEATS, ROOT, LocalStack, environment_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +33,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the tables live: DynamoDB Local (default; Java 17+) or, on a machine without "
                              "Java, the AWS emulator's own DynamoDB (moto), which loses guarantees: "
                              + MOTO_ENGINE_CAVEATS)
+    parser.add_argument("--allow-origin", action="append", metavar="ORIGIN", dest="allow_origins",
+                        help="a browser front-end's origin (scheme://host[:port]) that may call the API with "
+                             "credentials (CORS); repeat for several; given, it replaces the default "
+                             f"{DEFAULT_ALLOWED_ORIGINS}")
     args = parser.parse_args(argv)
+    if any("*" in origin or "," in origin for origin in args.allow_origins or ()):
+        parser.error("--allow-origin takes one exact origin (no `*`, no commas); repeat it for several")
     if args.emulator == "moto" and args.persist:
         parser.error("--persist keeps the tables in DynamoDB Local: it does not go with --emulator moto")
 
@@ -44,7 +50,10 @@ def main(argv: list[str] | None = None) -> int:
 
     log = (lambda _msg: None) if args.quiet else (lambda msg: print(msg, flush=True))
     # Quiet also keeps the functions' own INFO lines (one JSON line per request) out.
-    stack = LocalStack(port=args.port, log=log, parameters={"LogLevel": "WARNING"} if args.quiet else None,
+    parameters = {"LogLevel": "WARNING"} if args.quiet else {}
+    if args.allow_origins:
+        parameters["AllowedOrigins"] = ",".join(args.allow_origins)
+    stack = LocalStack(port=args.port, log=log, parameters=parameters,
                        persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator)
     env_file: Path | None = None
     try:
@@ -62,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         env_file.parent.mkdir(parents=True, exist_ok=True)
         write_credentials({**stack.environment, "PUBLIC_BASE_URL": stack.base_url}, env_file)
         print(f"local stack ready in {time.monotonic() - started:.1f} s at {stack.base_url}/api/v1", flush=True)
+        print(f"browser front-ends allowed (CORS): {stack.parameters['AllowedOrigins'] or 'none'}", flush=True)
         print(f"credentials written to {args.credentials}:", flush=True)
         print(json.dumps(credentials, indent=2), flush=True)
         stop.wait()

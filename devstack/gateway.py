@@ -5,7 +5,8 @@ beats a {param}, which beats a {proxy+}, and an exact method beats ANY. Each req
 the proxy event AWS would send (requestContext with requestId, identity.sourceIp, stage,
 resourcePath; pathParameters; single and multi-value headers and query strings; a base64
 body for binary content) and is passed to the function's real handler. A path no route
-matches gets the API's own 404 envelope, as the template's gateway response gives it.
+matches gets the API's own 404 envelope, as the template's gateway response gives it, with the CORS
+headers the functions' answers carry (svc_core.cors: for the origins of the AllowedOrigins parameter).
 
 Routes API Gateway streams (ResponseTransferMode RESPONSE_STREAM, a Lambda Web Adapter function)
 are served as the adapter serves them: the function's ASGI app gets the HTTP request with API
@@ -149,8 +150,10 @@ def _not_found_body(path: str, request_id: str) -> bytes:
 
 class Gateway:
     def __init__(self, router: Router, functions: dict[str, Any], host: str = "127.0.0.1", port: int = 3000,
-                 log=print, streaming: bool = True, local_routes: dict[str, Any] | None = None) -> None:
+                 log=print, streaming: bool = True, local_routes: dict[str, Any] | None = None,
+                 allowed_origins: frozenset[str] = frozenset()) -> None:
         self.router, self.functions, self.log = router, functions, log
+        self.allowed_origins = allowed_origins  # CORS, for the answers the gateway gives itself
         # The local stack's own pages (GET only, JSON, never part of the API nor deployed).
         self.local_routes = local_routes or {}
         self.streaming = streaming
@@ -197,8 +200,10 @@ class Gateway:
         matched = self.router.match(request.command, path)
         if matched is None:
             request_id = str(uuid.uuid4())
-            self._write(request, 404, [("Content-Type", "application/json"), ("X-Request-Id", request_id)],
-                        _not_found_body(path, request_id))
+            from svc_core import cors  # the shared layer's rules, as the functions apply them
+            cors_headers = cors.response_headers(request.headers.get("Origin"), self.allowed_origins)
+            self._write(request, 404, [("Content-Type", "application/json"), ("X-Request-Id", request_id),
+                                       *cors_headers.items()], _not_found_body(path, request_id))
             self.log(f"{request.command} {path} -> 404 (no route)")
             return
         route, params = matched

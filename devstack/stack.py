@@ -23,6 +23,7 @@ from devstack.template import REGION, ROOT, Resolver
 
 
 ENGINES = ("dynamodb-local", "moto")
+DEFAULT_ALLOWED_ORIGINS = "http://localhost:5173"  # AllowedOrigins of the local stack (scripts/dev --allow-origin)
 
 # What the moto engine does not keep of the service's promises (printed when it starts).
 MOTO_ENGINE_CAVEATS = (
@@ -47,8 +48,10 @@ class LocalStack:
         self.dynamodb_local: DynamoDBLocal | None = None
         self.dynamodb_endpoint: str | None = None
         # Local development: BYOS endpoints may be on loopback (e.g. a local S3 server or Azurite), and the
-        # model is the offline one (no Bedrock here).
-        self.parameters = {"AllowLoopbackEndpoints": "true", "ModelProvider": "offline", **(parameters or {})}
+        # model is the offline one (no Bedrock here); a front-end's dev server (Vite's default origin) may call
+        # the API from a browser.
+        self.parameters = {"AllowLoopbackEndpoints": "true", "ModelProvider": "offline",
+                           "AllowedOrigins": DEFAULT_ALLOWED_ORIGINS, **(parameters or {})}
         self.emulator_endpoint = emulator_endpoint
         self.containers = containers
         self.emulator: subprocess.Popen | None = None
@@ -93,7 +96,8 @@ class LocalStack:
         resolver = Resolver(self.parameters)
         functions = load_functions(resolver, self.containers)
         self.gateway = Gateway(Router(resolver.api_routes(), resolver.streaming_routes()), functions, self.host,
-                               self.port, log=self.log, local_routes={"/_local/status": self.status}).start()
+                               self.port, log=self.log, local_routes={"/_local/status": self.status},
+                               allowed_origins=self._allowed_origins()).start()
         os.environ["PUBLIC_BASE_URL"] = self.base_url  # the device login's authUrl points at this gateway
         self._forget_caches()
         clients = self._clients()
@@ -110,6 +114,21 @@ class LocalStack:
             self.pollers.append(QueuePoller(clients, queue_url(queue), resolver.arn(queue), functions[function].invoke,
                                             props, log=self.log, function=function).start())
         return self
+
+    def _allowed_origins(self) -> frozenset[str]:
+        from svc_core import cors
+        return cors.parse_origins(self.parameters.get("AllowedOrigins", ""))
+
+    def allow_origins(self, origins: list[str]) -> None:
+        """Change the AllowedOrigins of a running stack (the functions' environment and the gateway), as
+        a redeploy with another parameter value would."""
+        self.parameters["AllowedOrigins"] = ",".join(origins)
+        value = self.parameters["AllowedOrigins"]
+        os.environ["CORS_ALLOWED_ORIGINS"] = self.environment["CORS_ALLOWED_ORIGINS"] = value
+        from svc_core import config
+        config.settings.cache_clear()
+        if self.gateway is not None:
+            self.gateway.allowed_origins = self._allowed_origins()
 
     def status(self) -> dict[str, Any]:
         """GET /_local/status: the engine and what each poller has done (local stack only)."""

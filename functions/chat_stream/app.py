@@ -216,6 +216,14 @@ async def app(scope: dict[str, Any], receive, send) -> None:
     event = proxy_event(scope)
     started = time.perf_counter()
     with api.request_state(event) as state:
+        preflight = api.answer_preflight(event, state)
+        if preflight is not None:  # a browser's CORS preflight: no credential, nothing counted
+            status, headers, body = preflight
+            headers = {**api.response_headers(state), **headers, **({"Content-Type": JSON} if body else {})}
+            await _answer(send, status, headers, body.encode())
+            logger.info("request", extra={"method": event["httpMethod"], "resource": event["resource"],
+                                          "status": status, "preflight": True})
+            return
         refusal: ServiceError | None = None
         try:
             follower = await asyncio.to_thread(_open, event, state)

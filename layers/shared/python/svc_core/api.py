@@ -16,8 +16,10 @@ request counted against the credential's rate limit and its tenant's ceiling (a 
 that creates or checks credentials names its throttle group instead: counted per source
 address), the scope checked, the body size, type and JSON checked (svc_core.json_body: UTF-8,
 nesting depth, numbers, duplicate keys), the input validated by Powertools (pydantic), the result
-wrapped in the envelope, every error mapped to its code, and the X-Request-Id, X-RateLimit-* and
-security headers on every response, errors included. Paths are written as in template.yaml.
+wrapped in the envelope, every error mapped to its code, and the X-Request-Id, X-RateLimit-*,
+security and CORS headers on every response, errors included. A browser's CORS preflight (OPTIONS
+with Origin and Access-Control-Request-Method) is answered before admission: no credential, not
+counted (svc_core.cors). Paths are written as in template.yaml.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from pydantic import BaseModel, create_model
 
-from svc_core import envelope, ids, json_body, plans, rate_limit, tenant_policy
+from svc_core import cors, envelope, ids, json_body, plans, rate_limit, tenant_policy
 from svc_core.auth.authenticate import authenticate
 from svc_core.auth.principal import Principal
 from svc_core.config import settings
@@ -81,6 +83,7 @@ class RequestState:
     allowance: rate_limit.Allowance | None = None
     extra_headers: dict[str, str] = field(default_factory=dict)
     body: tuple[str, Any] | None = None  # the body's text and its JSON value, once admission parsed it
+    origin: str | None = None  # the request's Origin header (a browser's page), for the CORS headers
 
 
 _state: contextvars.ContextVar[RequestState] = contextvars.ContextVar("request_state")
@@ -276,13 +279,20 @@ class Api:
     def handler(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
         started = time.perf_counter()
         with self.request_state(event) as state:
-            try:
-                self._admit(event, state)
-            except ServiceError as exc:
-                response = _proxy_response(exc.status, envelope.error_body(exc.code, exc.message, exc.details,
-                                                                           state.request_id), exc.headers)
+            preflight = self.answer_preflight(event, state)
+            if preflight is not None:
+                status, headers, body = preflight
+                response = _proxy_response(status, body, headers)
+                if not body:
+                    del response["multiValueHeaders"]["Content-Type"]
             else:
-                response = self.resolver.resolve(event, context)
+                try:
+                    self._admit(event, state)
+                except ServiceError as exc:
+                    response = _proxy_response(exc.status, envelope.error_body(exc.code, exc.message, exc.details,
+                                                                               state.request_id), exc.headers)
+                else:
+                    response = self.resolver.resolve(event, context)
             self._finish(response, state)
             logger.info("request", extra={"method": event.get("httpMethod"), "resource": event.get("resource"),
                                           "status": response["statusCode"],
@@ -298,6 +308,7 @@ class Api:
         state = RequestState(
             request_id=request_context.get("requestId") or ids.new_ulid(),
             source_ip=(request_context.get("identity") or {}).get("sourceIp") or "",
+            origin=cors.origin_of(event.get("headers")),
         )
         token = _state.set(state)
         logger.thread_safe_append_keys(request_id=state.request_id, tenant_id=None)
@@ -306,6 +317,22 @@ class Api:
         finally:
             logger.thread_safe_remove_keys(["request_id", "tenant_id"])
             _state.reset(token)
+
+    def answer_preflight(self, event: dict[str, Any], state: RequestState) -> tuple[int, dict[str, str], str] | None:
+        """A browser's CORS preflight answered (status, headers, body; response_headers() adds the
+        rest), or None when the request is not one. No credential is asked for and nothing is counted:
+        a browser never sends one on a preflight. An allowed origin gets 204 with the methods of the
+        route (of the API on a path no route of this function declares); any other origin gets 403
+        and no CORS header, so the browser refuses the request it asked about."""
+        if not cors.is_preflight(event.get("httpMethod", ""), event.get("headers")):
+            return None
+        if not cors.is_allowed(state.origin, _allowed_origins()):
+            error = Forbidden("This origin may not call the API from a browser.",
+                              {"reason": "origin_not_allowed", "origin": state.origin})
+            return error.status, {}, envelope.error_body(error.code, error.message, error.details, state.request_id)
+        resource = event.get("resource", "")
+        methods = sorted({s.method for s in self.specs.values() if s.path == resource}) or list(cors.API_METHODS)
+        return 204, cors.preflight_headers(methods), ""
 
     def admit(self, event: dict[str, Any], state: RequestState) -> None:
         """What handler() checks before a route runs: credential, rate limit, tenant, scope, body."""
@@ -318,8 +345,9 @@ class Api:
 
     @staticmethod
     def response_headers(state: RequestState) -> dict[str, str]:
-        """The headers every answer carries: request id, security headers, rate limit."""
-        headers = {"X-Request-Id": state.request_id, **SECURITY_HEADERS, **state.extra_headers}
+        """The headers every answer carries: request id, security headers, rate limit, CORS."""
+        headers = {"X-Request-Id": state.request_id, **SECURITY_HEADERS, **state.extra_headers,
+                   **cors.response_headers(state.origin, _allowed_origins())}
         if state.allowance is not None:
             headers.update(state.allowance.headers())
         return headers
@@ -421,6 +449,10 @@ class Api:
     def _on_unexpected(self, exc: Exception) -> Response:
         logger.exception("unhandled error")
         return self._on_service_error(ServiceError())
+
+
+def _allowed_origins() -> frozenset[str]:
+    return cors.parse_origins(settings().cors_allowed_origins)
 
 
 def _refuse_if_exceeded(allowance: rate_limit.Allowance) -> None:

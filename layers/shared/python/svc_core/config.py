@@ -103,6 +103,9 @@ class Settings:
     # Public routes that create or check credentials (register, sign-in, refresh, device login, token
     # exchange): requests per source address and route group in each rate-limit window.
     address_rate_limit_per_window: int = 30
+    # Browser front-ends: the origins (comma-separated scheme://host[:port]) whose pages may call the API
+    # with credentials (svc_core.cors). Empty: none.
+    cors_allowed_origins: str = ""
 
 
 def _int(name: str, default: int) -> int:
@@ -187,4 +190,5 @@ def settings() -> Settings:
         address_rate_limit_per_window=_int("ADDRESS_RATE_LIMIT_PER_WINDOW", 30),
         login_account_failures_per_hour=_int("LOGIN_ACCOUNT_FAILURES_PER_HOUR", 50),
         login_slow_seconds=_int("LOGIN_SLOW_SECONDS", 5),
+        cors_allowed_origins=env("CORS_ALLOWED_ORIGINS", ""),
     )
