@@ -145,7 +145,9 @@ class DeviceLoginStarted(ApiModel):
 
 class DeviceLoginStatus(ApiModel):
     login_id: str
-    status: Literal["pending", "approved", "denied", "expired", "consumed"] | str
+    status: Literal["pending", "approved", "expired", "consumed"] | str
+    # With status expired: "timed_out", or "denied" when the user denied it in the browser.
+    reason: str | None = None
 
 
 class CliToken(ApiModel):
