@@ -296,6 +296,12 @@ class Webhook(ApiModel):
     updated_at: str | None = None
 
 
+class WebhookCreated(Webhook):
+    """The create's answer: `secret` is the one the service generated (shown this once), None when
+    you supplied it."""
+    secret: str | None = Field(default=None, repr=False)
+
+
 class WebhookRotated(Webhook):
     secret: str | None = Field(default=None, repr=False)
     previous_secrets_expire_at: str | None = None
