@@ -615,18 +615,17 @@ def webhooks() -> None:
 @webhooks.command("create")
 @click.argument("url")
 @click.option("--event", "events", multiple=True, required=True, help="An event name, or * (repeat).")
-@click.option("--secret", envvar="SVC_WEBHOOK_SECRET", help="whsec_...; default: a new one, printed once.")
+@click.option("--secret", envvar="SVC_WEBHOOK_SECRET",
+              help="whsec_... or a plain 32-256 character secret; default: the service makes one, printed once.")
 @click.option("--description")
 @pass_state
 def webhooks_create(state: State, url: str, events: tuple[str, ...], secret: str | None,
                     description: str | None) -> None:
-    import base64
-    import secrets as random_source
     made_secret = secret is None
-    secret = secret or "whsec_" + base64.b64encode(random_source.token_bytes(32)).decode()
     with state.client() as svc:
         webhook = svc.webhooks.create(url, list(events), secret, description)
-    value = {**webhook.raw(), **({"secret": secret} if made_secret else {})}
+    secret = webhook.secret if made_secret else secret
+    value = {**{k: v for k, v in webhook.raw().items() if k != "secret"}, **({"secret": secret} if made_secret else {})}
 
     def text(_: Any) -> None:
         state.out.print(f"Created webhook {webhook.id} -> {webhook.url} ({', '.join(webhook.events)}).")

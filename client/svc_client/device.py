@@ -3,7 +3,8 @@
 1. a random 32-byte hex `state` and a PKCE verifier, with its S256 challenge (RFC 7636);
 2. POST /cli/auth/start -> loginId, authUrl, verificationCode, interval;
 3. the user opens authUrl, compares the code and approves in the browser;
-4. GET /cli/auth/status every `interval` seconds until approved (or denied / expired / consumed);
+4. GET /cli/auth/status every `interval` seconds until approved (or expired / consumed; a login
+   denied in the browser reads expired with reason "denied");
 5. POST /cli/auth/token with the verifier -> a `svc_cli_` API key, the user and the tenant.
 """
 
@@ -25,12 +26,15 @@ from svc_client.models import CliToken, DeviceLoginStarted
 class DeviceLoginFailed(SvcError):
     """The login ended without a credential: denied in the browser, expired or already used."""
 
-    def __init__(self, status: str) -> None:
+    def __init__(self, status: str, reason: str | None = None) -> None:
         messages = {"denied": "the login was denied in the browser",
                     "expired": "the login expired (10 minutes) before it was approved",
                     "consumed": "the login was already used"}
-        super().__init__(messages.get(status, f"the login ended as {status}"))
+        ended = "denied" if reason == "denied" or status == "denied" else status
+        super().__init__(messages.get(ended, f"the login ended as {status}"))
         self.status = status
+        self.reason = reason
+        self.denied = ended == "denied"
 
 
 def code_challenge(verifier: str) -> str:
@@ -66,11 +70,12 @@ def wait_for_approval(client, login: DeviceLogin, *, sleep: Callable[[float], No
     assert login.started is not None, "start() first"
     wait = login.started.interval if interval is None else interval
     while True:
-        status = client.device_login.status(login.started.login_id).status
+        polled = client.device_login.status(login.started.login_id)
+        status = polled.status
         if on_poll is not None:
             on_poll(status)
         if status == "approved":
             return client.device_login.token(login.started.login_id, login.verifier)
         if status != "pending":
-            raise DeviceLoginFailed(status)
+            raise DeviceLoginFailed(status, polled.reason)
         sleep(wait)

@@ -145,7 +145,9 @@ class DeviceLoginStarted(ApiModel):
 
 class DeviceLoginStatus(ApiModel):
     login_id: str
-    status: Literal["pending", "approved", "denied", "expired", "consumed"] | str
+    status: Literal["pending", "approved", "expired", "consumed"] | str
+    # With status expired: "timed_out", or "denied" when the user denied it in the browser.
+    reason: str | None = None
 
 
 class CliToken(ApiModel):
@@ -292,6 +294,12 @@ class Webhook(ApiModel):
     version: int = 1
     created_at: str
     updated_at: str | None = None
+
+
+class WebhookCreated(Webhook):
+    """The create's answer: `secret` is the one the service generated (shown this once), None when
+    you supplied it."""
+    secret: str | None = Field(default=None, repr=False)
 
 
 class WebhookRotated(Webhook):

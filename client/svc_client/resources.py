@@ -50,6 +50,7 @@ from svc_client.models import (
     TokenGrant,
     User,
     Webhook,
+    WebhookCreated,
     WebhookRotated,
 )
 from svc_client.streaming import ChatEvent
@@ -290,8 +291,12 @@ class Regions(Resource):
 class Webhooks(_Crud):
     path, model = "/webhooks", Webhook
 
-    def create(self, url: str, events: builtins.list[str], secret: str, description: str | None = None) -> Webhook:
-        return self._create({"url": url, "events": events, "secret": secret, "description": description})
+    def create(self, url: str, events: builtins.list[str], secret: str | None = None,
+               description: str | None = None) -> WebhookCreated:
+        """`secret`: `whsec_...` (recommended) or a plain 32-256 character one; left out, the service
+        generates a `whsec_` secret and answers it this once (`.secret`)."""
+        return self._c._call("POST", self.path, model=WebhookCreated,
+                             json={"url": url, "events": events, "secret": secret, "description": description})
 
     def update(self, id: str, *, url: str | None = None, events: builtins.list[str] | None = None,
                enabled: bool | None = None, description: Any = None) -> Webhook:

@@ -6,12 +6,14 @@
         print(event.type, event.data.name)
 
 Verification is the `standardwebhooks` reference implementation: the HMAC-SHA256 signature over
-"<webhook-id>.<webhook-timestamp>.<body>" with the secret's key (any of several signatures during
+"<webhook-id>.<webhook-timestamp>.<body>" with the secret's key (the decoded bytes of a `whsec_...`
+secret, the UTF-8 bytes of a plain one; any of several signatures during
 a secret rotation), and a timestamp within 5 minutes. Deduplicate by `event.id` (= webhook-id).
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any, Union
 
@@ -91,14 +93,26 @@ def parse_webhook_event(payload: Mapping[str, Any]) -> AnyWebhookEvent:
     return WebhookEvent.model_validate(payload)
 
 
-def verify_webhook(body: bytes | str, headers: Mapping[str, str], secret: str) -> AnyWebhookEvent:
+def signing_key(secret: str | bytes) -> bytes:
+    """The HMAC key of a webhook secret: the base64-decoded part of a `whsec_...` (Standard Webhooks)
+    secret, the UTF-8 bytes of a plain secret you chose (32 to 256 characters), bytes as given."""
+    if isinstance(secret, bytes):
+        return secret
+    if secret.startswith("whsec_"):
+        return base64.b64decode(secret.removeprefix("whsec_") + "==")
+    return secret.encode("utf-8")
+
+
+def verify_webhook(body: bytes | str, headers: Mapping[str, str], secret: str | bytes) -> AnyWebhookEvent:
     """Checks the signature and timestamp of a delivery, then parses it. Raises
     WebhookVerificationError when it does not verify (never parse an unverified body).
-    `body` must be the raw bytes received, not re-serialised JSON."""
+    `body` must be the raw bytes received, not re-serialised JSON. `secret` is the webhook's secret
+    in either form (`whsec_...` or a plain one); see `signing_key`."""
     raw = body.decode() if isinstance(body, bytes) else body
     lowered = {k.lower(): v for k, v in headers.items()}
     try:
-        payload = _Verifier(secret).verify(raw, lowered)
+        # The library base64-decodes any str it is given; bytes are the key itself.
+        payload = _Verifier(signing_key(secret)).verify(raw, lowered)
     except Exception as exc:  # the library raises its own WebhookVerificationError (and ValueError on bad input)
         raise WebhookVerificationError(f"the webhook delivery does not verify: {exc}") from exc
     return parse_webhook_event(payload)

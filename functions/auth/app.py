@@ -99,7 +99,7 @@ def cli_start(body: StartBody):
 
 
 @api.get("/api/v1/cli/auth/status", public=True, response_model=Status, tags=CLI_TAGS,
-         summary="Poll a device login: pending, approved, denied, expired or consumed")
+         summary="Poll a device login: pending, approved, expired (reason timed_out or denied) or consumed")
 def cli_status(loginId: Annotated[LoginId, Query()]):  # noqa: N803 - the spec's parameter name
     return device_login.status(loginId)
 
@@ -131,7 +131,7 @@ def cli_complete(body: DecisionBody):
 
 
 @api.post("/api/v1/cli/auth/deny", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409, 410),
-          summary="Deny a pending device login: it can never be approved; polling shows denied")
+          summary="Deny a pending device login: it can never be approved; polling shows expired, reason denied")
 def cli_deny(body: DecisionBody):
     return device_login.deny(body, api.tenant_context().principal)
 

@@ -10,7 +10,7 @@ from svc_core.api import Api
 from svc_core.domain import webhooks
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.domain.webhooks import (
-    DeliveryPage, TestEvent, Webhook, WebhookCreate, WebhookDeleted, WebhookPage, WebhookRotate, WebhookRotated,
+    DeliveryPage, TestEvent, Webhook, WebhookCreate, WebhookCreated, WebhookDeleted, WebhookPage, WebhookRotate, WebhookRotated,
     WebhookUpdate,
 )
 
@@ -25,8 +25,9 @@ def list_webhooks(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIM
     return webhooks.list_webhooks(api.tenant_context(), limit, cursor)
 
 
-@api.post("/api/v1/webhooks", scope="webhooks:write", status=201, response_model=Webhook, tags=TAGS,
-          errors=idempotency.ERRORS, summary="Register a webhook (its secret is sealed and never answered)",
+@api.post("/api/v1/webhooks", scope="webhooks:write", status=201, response_model=WebhookCreated, tags=TAGS,
+          errors=idempotency.ERRORS, summary="Register a webhook (a supplied secret is sealed and never answered; a "
+                                             "generated one is answered this once)",
           description=idempotency.DESCRIPTION.strip())
 def create_webhook(body: WebhookCreate, idempotency_key: idempotency.IdempotencyKey = None):
     return idempotency.run(api, "webhook.create", idempotency_key, body.model_dump(mode="json"),

@@ -398,3 +398,23 @@ def test_credentials_and_tokens_never_show_in_a_repr():
     grant = TokenGrant.model_validate({"accessToken": "value-of-a-token", "refreshToken": "value-of-a-refresh"})
     shown = repr(svc.credentials) + repr(grant)
     assert "value-of" not in shown
+
+
+@pytest.mark.parametrize("answer, message, denied", [
+    ({"status": "expired", "reason": "denied"}, "the login was denied in the browser", True),
+    ({"status": "expired", "reason": "timed_out"}, "the login expired (10 minutes) before it was approved", False),
+    ({"status": "expired"}, "the login expired (10 minutes) before it was approved", False),
+    ({"status": "consumed"}, "the login was already used", False),
+])
+def test_device_login_polling_stops_on_the_specs_end_states_and_names_a_denial(answer, message, denied):
+    from svc_client.device import DeviceLogin, DeviceLoginFailed, wait_for_approval
+    from svc_client.models import DeviceLoginStarted
+
+    script = Script(envelope({"loginId": "l1", "status": "pending"}), envelope({"loginId": "l1", **answer}))
+    svc, _ = client(script)
+    login = DeviceLogin(started=DeviceLoginStarted(login_id="l1", auth_url="https://x", verification_code="ABCD-EFGH"))
+    polls, sleeps = [], []
+    with pytest.raises(DeviceLoginFailed) as raised:
+        wait_for_approval(svc, login, sleep=sleeps.append, on_poll=polls.append)
+    assert str(raised.value) == message and raised.value.denied is denied
+    assert polls == ["pending", answer["status"]] and len(sleeps) == 1 and len(script.requests) == 2

@@ -26,7 +26,7 @@ def secret() -> str:
     return "whsec_" + base64.b64encode(os.urandom(32)).decode()
 
 
-def delivery(payload: dict, key: str, *, at: datetime | None = None, extra_keys: tuple[str, ...] = ()):
+def delivery(payload: dict, key: str | bytes, *, at: datetime | None = None, extra_keys: tuple[str, ...] = ()):
     body = json.dumps(payload)
     at = at or datetime.now(UTC)
     signatures = [Webhook(k).sign(payload["id"], at, body) for k in (key, *extra_keys)]
@@ -58,6 +58,20 @@ def test_during_a_rotation_any_live_secret_verifies():
     old, new = secret(), secret()
     body, headers = delivery(PROJECT_UPDATED, new, extra_keys=(old,))
     assert verify_webhook(body, headers, old).id == verify_webhook(body, headers, new).id == "evt_01"
+
+
+def test_a_plain_secret_of_the_callers_choosing_verifies_with_its_utf8_bytes_as_the_key():
+    import secrets as random_secrets
+
+    from svc_client.webhook_events import signing_key
+    plain = random_secrets.token_urlsafe(30)  # 40 characters, no whsec_ prefix
+    body, headers = delivery(PROJECT_UPDATED, plain.encode("utf-8"))  # the service signs with these bytes
+    assert verify_webhook(body, headers, plain).id == "evt_01"
+    assert verify_webhook(body, headers, plain.encode("utf-8")).id == "evt_01"  # bytes: the key itself
+    assert signing_key(plain) == plain.encode() and signing_key("whsec_" + base64.b64encode(b"k" * 32).decode()) \
+        == b"k" * 32
+    with pytest.raises(WebhookVerificationError):  # another plain secret
+        verify_webhook(body, headers, random_secrets.token_urlsafe(30))
 
 
 @pytest.mark.parametrize("spoil", ["body", "secret", "old", "unsigned"])

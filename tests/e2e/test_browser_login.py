@@ -133,10 +133,13 @@ def test_signed_in_already_the_page_skips_the_form_and_a_denial_is_final(local_s
         page.click("#deny")
         page.wait_for_selector("text=Denied.")
 
-        assert poll_status(http, second["loginId"], "denied") == "denied"
+        assert poll_status(http, second["loginId"], "expired") == "expired"  # the spec's value for a denied login
+        assert http.get("/api/v1/cli/auth/status", params={"loginId": second["loginId"]}).json()["data"]["reason"] \
+            == "denied"
         refused = http.post("/api/v1/cli/auth/token",
                             json={"loginId": second["loginId"], "codeVerifier": second["verifier"]})
-        assert refused.status_code == 403 and refused.json()["error"]["code"] == "FORBIDDEN"
+        assert refused.status_code == 410 and refused.json()["error"]["code"] == "LOGIN_SESSION_EXPIRED"
+        assert refused.json()["error"]["details"]["reason"] == "denied"
         page.reload()  # coming back shows the outcome, and no buttons
         page.wait_for_selector("text=This login was denied.")
         assert page.is_hidden("#decision")

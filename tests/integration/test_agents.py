@@ -201,7 +201,7 @@ def test_patch_changes_only_the_fields_sent_and_merges_the_config(stack):
 
 BAD_PATCHES = [
     ({}, "body"), ({"name": None}, "name"), ({"systemPrompt": None}, "systemPrompt"), ({"config": None}, "config"),
-    ({"config": {}}, "config"), ({"config": {"autonomyLevel": None}}, "config.autonomyLevel"),
+    ({"config": {}}, "config"), ({"config": {"autonomyLevel": "Suggest"}}, "config.autonomyLevel"),
     ({"config": {"autonomyLevel": "reckless"}}, "config.autonomyLevel"), ({"name": " "}, "name"),
     ({"config": {"tools": ["rm_rf"]}}, "config.tools.0"), ({"config": {"stepLimit": 26}}, "config.stepLimit"),
     ({"config": {"model": "gpt-4o"}}, "config.model"), ({"systemPrompt": "s" * 20_001}, "systemPrompt"),
@@ -270,8 +270,7 @@ def test_a_lost_update_is_409_and_leaves_the_concurrent_version(stack, monkeypat
 BAD_CREATES = [
     (body_of(config={"autonomyLevel": "reckless"}), "config.autonomyLevel"),
     (body_of(config={"autonomyLevel": "Suggest"}), "config.autonomyLevel"),
-    (body_of(config={}), "config.autonomyLevel"),
-    (body_of(config={"autonomyLevel": None}), "config.autonomyLevel"),
+    (body_of(config=None), "config"),
     (body_of(config={"autonomyLevel": "suggest", "tools": ["read_file", "rm_rf"]}), "config.tools.1"),
     (body_of(config={"autonomyLevel": "suggest", "tools": ["read_file", "read_file"]}), "config.tools"),
     (body_of(config={"autonomyLevel": "suggest", "tools": "read_file"}), "config.tools"),
@@ -284,7 +283,6 @@ BAD_CREATES = [
     (body_of(config={"autonomyLevel": "suggest", "model": ""}), "config.model"),
     (body_of(config={"autonomyLevel": "suggest", "temperature": 0.2}), "config.temperature"),
     (body_of(config="suggest"), "config"),
-    ({"name": "Writer", "systemPrompt": PROMPT}, "config"),
     (body_of(name=""), "name"), (body_of(name="   "), "name"), (body_of(name="x" * 201), "name"),
     (body_of(name=7), "name"), ({"systemPrompt": PROMPT, "config": {"autonomyLevel": "suggest"}}, "name"),
     (body_of(systemPrompt="s" * 20_001), "systemPrompt"), (body_of(systemPrompt=""), "systemPrompt"),
@@ -293,6 +291,18 @@ BAD_CREATES = [
     (body_of(owner="me"), "owner"), (["name"], "body"),
     (body_of(name="Wri\x00ter"), "name"), (body_of(name="\u202eretirW"), "name"), (body_of(name="W\u2066x"), "name"),
 ]
+
+
+@pytest.mark.parametrize("config", [None, {}, {"autonomyLevel": None, "stepLimit": None, "tools": None}],
+                         ids=["left-out", "empty", "nulls"])
+def test_config_fields_left_out_take_their_documented_defaults(stack, config):
+    tenant, key = stack.tenant_with_key()
+    body = {"name": "Writer", "systemPrompt": PROMPT, **({} if config is None else {"config": config})}
+    reply = create(key, body)
+    assert reply.status == 201, reply
+    assert reply.data["config"] == {"autonomyLevel": "suggest", "model": None, "stepLimit": 8,
+                                    "tools": ["read_project", "list_files", "read_file", "write_file", "read_secret"]}
+    assert get(key, reply.data["id"]).data == reply.data
 
 
 def test_bad_create_bodies_are_400_naming_the_field_and_store_nothing(stack):

@@ -151,15 +151,32 @@ def test_an_approved_session_not_exchanged_in_time_expires_too(stack, monkeypatc
     assert exchange(login_id, verifier).status == 410
 
 
-def test_a_denied_session_can_never_be_approved(stack):
+def test_a_denied_session_reads_expired_with_reason_denied_and_can_never_be_approved(stack):
+    # The spec's status values are pending, approved, expired and consumed: a client that follows
+    # it stops polling on expired; the reason says the user denied it.
     started, state, verifier = start()
     login_id = started.data["loginId"]
     token = user_token()["accessToken"]
     denied = complete(login_id, state, token, name="Auth-CliDeny")
-    assert denied.status == 200 and denied.data["status"] == "denied"
-    assert status(login_id).data["status"] == "denied"
-    assert complete(login_id, state, token).status == 403
-    assert exchange(login_id, verifier).status == 403
+    assert denied.status == 200 and denied.data == {"loginId": login_id, "status": "expired", "reason": "denied"}
+    assert status(login_id).data == {"loginId": login_id, "status": "expired", "reason": "denied"}
+    info = call("auth", "Auth-CliInfo", query={"loginId": login_id})
+    assert info.data["status"] == "expired" and info.data["reason"] == "denied"
+    for refused in (complete(login_id, state, token), exchange(login_id, verifier)):
+        assert refused.status == 410 and refused.error["code"] == "LOGIN_SESSION_EXPIRED"
+        assert refused.error["details"] == {"id": login_id, "reason": "denied"}
+
+
+def test_a_session_that_timed_out_says_so(stack, monkeypatch):
+    from svc_core import timeutil
+    clock = [1_900_000_000.0]
+    monkeypatch.setattr(timeutil, "now", lambda: clock[0])
+    started, _, verifier = start()
+    login_id = started.data["loginId"]
+    assert "reason" not in status(login_id).data
+    clock[0] += 600
+    assert status(login_id).data == {"loginId": login_id, "status": "expired", "reason": "timed_out"}
+    assert exchange(login_id, verifier).error["details"]["reason"] == "timed_out"
 
 
 def test_of_twenty_concurrent_exchanges_exactly_one_gets_a_key(atomic_stack):

@@ -19,7 +19,7 @@ from devstack.template import Resolver
 from svc_core import endpoint_guard, events
 from svc_core.config import settings
 from svc_core.data import webhook_deliveries_table, webhooks_table
-from tests.support.functions import load_function
+from tests.support.functions import call, load_function
 from tests.support.webhook_receiver import Receiver, closed_port, new_secret, register
 
 ZEROS = "0,0,0,0,0,0,0"   # 8 attempts, as many as the delivery queue's maxReceiveCount
@@ -144,6 +144,35 @@ def test_a_delivery_is_signed_and_verifies_with_the_reference_library(stack, pat
     [logged] = attempts(tenant_id, webhook_id)
     assert logged["outcome"] == "delivered" and logged["attempt"] == 1 and logged["statusCode"] == 200
     assert logged["eventId"] == event["id"] and logged["eventType"] == "project.created"
+
+
+def test_a_delivery_to_a_plain_40_character_secret_verifies_with_the_reference_library(stack, path, receivers):
+    # The caller chose the secret (the spec's "secret supplied by the caller"), registered through
+    # the API; the HMAC key is its UTF-8 bytes, given to standardwebhooks as bytes.
+    import secrets as random_secrets
+    from svc_client import verify_webhook
+    plain = random_secrets.token_urlsafe(30)
+    assert len(plain) == 40 and not plain.startswith("whsec_")
+    tenant_id, key = stack.tenant_with_key()
+    receiver = receivers(secret=plain)
+    created = call("webhooks", "Webhooks-CreateWebhook", token=key,
+                   body={"url": receiver.url, "events": ["project.created"], "secret": plain})
+    assert created.status == 201 and created.data["secret"] is None, created
+    webhook_id = created.data["id"]
+    stamp = "2026-11-21T21:00:00.000Z"
+    event = events.new_event("project.created", tenant_id, {"id": "proj_01TEST", "name": "Apollo", "description": None,
+                                                            "language": "python", "created_at": stamp, "updated_at": stamp})
+    path.publish(event)
+    path.pump()
+
+    [delivery] = receiver.deliveries
+    assert delivery.verify_error is None and delivery.payload == event
+    assert Webhook(plain.encode()).verify(delivery.body, delivery.headers) == event
+    assert verify_webhook(delivery.body, delivery.headers, plain).id == event["id"]  # the client library too
+    with pytest.raises(Exception):  # a str the library would base64-decode is another key
+        Webhook(plain).verify(delivery.body, delivery.headers)
+    [logged] = attempts(tenant_id, webhook_id)
+    assert logged["outcome"] == "delivered"
 
 
 def test_an_event_published_twice_is_delivered_once(stack, path, receivers):

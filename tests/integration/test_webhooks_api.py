@@ -119,7 +119,8 @@ def create(token, **body):
 def made(token, url=URL, events=("*",), secret=SECRET, **body) -> dict:
     reply = create(token, url=url, events=list(events), secret=secret, **body)
     assert reply.status == 201, reply
-    return reply.data
+    assert reply.data["secret"] is None  # a supplied secret is never answered
+    return {k: v for k, v in reply.data.items() if k != "secret"}  # the webhook as read afterwards
 
 
 def get(token, webhook_id):
@@ -215,7 +216,8 @@ def test_create_read_list_update_delete_never_answer_the_secret(stack):
                    description="our receiver")
     assert reply.status == 201, reply
     assert_envelope(reply)
-    webhook = reply.data
+    assert reply.data["secret"] is None  # supplied: never answered
+    webhook = {k: v for k, v in reply.data.items() if k != "secret"}
     assert set(webhook) == FIELDS and WEBHOOK_ID.match(webhook["id"])
     assert (webhook["url"], webhook["events"], webhook["enabled"], webhook["description"], webhook["version"]) == \
         (URL, ["project.created", "project.deleted"], True, "our receiver", 1)
@@ -267,15 +269,17 @@ def test_the_secret_is_stored_sealed_for_its_tenant_and_webhook_only(stack):
 
 @pytest.mark.parametrize("secret", [
     whsec(23), whsec(16), whsec(65), "whsec_",
-    base64.b64encode(bytes(32)).decode(),                               # no prefix
+    "WHSEC_" + base64.b64encode(bytes(32)).decode(),                    # the prefix in upper case
     "whsec_" + base64.urlsafe_b64encode(b"\xfb\xff" * 16).decode(),     # base64url, not standard
     "whsec_" + base64.b64encode(bytes(33)).decode() + "A",              # not a whole base64 text
     "whsec_" + base64.b64encode(bytes(31)).decode().rstrip("="),        # padding left out
     "whsec_" + "A" * 43 + "%",
     "correct horse battery staple",
+    "x" * 31, "x" * 257, "correct-horse-battery-staple and-more-words", "é" * 32,   # plain: 32-256 printable ASCII
     None, 12345,
-], ids=["23-bytes", "16-bytes", "65-bytes", "empty", "no-prefix", "urlsafe", "bad-length", "no-padding",
-        "bad-char", "password", "null", "number"])
+], ids=["23-bytes", "16-bytes", "65-bytes", "empty", "upper-prefix", "urlsafe", "bad-length", "no-padding",
+        "bad-char", "password", "plain-31", "plain-257",
+        "plain-space", "plain-non-ascii", "null", "number"])
 def test_weak_or_malformed_secrets_are_400_naming_secret_and_store_nothing(kept, secret):
     before = snapshot(kept["tenant"])
     for reply in (create(kept["key"], url=URL, events=["*"], secret=secret),
@@ -283,8 +287,31 @@ def test_weak_or_malformed_secrets_are_400_naming_secret_and_store_nothing(kept,
         assert [f["field"] for f in fields_of(reply)] == ["secret"], reply
         if isinstance(secret, str) and len(secret) > 8:
             assert secret not in reply.text
-    assert [f["field"] for f in fields_of(create(kept["key"], url=URL, events=["*"]))] == ["secret"]  # required
     assert snapshot(kept["tenant"]) == before
+
+
+def test_a_plain_secret_of_the_callers_choosing_is_accepted_and_never_answered(stack):
+    import secrets as random_secrets
+    tenant, key = stack.tenant_with_key()
+    plain = random_secrets.token_urlsafe(30)  # 40 characters, no whsec_ prefix
+    reply = create(key, url=URL, events=["*"], secret=plain)
+    assert reply.status == 201, reply
+    assert reply.data["secret"] is None and plain not in reply.text
+    assert secrets_of(tenant, reply.data["id"]) == [(plain, None)]
+    rotated = rotate(key, reply.data["id"], {"secret": plain[::-1], "overlapSeconds": 0})
+    assert rotated.status == 200 and rotated.data["secret"] is None
+    assert secrets_of(tenant, reply.data["id"])[0] == (plain[::-1], None)
+
+
+def test_left_out_the_secret_is_generated_and_answered_once_by_the_create(stack):
+    tenant, key = stack.tenant_with_key()
+    reply = create(key, url=URL, events=["*"])
+    assert reply.status == 201, reply
+    generated = reply.data["secret"]
+    assert generated.startswith("whsec_") and len(base64.b64decode(generated.removeprefix("whsec_"))) == 32
+    assert secrets_of(tenant, reply.data["id"]) == [(generated, None)]
+    again = get(key, reply.data["id"])
+    assert "secret" not in again.data and generated not in again.text and generated not in listed(key).text
 
 
 @pytest.mark.parametrize("body, field", [

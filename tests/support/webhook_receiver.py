@@ -41,6 +41,12 @@ class Receiver:
     respond: Responder = lambda n, d: (200, {})
     deliveries: list[Delivery] = field(default_factory=list)
 
+    @property
+    def key(self) -> str | bytes:
+        """What the reference library is given: a whsec_ secret as is (it base64-decodes a str), a
+        plain secret as its UTF-8 bytes (bytes are the HMAC key itself), as the README says."""
+        return self.secret if self.secret.startswith("whsec_") else self.secret.encode("utf-8")
+
     def __post_init__(self) -> None:
         receiver = self
         self._arrived = threading.Condition()
@@ -51,7 +57,7 @@ class Receiver:
                 body = self.rfile.read(length)
                 delivery = Delivery(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.time())
                 try:
-                    delivery.payload = Webhook(receiver.secret).verify(body, dict(self.headers))
+                    delivery.payload = Webhook(receiver.key).verify(body, dict(self.headers))
                 except Exception as exc:  # recorded, and the test says so
                     delivery.verify_error = f"{type(exc).__name__}: {exc}"
                 with receiver._arrived:

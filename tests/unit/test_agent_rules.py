@@ -107,10 +107,47 @@ def test_patch_merges_config_and_null_resets_a_field_to_its_default():
     assert reset["config"] == {"autonomyLevel": "supervised", "model": None, "stepLimit": 8,
                                "tools": list(agent_tools.TOOL_NAMES)}
     assert agents.get_agent(ctx(), agent["id"], store) == reset
+    cautious = agents.update_agent(ctx(), agent["id"], AgentUpdate.model_validate(
+        {"config": {"autonomyLevel": None}}), store)
+    assert cautious["config"]["autonomyLevel"] == "suggest"  # null resets it to its default too
+
+
+@pytest.mark.parametrize("body", [
+    {"name": "Writer", "systemPrompt": "Write."},                                    # no config at all
+    {"name": "Writer", "systemPrompt": "Write.", "config": {}},
+    {"name": "Writer", "systemPrompt": "Write.", "config": {"autonomyLevel": None, "stepLimit": None, "tools": None}},
+], ids=["no-config", "empty-config", "nulls"])
+def test_a_create_that_leaves_config_fields_out_gets_the_documented_defaults(body):
+    # The spec lists config.autonomyLevel without saying whether it is required: left out it is
+    # suggest, the most cautious level (a change is proposed, never made).
+    agent = agents.create_agent(ctx(), AgentCreate.model_validate(body), MemoryAgents())
+    assert agent["config"] == {"autonomyLevel": "suggest", "model": None, "stepLimit": 8,
+                               "tools": list(agent_tools.TOOL_NAMES)}
+
+
+def test_an_agent_stored_without_an_autonomy_level_reads_as_the_default():
+    store = MemoryAgents()
+    agent = new(store)
+    [stored] = store.rows.values()
+    del stored["config"]["autonomyLevel"]
+    assert agents.get_agent(ctx(), agent["id"], store)["config"]["autonomyLevel"] == "suggest"
+
+
+def test_the_openapi_document_shows_each_config_default():
+    import json
+
+    from devstack import openapi
+    schemas = json.loads(openapi.DOCUMENT.read_text())["components"]["schemas"]
+    config = schemas["AgentConfigBody"]["properties"]
+    assert config["autonomyLevel"]["default"] == "suggest" and "suggest" in config["autonomyLevel"]["description"]
+    assert config["stepLimit"]["default"] == 8 and config["tools"]["default"] == list(agent_tools.TOOL_NAMES)
+    assert "left out" in config["model"]["description"]
+    assert "required" not in schemas["AgentConfigBody"] and "config" not in schemas["AgentCreate"]["required"]
+    assert schemas["AgentCreate"]["properties"]["config"]["default"] == {}
 
 
 @pytest.mark.parametrize("body", [{}, {"config": {}}, {"name": None}, {"config": None},
-                                  {"config": {"autonomyLevel": None}}, {"config": {"tools": ["write_file"] * 2}},
+                                  {"config": {"autonomyLevel": "manual"}}, {"config": {"tools": ["write_file"] * 2}},
                                   {"config": {"stepLimit": 0}}, {"systemPrompt": " "}])
 def test_invalid_updates_are_refused_by_the_model(body):
     with pytest.raises(ValidationError):

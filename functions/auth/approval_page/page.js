@@ -25,7 +25,7 @@
     try { payload = await response.json(); } catch (_) { /* not JSON: reported below */ }
     if (!response.ok) {
       const error = payload.error || { code: "HTTP_" + response.status, message: "The request failed." };
-      throw Object.assign(new Error(error.message), { code: error.code, status: response.status });
+      throw Object.assign(new Error(error.message), { code: error.code, details: error.details, status: response.status });
     }
     return payload.data;
   }
@@ -75,7 +75,8 @@
         : "Denied. The command-line client will not be signed in.");
     } catch (error) {
       $("approve").disabled = $("deny").disabled = false;
-      say(ENDED[{ LOGIN_SESSION_EXPIRED: "expired", LOGIN_SESSION_CONSUMED: "consumed" }[error.code]]
+      const ended = (error.details || {}).reason === "denied" ? "denied" : error.code;
+      say(ENDED[{ LOGIN_SESSION_EXPIRED: "expired", LOGIN_SESSION_CONSUMED: "consumed", denied: "denied" }[ended]]
           || error.message, true);
     }
   }
@@ -118,7 +119,8 @@
     }
     showRequest(info);
     if (info.status !== "pending") {
-      say(ENDED[info.status] || "This login cannot be approved.", true);
+      // A denied login reads expired (the spec's values), with reason denied.
+      say(ENDED[info.reason === "denied" ? "denied" : info.status] || "This login cannot be approved.", true);
       return;
     }
     try {  // already signed in here? The refresh cookie (HttpOnly, this API only) says so.

@@ -1,8 +1,9 @@
 """Agents: a tenant's configured assistants (a name, a system prompt and a config), which runs
 will execute. This module keeps their configuration; it runs nothing.
 
-config:
-    autonomyLevel  suggest | supervised | autonomous (AUTONOMY_LEVELS says what each means for runs)
+config (the spec lists only autonomyLevel; every field has a default, and so has config itself):
+    autonomyLevel  suggest | supervised | autonomous (AUTONOMY_LEVELS says what each means for runs);
+                   default suggest, the most cautious
     model          one of the deployment's allowed model ids (svc_core/models/registry.py), or null
                    for the deployment's default model
     stepLimit      the most model calls a run may make, 1 to 25 (default 8)
@@ -10,7 +11,7 @@ config:
                    the catalogue's order; default: every tool
 
 A PATCH changes only the fields sent; config is merged field by field, and in config a null
-resets the field to its default (autonomyLevel has none and may not be null).
+resets the field to its default.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ MAX_NAME = 200
 MAX_SYSTEM_PROMPT = 20_000
 MAX_MODEL_ID = 256
 MIN_STEPS, MAX_STEPS, DEFAULT_STEP_LIMIT = 1, 25, 8
+DEFAULT_AUTONOMY_LEVEL = "suggest"
 
 AUTONOMY_LEVELS: dict[str, str] = {
     "suggest": "only tools that read run; a change is proposed in the run's output, never made",
@@ -52,7 +54,8 @@ def _each_once(names: list[str]) -> list[str]:
 
 NAME_HELP = f"1 to {MAX_NAME} characters, at least one visible; leading and trailing spaces are trimmed"
 PROMPT_HELP = f"1 to {MAX_SYSTEM_PROMPT:,} characters, at least one visible; kept exactly as sent"
-AUTONOMY_HELP = "; ".join(f"{level}: {meaning}" for level, meaning in AUTONOMY_LEVELS.items())
+AUTONOMY_HELP = ("; ".join(f"{level}: {meaning}" for level, meaning in AUTONOMY_LEVELS.items())
+                 + f"; null or left out: {DEFAULT_AUTONOMY_LEVEL}")
 MODEL_HELP = "one of the deployment's allowed model ids; null or left out: the deployment's default model"
 STEPS_HELP = (f"the most model calls one run may make, {MIN_STEPS} to {MAX_STEPS}; "
               f"null or left out: {DEFAULT_STEP_LIMIT}")
@@ -74,21 +77,24 @@ Tools = Annotated[list[ToolName], Field(max_length=len(agent_tools.TOOL_NAMES), 
 
 
 class AgentConfigBody(RequestBody):
-    autonomyLevel: AutonomyLevel = Field(description=AUTONOMY_HELP)  # type: ignore[valid-type]
+    """Every field may be left out (or null): the defaults are in the schema."""
+    autonomyLevel: AutonomyLevel | None = Field(DEFAULT_AUTONOMY_LEVEL, description=AUTONOMY_HELP)  # type: ignore
     model: ModelId | None = Field(None, description=MODEL_HELP)
-    stepLimit: StepLimit | None = Field(None, description=STEPS_HELP)  # type: ignore[valid-type]
-    tools: Tools | None = Field(None, description=TOOLS_HELP)  # type: ignore[valid-type]
+    stepLimit: StepLimit | None = Field(DEFAULT_STEP_LIMIT, description=STEPS_HELP)  # type: ignore[valid-type]
+    tools: Tools | None = Field(list(agent_tools.DEFAULT_TOOLS), description=TOOLS_HELP)  # type: ignore[valid-type]
 
 
 class AgentCreate(RequestBody):
     name: Name = Field(description=NAME_HELP, examples=["Release notes writer"])
     systemPrompt: SystemPrompt = Field(description=PROMPT_HELP)
-    config: AgentConfigBody
+    config: AgentConfigBody = Field(default_factory=AgentConfigBody,
+                                    description="left out: every field's default, as {}",
+                                    json_schema_extra={"default": {}})
 
 
 class AgentConfigUpdate(PatchBody):
     """Merged into the stored config: the fields sent change; null resets one to its default."""
-    autonomyLevel: AutonomyLevel = Field(None, description=AUTONOMY_HELP + "; may not be null")  # type: ignore
+    autonomyLevel: AutonomyLevel | None = Field(None, description=AUTONOMY_HELP)  # type: ignore[valid-type]
     model: ModelId | None = Field(None, description=MODEL_HELP)
     stepLimit: StepLimit | None = Field(None, description=STEPS_HELP)  # type: ignore[valid-type]
     tools: Tools | None = Field(None, description=TOOLS_HELP)  # type: ignore[valid-type]
@@ -127,11 +133,11 @@ class AgentDeleted(BaseModel):
     deleted: bool
 
 
-_DEFAULTS: dict[str, Any] = {"model": None, "stepLimit": DEFAULT_STEP_LIMIT, "tools": list(agent_tools.DEFAULT_TOOLS)}
+_DEFAULTS: dict[str, Any] = {"autonomyLevel": DEFAULT_AUTONOMY_LEVEL, "model": None, "stepLimit": DEFAULT_STEP_LIMIT, "tools": list(agent_tools.DEFAULT_TOOLS)}
 
 
 def _config_view(config: dict[str, Any]) -> dict[str, Any]:
-    return {"autonomyLevel": config["autonomyLevel"], "model": config.get("model"),
+    return {"autonomyLevel": config.get("autonomyLevel", DEFAULT_AUTONOMY_LEVEL), "model": config.get("model"),
             "stepLimit": config.get("stepLimit", DEFAULT_STEP_LIMIT),
             "tools": list(config.get("tools", agent_tools.DEFAULT_TOOLS))}
 
@@ -164,9 +170,8 @@ def _read(tenant_id: str, agent_id: str, store) -> dict[str, Any]:
 
 
 def create_agent(ctx: TenantContext, body: AgentCreate, store=agents_table) -> dict[str, Any]:
-    config = {"autonomyLevel": body.config.autonomyLevel,
-              **{field: (_DEFAULTS[field] if getattr(body.config, field) is None else getattr(body.config, field))
-                 for field in _DEFAULTS}}
+    config = {field: (_DEFAULTS[field] if getattr(body.config, field) is None else getattr(body.config, field))
+              for field in _DEFAULTS}
     _check_model(config["model"])
     stamp = timeutil.iso(timeutil.now())
     record = {"id": ids.new_id(PREFIX), "name": body.name, "systemPrompt": body.systemPrompt,

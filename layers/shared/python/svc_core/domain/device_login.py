@@ -4,6 +4,10 @@
     pending --deny (a signed-in user, matching state)--> denied
     approved --token (matching PKCE verifier)--> consumed      any of these --10 min--> expired
 
+A denied session is stored as denied but reads `expired` with `reason: "denied"`: the spec's
+status values are pending, approved, expired and consumed, and a client that follows it stops
+polling on expired. An expired session's reason is `timed_out` or `denied`.
+
 Every move is one conditional write (data/cli_sessions_table.py): a session is approved once
 and consumed once, whatever the concurrency. Expiry is checked in code on every read.
 The token a consumed session yields is a new `svc_cli_` API key for the approving user and
@@ -69,7 +73,10 @@ class Started(BaseModel):
 
 class Status(BaseModel):
     loginId: str
-    status: Literal["pending", "approved", "denied", "expired", "consumed"]
+    status: Literal["pending", "approved", "expired", "consumed"] = Field(
+        description="the spec's values; a denied login reads expired, with reason denied")
+    reason: Literal["timed_out", "denied"] | None = Field(
+        None, description="with status expired only: the 10 minutes passed (timed_out) or the user denied it")
 
 
 class LoginInfo(BaseModel):
@@ -77,7 +84,8 @@ class LoginInfo(BaseModel):
     verificationCode: str
     cliVersion: str
     platform: str
-    status: str
+    status: str = Field(description="pending, approved, expired or consumed")
+    reason: Literal["timed_out", "denied"] | None = Field(None, description="with status expired only")
     created_at: str
     expires_at: str
 
@@ -121,13 +129,23 @@ def _session(login_id: str) -> dict[str, Any]:
 
 
 def _status(session: dict[str, Any], now: float) -> str:
+    """The stored state at `now`: pending, approved, consumed, denied or expired (internal)."""
     if session["status"] in ("pending", "approved") and now >= session["expiresAt"]:
         return "expired"
     return session["status"]
 
 
+def _public_status(current: str) -> dict[str, Any]:
+    """The spec's view of a state: denied reads expired, and an expired session says why."""
+    if current == "denied":
+        return {"status": "expired", "reason": "denied"}
+    if current == "expired":
+        return {"status": "expired", "reason": "timed_out"}
+    return {"status": current}
+
+
 def status(login_id: str) -> dict[str, Any]:
-    return {"loginId": login_id, "status": _status(_session(login_id), timeutil.now())}
+    return {"loginId": login_id, **_public_status(_status(_session(login_id), timeutil.now()))}
 
 
 def info(login_id: str) -> dict[str, Any]:
@@ -135,7 +153,7 @@ def info(login_id: str) -> dict[str, Any]:
     session = _session(login_id)
     return {"loginId": login_id, "verificationCode": session["verificationCode"],
             "cliVersion": session["cliVersion"], "platform": session["platform"],
-            "status": _status(session, timeutil.now()), "created_at": timeutil.iso(session["createdAt"]),
+            **_public_status(_status(session, timeutil.now())), "created_at": timeutil.iso(session["createdAt"]),
             "expires_at": timeutil.iso(session["expiresAt"])}
 
 
@@ -144,11 +162,11 @@ def _refuse_unless(session: dict[str, Any], wanted: str, now: float) -> None:
     if current == wanted:
         return
     if current == "expired":
-        raise LoginSessionExpired(details={"id": session["loginId"]})
+        raise LoginSessionExpired(details={"id": session["loginId"], "reason": "timed_out"})
     if current == "consumed":
         raise LoginSessionConsumed(details={"id": session["loginId"]})
-    if current == "denied":
-        raise Forbidden("The user denied this login.", {"id": session["loginId"], "status": "denied"})
+    if current == "denied":  # the spec's expired, as the status endpoint says
+        raise LoginSessionExpired("The user denied this login.", {"id": session["loginId"], "reason": "denied"})
     raise ValidationFailed(f"The login session is {current}.", {"id": session["loginId"], "status": current})
 
 
@@ -168,7 +186,7 @@ def _decide(body: DecisionBody, principal: Principal, to_status: str) -> dict[st
     except WrongState:
         _refuse_unless(_session(body.loginId), "pending", now)  # says what it became meanwhile
         raise
-    return {"loginId": body.loginId, "status": to_status}
+    return {"loginId": body.loginId, **_public_status(to_status)}
 
 
 def complete(body: DecisionBody, principal: Principal) -> dict[str, Any]:

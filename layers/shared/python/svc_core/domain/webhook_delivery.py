@@ -114,8 +114,11 @@ def sign(keys: list[bytes], msg_id: str, timestamp: int, body: bytes) -> str:
 
 
 def secret_key(secret: str) -> bytes:
-    """The HMAC key of a `whsec_<base64>` secret."""
-    return base64.b64decode(secret.removeprefix("whsec_") + "==")
+    """The HMAC key of a secret: the decoded bytes of a `whsec_<base64>` (Standard Webhooks) secret,
+    the UTF-8 bytes of a caller's plain secret."""
+    if secret.startswith("whsec_"):
+        return base64.b64decode(secret.removeprefix("whsec_") + "==")
+    return secret.encode("utf-8")
 
 
 # ---- secrets ------------------------------------------------------------------------------

@@ -8,10 +8,14 @@ secrets the deliveries are signed with (Standard Webhooks).
   before every delivery. A name that does not resolve is refused at registration.
 - events: event names of svc_core/events.py, or "*" for all of them (webhook.test is sent by
   the test call only, to one subscription, and cannot be subscribed to).
-- secret: "whsec_" + standard base64 of 24 to 64 random bytes. It is sealed with KMS
+- secret: supplied by the caller (the spec) or, left out, generated. Two forms:
+  the Standard Webhooks form "whsec_" + standard base64 of 24 to 64 random bytes (recommended,
+  and what the service generates), whose HMAC key is the decoded bytes; or a plain secret of 32
+  to 256 printable ASCII characters without whitespace (not starting with "whsec_"), whose HMAC
+  key is its UTF-8 bytes (webhook_delivery.secret_key). It is sealed with KMS
   (svc_core/sealing.py, context {purpose, tenantId, webhookId}) and never answered; a
-  generated one is answered once, by the rotation that made it. After a rotation the previous
-  secrets keep signing for the overlap: a delivery carries one signature per live secret.
+  generated one is answered once, by the create or rotation that made it. After a rotation the
+  previous secrets keep signing for the overlap: a delivery carries one signature per live secret.
 
 Every change is written only over the version that was read (409 CONFLICT otherwise); each
 write drops the secrets whose overlap has ended.
@@ -43,6 +47,8 @@ TEST_EVENT = "webhook.test"
 ALL_EVENTS = "*"
 SECRET_PREFIX = "whsec_"
 SECRET_MIN_BYTES, SECRET_MAX_BYTES = 24, 64
+PLAIN_SECRET_MIN, PLAIN_SECRET_MAX = 32, 256     # characters of a caller's plain (non-whsec_) secret
+_PLAIN_SECRET = re.compile(r"^[!-~]+$")         # printable ASCII, no whitespace
 GENERATED_SECRET_BYTES = 32
 MAX_WEBHOOKS_PER_TENANT = 20
 MAX_URL = 2048
@@ -58,9 +64,17 @@ _MALFORMED = "is not an absolute http(s) URL with a host (no user name, password
 
 
 def secret_problem(text: str) -> str | None:
-    """Why this is not a Standard Webhooks secret of 24 to 64 bytes, or None."""
+    """Why this is neither a Standard Webhooks secret of 24 to 64 bytes nor a plain secret of 32 to
+    256 printable ASCII characters without whitespace, or None."""
+    if text[:len(SECRET_PREFIX)].lower() == SECRET_PREFIX and not text.startswith(SECRET_PREFIX):
+        return f"must start with {SECRET_PREFIX} in lower case"
     if not text.startswith(SECRET_PREFIX):
-        return f"must start with {SECRET_PREFIX}"
+        if not PLAIN_SECRET_MIN <= len(text) <= PLAIN_SECRET_MAX:
+            return (f"must be {PLAIN_SECRET_MIN} to {PLAIN_SECRET_MAX} characters (it has {len(text)}), "
+                    f"or {SECRET_PREFIX} + standard base64 of {SECRET_MIN_BYTES} to {SECRET_MAX_BYTES} bytes")
+        if not _PLAIN_SECRET.match(text):
+            return "must be printable ASCII characters without spaces or other whitespace"
+        return None
     try:
         raw = base64.b64decode(text[len(SECRET_PREFIX):], validate=True)
     except (binascii.Error, ValueError):
@@ -92,16 +106,19 @@ Url = Annotated[str, StringConstraints(min_length=10, max_length=MAX_URL, patter
                 AfterValidator(unicode_text)]
 Events = Annotated[list[EventName], Field(min_length=1, max_length=len(EVENT_TYPES) + 1),  # type: ignore[valid-type]
                    AfterValidator(_events)]
-Secret = Annotated[str, StringConstraints(min_length=len(SECRET_PREFIX) + 32, max_length=len(SECRET_PREFIX) + 88,
-                                          pattern=r"^whsec_[A-Za-z0-9+/]+={0,2}$"), AfterValidator(_secret)]
+Secret = Annotated[str, StringConstraints(min_length=PLAIN_SECRET_MIN, max_length=PLAIN_SECRET_MAX,
+                                          pattern=_PLAIN_SECRET.pattern), AfterValidator(_secret)]
 Description = description_text(MAX_DESCRIPTION)
 
 URL_HELP = (f"https (http only to loopback, in local development); at most {MAX_URL} characters; a query "
             "string is kept; no user name, password or fragment; must not resolve to a private, loopback, "
             "link-local or otherwise internal address")
 EVENTS_HELP = "event names (" + ", ".join(EVENT_TYPES) + ") or \"*\" for all; at least one"
-SECRET_HELP = (f"Standard Webhooks form: {SECRET_PREFIX} + standard base64 of {SECRET_MIN_BYTES} to "
-               f"{SECRET_MAX_BYTES} random bytes; stored sealed, never answered")
+SECRET_HELP = (f"Recommended: the Standard Webhooks form, {SECRET_PREFIX} + standard base64 of {SECRET_MIN_BYTES} "
+               f"to {SECRET_MAX_BYTES} random bytes (the HMAC key is the decoded bytes). Also accepted: any "
+               f"{PLAIN_SECRET_MIN} to {PLAIN_SECRET_MAX} printable ASCII characters without whitespace, not "
+               f"starting with {SECRET_PREFIX} (the HMAC key is the secret's UTF-8 bytes). Stored sealed, never "
+               "answered")
 DESCRIPTION_HELP = f"at most {MAX_DESCRIPTION} characters"
 
 
@@ -109,7 +126,8 @@ class WebhookCreate(RequestBody):
     url: Url = Field(description=URL_HELP, examples=["https://hooks.example.com/svc?token=abc"])
     events: Events = Field(description=EVENTS_HELP, examples=[["project.created", "project.deleted"]])
     # repr=False: the secret stays out of every repr of the body
-    secret: Secret = Field(repr=False, description=SECRET_HELP)
+    secret: Secret = Field(None, repr=False, description=SECRET_HELP + "; left out, the service generates "  # type: ignore[assignment]
+                                                      "a whsec_ secret and answers it this once")
     description: Description | None = Field(None, description=DESCRIPTION_HELP)
 
 
@@ -143,6 +161,11 @@ class Webhook(BaseModel):
     version: int = Field(description="1 at creation; each change adds 1")
     created_at: str = Field(description="ISO 8601 UTC")
     updated_at: str = Field(description="ISO 8601 UTC")
+
+
+class WebhookCreated(Webhook):
+    secret: str | None = Field(description="the secret when the service generated it (answered this once); "
+                                           "null when the request supplied it")
 
 
 class WebhookRotated(Webhook):
@@ -278,9 +301,11 @@ def create_webhook(ctx: TenantContext, body: WebhookCreate, store=webhooks_table
     now = timeutil.now()
     stamp = timeutil.iso(now)
     webhook_id = ids.new_id(PREFIX)
+    supplied = body.secret is not None
+    text = body.secret if supplied else generate_secret()
     record = {"id": webhook_id, "url": body.url, "events": body.events, "enabled": True,
               "description": body.description, "version": 1, "created_at": stamp, "updated_at": stamp,
-              "secrets": [{"sealed": sealing.seal(body.secret.encode(), _context(ctx.tenant_id, webhook_id)),
+              "secrets": [{"sealed": sealing.seal(text.encode(), _context(ctx.tenant_id, webhook_id)),
                            "created_at": stamp, "expiresAt": None}]}
     store.create(ctx.tenant_id, record)
     # Creates racing past the first count: each checks again, and the ones over the limit withdraw.
@@ -290,7 +315,7 @@ def create_webhook(ctx: TenantContext, body: WebhookCreate, store=webhooks_table
         except ConditionFailed:
             pass
         raise too_many
-    return _view(record)
+    return {**_view(record), "secret": None if supplied else text}
 
 
 def get_webhook(ctx: TenantContext, webhook_id: str, store=webhooks_table) -> dict[str, Any]:
