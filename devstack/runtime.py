@@ -28,6 +28,34 @@ if str(LAYER) not in sys.path:
 _COLD_START = threading.Lock()
 
 
+def _powertools_request_state_per_thread() -> None:
+    """Powertools' event handler keeps the request it is serving on its base class (it assigns
+    `BaseRouter.current_event` and `BaseRouter.lambda_context`): one per process, which is right in
+    Lambda, where a process serves one request at a time. Here every function runs in one process
+    and requests run at once on the gateway's threads, so another request's event could be read
+    mid-request (a body handed to the wrong request: seen under load). Both names are made per
+    thread, for reads and writes through the class and through an instance alike."""
+    from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+    if getattr(BaseRouter, "_devstack_per_thread", False):
+        return
+    local = threading.local()
+
+    def slot(name: str) -> property:
+        return property(lambda _self: getattr(local, name, None), lambda _self, value: setattr(local, name, value))
+
+    names = ("current_event", "lambda_context")
+    for name in names:  # the class's own values go; instances now find the per-thread property
+        if name in BaseRouter.__dict__:
+            delattr(BaseRouter, name)
+        setattr(BaseRouter, name, slot(name))
+    # Assignments to the class itself (BaseRouter.current_event = ...) go through the metaclass.
+    BaseRouter.__class__ = type("PerThreadRouterMeta", (type(BaseRouter),),
+                                {**{name: slot(name) for name in names}, "_devstack_per_thread": True})
+
+
+_powertools_request_state_per_thread()
+
+
 @dataclass
 class LambdaContext:
     function_name: str

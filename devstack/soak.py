@@ -75,6 +75,7 @@ class Call:
     enveloped: bool = True
     during_pause: bool = False
     detail: str = ""
+    mixed_up: bool = False         # a success whose answer is not the data this request sent
 
 
 @dataclass
@@ -95,6 +96,7 @@ class Report:
     not_enveloped: int = 0
     unordered: int = 0
     bad_signatures: int = 0
+    mixed_up: int = 0              # answers that show another request's data
     paused_seconds: float = 0.0
     calls_during_pause: int = 0
     statuses_during_pause: Counter = field(default_factory=Counter)
@@ -104,7 +106,7 @@ class Report:
     def problems(self) -> list[str]:
         found = [f"{name} = {getattr(self, name)}" for name in
                  ("lost", "phantom", "duplicated", "redelivered", "wrong_5xx", "not_enveloped", "unordered",
-                  "bad_signatures") if getattr(self, name)]
+                  "bad_signatures", "mixed_up") if getattr(self, name)]
         return found + self.notes
 
     def summary(self) -> str:
@@ -117,7 +119,8 @@ class Report:
             "the last call)",
             f"lost {self.lost}, phantom {self.phantom}, duplicated {self.duplicated}, redelivered "
             f"{self.redelivered}, wrong 5xx {self.wrong_5xx}, not in the envelope {self.not_enveloped}, "
-            f"unordered objects {self.unordered}, bad signatures {self.bad_signatures}",
+            f"unordered objects {self.unordered}, bad signatures {self.bad_signatures}, answers showing "
+            f"another request's data {self.mixed_up}",
         ]
         if self.paused_seconds:
             during = ", ".join(f"{s}: {n}" for s, n in sorted(self.statuses_during_pause.items()))
@@ -314,6 +317,7 @@ class Session:
         call = Call(index, "create", response.status_code, None, marker, tenant=tenant)
         if response.status_code == 201:
             call.object_id = response.json()["data"]["id"]
+            call.mixed_up = response.json()["data"]["name"] != f"p-{marker}"
             with self.lock:
                 self.projects[tenant].append(call.object_id)
         self._record(call, response)
@@ -324,7 +328,9 @@ class Session:
             return self._op_create(http, rng, tenant, index, marker)
         response = http.patch(f"{self.base}/projects/{project_id}", headers=self._auth(tenant),
                               json={"description": f"d-{marker}"})
-        self._record(Call(index, "patch", response.status_code, None, marker, project_id, tenant), response)
+        call = Call(index, "patch", response.status_code, None, marker, project_id, tenant)
+        call.mixed_up = response.status_code == 200 and response.json()["data"]["description"] != f"d-{marker}"
+        self._record(call, response)
 
     def _op_race(self, http, rng, tenant, index, marker) -> None:
         """Two PATCHes of one project at once: both may win in turn, or one gets 409."""
@@ -461,6 +467,7 @@ def _count(session: Session, report: Report, settle_timeout: float) -> None:
     report.calls = len(calls)
     report.statuses = Counter(c.status for c in calls)
     report.not_enveloped = sum(1 for c in calls if not c.enveloped)
+    report.mixed_up = sum(1 for c in calls if c.mixed_up)
     during = [c for c in calls if c.during_pause]
     report.calls_during_pause = len(during)
     report.statuses_during_pause = Counter(c.status for c in during)

@@ -108,3 +108,16 @@ def test_a_replayed_tenant_create_answers_the_same_tenant(stack):
     assert again.data == first.data
     tenants = call("tenants", "Tenants-ListTenants", token=token).data["items"]
     assert [t["id"] for t in tenants].count(first.data["id"]) == 1 and len(tenants) == 2
+
+
+def test_a_webhook_with_a_generated_secret_is_not_replayable_so_the_secret_is_kept_nowhere(stack, monkeypatch):
+    monkeypatch.setattr("svc_core.endpoint_guard.resolve", lambda host, port: ["93.184.215.14"])
+    _, key = stack.tenant_with_key()
+    body = {"url": "https://hooks.example.com/svc", "events": ["*"]}
+    refused = call("webhooks", "Webhooks-CreateWebhook", token=key, body=body, headers={HEADER: "hook-1"})
+    assert refused.status == 400 and refused.error["details"]["fields"][0]["field"] == HEADER, refused
+    assert call("webhooks", "Webhooks-ListWebhooks", token=key).data["items"] == []
+    made = call("webhooks", "Webhooks-CreateWebhook", token=key, body=body)  # without the header: answered once
+    assert made.status == 201 and made.data["secret"].startswith("whsec_")
+    stored = stack.client("dynamodb").scan(TableName=stack.environment["IDEMPOTENCY_TABLE"])["Items"]
+    assert made.data["secret"] not in str(stored)
