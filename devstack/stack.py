@@ -82,6 +82,12 @@ class LocalStack:
             self.dynamodb_endpoint = self.dynamodb_local.endpoint
         else:
             print(f"WARNING: {MOTO_ENGINE_CAVEATS}", file=sys.stderr, flush=True)  # quiet or not
+            # moto keeps no ClientRequestToken and runs a retried transaction beside the first one
+            # (one can undo the other): its DynamoDB gets a read timeout long enough for a loaded
+            # machine, so botocore does not retry what moto is still doing.
+            from dataclasses import replace
+            from svc_core import aws
+            aws.PROFILES["dynamodb"] = replace(aws.PROFILES["dynamodb"], read_timeout=30)
         environment = provision(self.emulator_endpoint, self.parameters, dynamodb_endpoint=self.dynamodb_endpoint,
                                 secret_values=kept_secrets)
         # The functions read their settings from the process's environment, as in Lambda; stop()
