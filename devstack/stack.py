@@ -92,7 +92,10 @@ class LocalStack:
                                 secret_values=kept_secrets)
         # The functions read their settings from the process's environment, as in Lambda; stop()
         # puts back what was there before, so another stack (or the tests) never meets this one's.
-        self._environ_before = {k: os.environ.get(k) for k in [*environment, "PUBLIC_BASE_URL"]}
+        dynamodb_only = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS")
+        self._environ_before = {k: os.environ.get(k) for k in [*environment, *dynamodb_only, "PUBLIC_BASE_URL"]}
+        for name in dynamodb_only:  # inherited from another stack (a parent process's), they would win
+            os.environ.pop(name, None)
         os.environ.update(environment)
         self.environment = environment
         self._forget_caches()

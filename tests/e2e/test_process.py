@@ -128,8 +128,10 @@ def test_after_a_duplicate_registration_a_new_project_is_still_delivered(tmp_pat
     extra = {"dynamodb-local": [], "persist": ["--persist", str(tmp_path / "data")],
              "moto": ["--emulator", "moto"]}[engine]
     credentials = tmp_path / "creds.json"
+    # Started from a shell where another stack's DynamoDB endpoint is still exported: it must not win.
+    stale = {"AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:9", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": "http://127.0.0.1:9"}
     process = subprocess.Popen([sys.executable, "-m", "devstack", "--port", "0", "--quiet",
-                                "--credentials", str(credentials), *extra], cwd=ROOT,
+                                "--credentials", str(credentials), *extra], cwd=ROOT, env={**os.environ, **stale},
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         seen = []
