@@ -207,3 +207,20 @@ def test_addresses_mixing_scripts_are_look_alikes():
                    "\u0438\u0432\u0430\u043d@\u043f\u0440\u0438\u043c\u0435\u0440.com", "\u5c71\u7530taro@example.jp",
                    "\u00f1and\u00fa@example.es", "\u3084\u307e\u3060\u30bf\u30ed\u30a6@example.jp", "42@example.com"):
         assert not mixes_scripts(single), single
+
+
+def test_a_names_length_counts_as_sent_as_the_schemas_max_length_does():
+    """Found by the fuzzer: 95 spaces around 10 characters passed a 100-character limit after the
+    strip, though the schema's maxLength (which counts the raw string) refuses it."""
+    from pydantic import BaseModel, ValidationError
+
+    from svc_core.schemas import name_text
+
+    class Named(BaseModel):
+        name: name_text(10)
+
+    assert Named(name="  abc  ").name == "abc"
+    assert Named(name=" " * 5 + "x" * 5).name == "x" * 5
+    for sent in (" " * 5 + "x" * 6, "x" * 11):
+        with pytest.raises(ValidationError):
+            Named(name=sent)

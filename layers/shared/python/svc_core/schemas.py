@@ -86,12 +86,22 @@ def _name(text: str) -> str:
     return unicode_text(text, _NOT_IN_NAMES)
 
 
+def _at_most(max_length: int):
+    """The length as sent, before any stripping: the schema's maxLength counts the raw string."""
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and len(value) > max_length:
+            raise ValueError(f"must be at most {max_length} characters as sent (surrounding whitespace counts)")
+        return value
+    return BeforeValidator(check)
+
+
 def name_text(max_length: int) -> Any:
-    """A name or title: surrounding whitespace stripped, then 1 to max_length characters with at
-    least one visible, no control character and no bidirectional formatting character. The
-    pattern says the same to OpenAPI clients (whitespace the strip removes is allowed around it)."""
+    """A name or title: at most max_length characters as sent; surrounding whitespace stripped, then at
+    least one character, one visible, no control character and no bidirectional formatting
+    character. The pattern says the same to OpenAPI clients (whitespace the strip removes is allowed
+    around it)."""
     return Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=max_length),
-                     AfterValidator(_name), _DocumentedPattern(
+                     AfterValidator(_name), _at_most(max_length), _DocumentedPattern(
                          f"^[{STRIPPED}]*[^{_IN_NAMES}]*[^{SPACE}{_IN_NAMES}][^{_IN_NAMES}]*[{STRIPPED}]*$")]
 
 
