@@ -78,6 +78,14 @@ class Call:
     mixed_up: bool = False         # a success whose answer is not the data this request sent
 
 
+# The counts that must be 0 at the end of a session, and how the summary names them.
+PROBLEM_COUNTS = {
+    "lost": "lost", "phantom": "phantom", "duplicated": "duplicated", "redelivered": "redelivered",
+    "wrong_5xx": "wrong 5xx", "not_enveloped": "not in the envelope", "unordered": "unordered objects",
+    "bad_signatures": "bad signatures", "mixed_up": "answers showing another request's data",
+}
+
+
 @dataclass
 class Report:
     calls: int = 0
@@ -104,9 +112,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
     def problems(self) -> list[str]:
-        found = [f"{name} = {getattr(self, name)}" for name in
-                 ("lost", "phantom", "duplicated", "redelivered", "wrong_5xx", "not_enveloped", "unordered",
-                  "bad_signatures", "mixed_up") if getattr(self, name)]
+        found = [f"{name} = {getattr(self, name)}" for name in PROBLEM_COUNTS if getattr(self, name)]
         return found + self.notes
 
     def summary(self) -> str:
@@ -117,10 +123,7 @@ class Report:
             f"published twice by a retried call); deliveries expected "
             f"{self.expected_deliveries}, delivered {self.delivered} (settled {self.settle_seconds:.1f} s after "
             "the last call)",
-            f"lost {self.lost}, phantom {self.phantom}, duplicated {self.duplicated}, redelivered "
-            f"{self.redelivered}, wrong 5xx {self.wrong_5xx}, not in the envelope {self.not_enveloped}, "
-            f"unordered objects {self.unordered}, bad signatures {self.bad_signatures}, answers showing "
-            f"another request's data {self.mixed_up}",
+            ", ".join(f"{label} {getattr(self, name)}" for name, label in PROBLEM_COUNTS.items()),
         ]
         if self.paused_seconds:
             during = ", ".join(f"{s}: {n}" for s, n in sorted(self.statuses_during_pause.items()))
