@@ -22,6 +22,8 @@ LAYER = ROOT / "layers" / "shared" / "python"
 if str(LAYER) not in sys.path:
     sys.path.insert(0, str(LAYER))
 
+from svc_core import deployment_document  # noqa: E402  (the layer's path is set just above)
+
 DOCUMENT = ROOT / "functions" / "meta" / "openapi.json"
 DESCRIPTION = (
     "Multi-tenant AI application service. Every response uses the envelope {data, meta} or "
@@ -61,7 +63,20 @@ def build_document() -> dict[str, Any]:
             schema = api.resolver.get_openapi_schema(security_schemes=schemes)
             _refuse_clashing_models(schema, models, code_dir.name)
             merge.add_schema(schema)
-    return _without_unused_validation_response(json.loads(merge.get_openapi_json_schema()))
+    document = _without_unused_validation_response(json.loads(merge.get_openapi_json_schema()))
+    return deployment_document.fill(document, template_default_lists(resolver))
+
+
+def template_default_lists(resolver: Resolver) -> dict[str, list[str]]:
+    """The lists a deployment decides, as the template's parameter defaults make them (the meta
+    function serves the running deployment's own)."""
+    from types import SimpleNamespace
+
+    from svc_core.models.registry import allowed_models
+
+    defaults = SimpleNamespace(model_id=resolver.ref("ModelId"), model_allowed_ids=resolver.ref("ModelAllowedIds"))
+    models = allowed_models(defaults)
+    return {deployment_document.ALLOWED_MODELS: models}
 
 
 def _refuse_clashing_models(schema: Any, models: dict[str, tuple[str, str]], function: str) -> None:

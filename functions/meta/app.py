@@ -6,8 +6,11 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+from svc_core import deployment_document
 from svc_core.api import Api
 from svc_core.auth import signing_keys
+from svc_core.config import settings
+from svc_core.models.registry import allowed_models
 
 api = Api()
 
@@ -21,7 +24,9 @@ def jwks():
 
 @lru_cache(maxsize=1)
 def _openapi_document() -> dict:
-    return json.loads((Path(__file__).parent / "openapi.json").read_text())
+    """The committed document with the lists this deployment decides (its allowed models)."""
+    document = json.loads((Path(__file__).parent / "openapi.json").read_text())
+    return deployment_document.fill(document, {deployment_document.ALLOWED_MODELS: allowed_models(settings())})
 
 
 @api.get("/api/v1/openapi.json", public=True, raw=True, cache_seconds=300, tags=["Meta"],

@@ -238,12 +238,13 @@ def test_runs_are_listed_newest_first_in_pages(stack):
     assert api("ListRuns", key, path_params={"id": other["id"]}).data == {"items": [], "nextCursor": None}
 
 
-def test_an_unknown_agent_or_run_is_404_an_unknown_project_400_and_nothing_is_stored(stack):
+def test_an_unknown_agent_run_or_project_is_404_a_malformed_project_id_400_and_nothing_is_stored(stack):
     tenant, key, project_id, agent_id = setup(stack)
     details = assert_error(execute(key, MISSING_AGENT, project_id), 404, "RESOURCE_NOT_FOUND")
     assert details == {"id": MISSING_AGENT, "resource": "agent"}
-    details = assert_error(execute(key, agent_id, MISSING_PROJECT), 400, "VALIDATION_ERROR")
-    assert details["fields"][0]["field"] == "projectId" and details["resource"] == "project"
+    details = assert_error(execute(key, agent_id, MISSING_PROJECT), 404, "RESOURCE_NOT_FOUND")
+    assert details["fields"][0]["field"] == "projectId" and (details["id"], details["resource"]) == (
+        MISSING_PROJECT, "project")
     assert assert_error(execute(key, agent_id, "not-a-project"), 400, "VALIDATION_ERROR")["fields"][0]["field"] \
         == "projectId"
     details = assert_error(api("GetRun", key, path_params={"id": agent_id, "run_id": MISSING_RUN}), 404, "RESOURCE_NOT_FOUND")
@@ -256,7 +257,7 @@ def test_another_tenants_agent_project_and_run_are_404(stack):
     tenant_b, key_b, project_b, agent_b = setup(stack)
     run_a = run_with([text_answer("ok")], key_a, agent_a, project_a)[0].data["id"]
     assert assert_error(execute(key_b, agent_a, project_b), 404, "RESOURCE_NOT_FOUND")["resource"] == "agent"
-    assert assert_error(execute(key_b, agent_b, project_a), 400, "VALIDATION_ERROR")["resource"] == "project"
+    assert assert_error(execute(key_b, agent_b, project_a), 404, "RESOURCE_NOT_FOUND")["resource"] == "project"
     assert assert_error(api("GetRun", key_b, path_params={"id": agent_a, "run_id": run_a}), 404,
                         "RESOURCE_NOT_FOUND")["resource"] == "agent"
     assert assert_error(api("GetRun", key_b, path_params={"id": agent_b, "run_id": run_a}), 404,

@@ -129,3 +129,36 @@ def test_every_optional_body_documents_null_as_the_api_accepts_it():
     assert optional, "no optional body: this test checks nothing"
     for method, path, schema in optional:
         assert {"type": "null"} in schema.get("anyOf", []), f"{method.upper()} {path}"
+
+
+def _marked_enums(document):
+    from svc_core import deployment_document
+    return [schema.get("enum") for schema in deployment_document.marked(document)]
+
+
+def test_the_served_document_offers_exactly_the_models_the_deployment_accepts(monkeypatch):
+    """An agent's config.model is an enum of the running deployment's allowed models: a client or
+    fuzzer choosing from the served document is never refused, and nothing else is accepted."""
+    import pytest
+    from svc_core import config
+    from svc_core.errors import ValidationFailed
+    from svc_core.models.registry import choose_model
+
+    monkeypatch.setenv("MODEL_ID", "model-a")
+    monkeypatch.setenv("MODEL_ALLOWED_IDS", "model-b, model-c")
+    config.settings.cache_clear()
+    try:
+        meta = load_function("meta")
+        meta._openapi_document.cache_clear()
+        enums = _marked_enums(meta._openapi_document())
+        assert len(enums) >= 2, "create and update of an agent both mark config.model"
+        assert all(enum == ["model-a", "model-b", "model-c"] for enum in enums), enums
+        for model in enums[0]:
+            assert choose_model(config.settings(), model) == model
+        with pytest.raises(ValidationFailed):
+            choose_model(config.settings(), "us.anthropic.claude-haiku-4-5-20251001-v1:0")
+        committed = _marked_enums(json.loads(openapi.DOCUMENT.read_text()))
+        assert committed and all("model-a" not in enum for enum in committed), "the committed file keeps the defaults"
+    finally:
+        config.settings.cache_clear()
+        load_function("meta")._openapi_document.cache_clear()

@@ -27,5 +27,10 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{new_ulid()}"
 
 
+def pattern(prefix: str) -> str:
+    """The id of one kind of record, as a regular expression (a schema's pattern)."""
+    return f"^{prefix}_{_ULID_RE}$"
+
+
 def is_id(value: str, prefix: str) -> bool:
-    return re.fullmatch(f"{prefix}_{_ULID_RE}", value) is not None
+    return re.fullmatch(pattern(prefix), value) is not None

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
+from svc_core import ids
+
 
 # Whitespace as every engine involved agrees on it: ECMA's \s (OpenAPI's patterns), the Rust
 # regex behind pydantic, and Python's str.strip (strip_whitespace). \s alone differs between them
@@ -111,3 +113,9 @@ def description_text(max_length: int) -> Any:
     return Annotated[str, StringConstraints(max_length=max_length),
                      AfterValidator(lambda text: unicode_text(text, _NOT_IN_DESCRIPTIONS)),
                      _DocumentedPattern(f"^[^{_IN_DESCRIPTIONS}]*$")]
+
+
+def id_of(prefix: str) -> Any:
+    """A body's reference to a record of one kind: its id's form is in the schema (a malformed one
+    is a 400); a well-formed id naming nothing in the caller's tenant is a 404 naming the field."""
+    return Annotated[str, StringConstraints(pattern=ids.pattern(prefix))]

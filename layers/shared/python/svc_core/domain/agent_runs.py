@@ -74,11 +74,11 @@ from svc_core.context import TenantContext
 from svc_core.data import agent_run_queue, agents_table, projects_table, runs_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agents, projects, tenant_secrets
-from svc_core.schemas import unicode_text
 from svc_core.domain.paging import check_cursor, page
-from svc_core.errors import Conflict, ModelThrottled, ModelUnavailable, NotFound, ValidationFailed
+from svc_core.domain.references import referenced
+from svc_core.errors import Conflict, ModelThrottled, ModelUnavailable, NotFound
 from svc_core.models import registry
-from svc_core.schemas import VISIBLE, RequestBody
+from svc_core.schemas import VISIBLE, RequestBody, id_of, unicode_text
 
 PREFIX = "run"
 MAX_GOAL = 20_000
@@ -102,7 +102,7 @@ Goal = Annotated[str, StringConstraints(min_length=1, max_length=MAX_GOAL, patte
 
 class RunCreate(RequestBody):
     goal: Goal = Field(description=f"what the agent should do, 1 to {MAX_GOAL:,} characters, at least one visible")
-    projectId: Annotated[str, StringConstraints(min_length=1, max_length=64)] = Field(
+    projectId: id_of(projects.PREFIX) = Field(  # type: ignore[valid-type]
         description="the tenant's project the run works in (its files are the tools' files)",
         examples=["proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
     run_async: bool = Field(False, alias="async", description=(
@@ -408,12 +408,7 @@ def execute(ctx: TenantContext, agent_id: str, body: RunCreate, *, agent_store=a
     budget and is handed to the worker) or, with async, queued for the worker."""
     metering.require_credit(ctx.tenant_id)  # 402 PAYMENT_REQUIRED before anything is stored or run
     agent = agents.get_agent(ctx, agent_id, agent_store)
-    try:  # the path names the agent (404); the body's project is an input, refused as one (400)
-        project = projects.get_project(ctx, body.projectId, project_store)
-    except NotFound:
-        raise ValidationFailed("No such project in this tenant.", {"fields": [
-            {"field": "projectId", "in": "body", "reason": "no such project"}], "id": body.projectId,
-            "resource": "project"}) from None
+    project = referenced(projects.get_project, ctx, body.projectId, "projectId", "project", project_store)
     provider = registry.provider_for(settings(), agent["config"].get("model"))
     tenant_id = ctx.tenant_id
     deps = _Deps(store, files, reveal, meter, queue)

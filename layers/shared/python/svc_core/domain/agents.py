@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
-from svc_core import agent_tools, ids, timeutil
+from svc_core import agent_tools, deployment_document, ids, timeutil
 from svc_core.config import settings
 from svc_core.context import TenantContext
 from svc_core.data import agents_table
@@ -68,7 +68,9 @@ Name = name_text(MAX_NAME)
 SystemPrompt = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SYSTEM_PROMPT, pattern=VISIBLE),
                          AfterValidator(unicode_text)]
 AutonomyLevel = Literal[tuple(AUTONOMY_LEVELS)]  # type: ignore[valid-type]
-ModelId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MODEL_ID)]
+# The allowed ids are the deployment's: the document served lists them (svc_core/deployment_document.py).
+ModelId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MODEL_ID),
+                    Field(json_schema_extra=deployment_document.mark(deployment_document.ALLOWED_MODELS))]
 StepLimit = whole_number(MIN_STEPS, MAX_STEPS)
 ToolName = Literal[agent_tools.TOOL_NAMES]  # type: ignore[valid-type]
 Tools = Annotated[list[ToolName], Field(max_length=len(agent_tools.TOOL_NAMES),  # type: ignore[valid-type]

@@ -24,8 +24,9 @@ from svc_core.data import (agents_table, chat_events_table, chat_messages_table,
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agents, projects
 from svc_core.domain.paging import tenant_page
-from svc_core.errors import Conflict, InternalError, NotFound, ValidationFailed
-from svc_core.schemas import VISIBLE, RequestBody, name_text, unicode_text
+from svc_core.domain.references import referenced
+from svc_core.errors import Conflict, InternalError, NotFound
+from svc_core.schemas import VISIBLE, RequestBody, id_of, name_text, unicode_text
 
 PREFIX = "chs"
 MESSAGE_PREFIX = "msg"
@@ -33,7 +34,8 @@ MAX_TITLE = 200
 MAX_CONTENT = 20_000
 MESSAGES_SHOWN = 100        # GET /chat/sessions/{id} answers the newest this many messages
 MESSAGE_STATUSES = ("pending", "streaming", "completed", "failed")
-ID_FIELD = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+ProjectId = id_of(projects.PREFIX)
+AgentId = id_of(agents.PREFIX)
 
 Title = name_text(MAX_TITLE)
 Content = Annotated[str, StringConstraints(min_length=1, max_length=MAX_CONTENT, pattern=VISIBLE),
@@ -43,17 +45,17 @@ Content = Annotated[str, StringConstraints(min_length=1, max_length=MAX_CONTENT,
 class ChatSessionCreate(RequestBody):
     title: Title | None = Field(None, description=f"1 to {MAX_TITLE} characters, at least one visible; "
                                                    "trimmed; null or left out: no title")
-    projectId: ID_FIELD | None = Field(None, description="the tenant's project the session works on (an agent's "
+    projectId: ProjectId | None = Field(None, description="the tenant's project the session works on (an agent's "
                                                          "tools act on it); null or left out: none",
                                        examples=["proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-    agentId: ID_FIELD | None = Field(None, description="the tenant's agent that answers (its system prompt and "
+    agentId: AgentId | None = Field(None, description="the tenant's agent that answers (its system prompt and "
                                                        "tools); null or left out: the plain model",
                                      examples=["agt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
 
 
 class ChatMessageCreate(RequestBody):
     content: Content = Field(description=f"the user's message, 1 to {MAX_CONTENT:,} characters, at least one visible")
-    projectId: ID_FIELD | None = Field(None, description="the tenant's project for this turn (overrides the "
+    projectId: ProjectId | None = Field(None, description="the tenant's project for this turn (overrides the "
                                                          "session's); null or left out: the session's")
 
 
@@ -168,21 +170,12 @@ def get_session(ctx: TenantContext, session_id: str, store=chat_sessions_table) 
     return record
 
 
-def _body_reference(check, ctx: TenantContext, value: str, field: str, resource: str, store) -> dict[str, Any]:
-    """A project or agent named in a body: an input, so an unknown one is a 400 naming the field."""
-    try:
-        return check(ctx, value, store)
-    except NotFound:
-        raise ValidationFailed(f"No such {resource} in this tenant.", {"fields": [
-            {"field": field, "in": "body", "reason": f"no such {resource}"}], "id": value, "resource": resource}) from None
-
-
 def create_session(ctx: TenantContext, body: ChatSessionCreate, store=chat_sessions_table,
                    project_store=projects_table, agent_store=agents_table) -> dict[str, Any]:
     if body.projectId is not None:
-        _body_reference(projects.get_project, ctx, body.projectId, "projectId", "project", project_store)
+        referenced(projects.get_project, ctx, body.projectId, "projectId", "project", project_store)
     if body.agentId is not None:
-        _body_reference(agents.get_agent, ctx, body.agentId, "agentId", "agent", agent_store)
+        referenced(agents.get_agent, ctx, body.agentId, "agentId", "agent", agent_store)
     stamp = timeutil.iso(timeutil.now())
     record = {"id": ids.new_id(PREFIX), "title": body.title, "projectId": body.projectId, "agentId": body.agentId,
               "lastEventId": 0, "activeTurn": None, "latestTurn": None, "created_at": stamp, "updated_at": stamp}
@@ -230,7 +223,7 @@ def send_message(ctx: TenantContext, session_id: str, body: ChatMessageCreate, *
     session = get_session(ctx, session_id, store)
     project_id = session.get("projectId")
     if body.projectId is not None:
-        project_id = _body_reference(projects.get_project, ctx, body.projectId, "projectId", "project",
+        project_id = referenced(projects.get_project, ctx, body.projectId, "projectId", "project",
                                      project_store)["id"]
     if session.get("activeTurn"):
         raise _turn_conflict(session_id)

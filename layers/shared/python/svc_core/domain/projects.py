@@ -14,6 +14,8 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
 from svc_core.errors import Conflict, NotFound
 
+PREFIX = "proj"
+
 # at least one visible character, no control or bidirectional formatting character (the schema says so too)
 Name = name_text(200)
 Description = description_text(2000)
@@ -67,7 +69,7 @@ def _not_found(project_id: str) -> NotFound:
 def create_project(ctx: TenantContext, body: ProjectCreate, store=projects_table) -> dict[str, Any]:
     now = timeutil.now()
     stamp = timeutil.iso(now)
-    project = {"id": ids.new_id("proj"), "name": body.name, "description": body.description,
+    project = {"id": ids.new_id(PREFIX), "name": body.name, "description": body.description,
                "language": body.language, "created_at": stamp, "updated_at": stamp}
     view = _view(project)
     store.create(ctx.tenant_id, project, events.new_event("project.created", ctx.tenant_id, view), now)
@@ -75,14 +77,14 @@ def create_project(ctx: TenantContext, body: ProjectCreate, store=projects_table
 
 
 def get_project(ctx: TenantContext, project_id: str, store=projects_table) -> dict[str, Any]:
-    record = store.get(ctx.tenant_id, project_id) if ids.is_id(project_id, "proj") else None
+    record = store.get(ctx.tenant_id, project_id) if ids.is_id(project_id, PREFIX) else None
     if record is None:
         raise _not_found(project_id)
     return _view(record)
 
 
 def list_projects(ctx: TenantContext, limit: int, cursor: str | None, store=projects_table) -> dict[str, Any]:
-    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix="proj", view=_view)
+    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
 
 
 def update_project(ctx: TenantContext, project_id: str, body: ProjectUpdate, store=projects_table) -> dict[str, Any]:
