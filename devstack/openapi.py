@@ -63,7 +63,7 @@ def build_document() -> dict[str, Any]:
             schema = api.resolver.get_openapi_schema(security_schemes=schemes)
             _refuse_clashing_models(schema, models, code_dir.name)
             merge.add_schema(schema)
-    document = _without_unused_validation_response(json.loads(merge.get_openapi_json_schema()))
+    document = _event_streams_as_text(_without_unused_validation_response(json.loads(merge.get_openapi_json_schema())))
     return deployment_document.fill(document, template_default_lists(resolver))
 
 
@@ -89,6 +89,25 @@ def _refuse_clashing_models(schema: Any, models: dict[str, tuple[str, str]], fun
             raise SystemExit(f"OpenAPI model {name!r} of {function} differs from the one of {models[name][0]}: "
                              "give one of them another name")
         models.setdefault(name, (function, text))
+
+
+EVENT_STREAM = "text/event-stream"
+
+
+def _event_streams_as_text(document: dict[str, Any]) -> dict[str, Any]:
+    """In OpenAPI 3.1 a media type's `schema` describes the whole body, and a stream of Server-Sent
+    Events is text: a generated client reading the body as one event fails. Each event's schema
+    (the route's model) moves to `x-itemSchema`, which is what OpenAPI 3.2 calls `itemSchema`."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            for response in operation.get("responses", {}).values():
+                media = response.get("content", {}).get(EVENT_STREAM)
+                if media and "$ref" in media.get("schema", {}):
+                    media["x-itemSchema"] = media["schema"]
+                    media["schema"] = {"type": "string", "description": (
+                        "Server-Sent Events (read it with an SSE parser or EventSource); each event is as "
+                        "x-itemSchema describes (OpenAPI 3.2's itemSchema)")}
+    return document
 
 
 def _without_unused_validation_response(document: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ which the stateful phase would read as a create that did not happen). Replays ha
 (tests/integration/test_create_idempotency.py). Generated values and values the stateful phase
 takes from earlier responses both pass through before_call."""
 
+import json
 import os
 import uuid
 
@@ -15,10 +16,28 @@ PROTECTED_KEY_ID = os.environ.get("FUZZ_PROTECTED_KEY_ID", "")
 STAND_IN = "key_00000000000000000000000000"  # well formed, never issued: answers 404
 
 
+# Idempotency-Key -> the request it was first sent with: one key, one request.
+_FIRST_USE: dict[str, str] = {}
+
+
 @schemathesis.hook
 def before_call(context, case, kwargs):
     if case.path_parameters and case.path_parameters.get("id") == PROTECTED_KEY_ID:
         case.path_parameters["id"] = STAND_IN
+    _one_request_per_idempotency_key(case)
+
+
+def _one_request_per_idempotency_key(case) -> None:
+    """Some phases build several cases on one set of generated headers (the coverage phase's body
+    variants): a key seen before with another request gets a fresh one, in the case itself, so a
+    check resending this case sends it again."""
+    for name, value in list((case.headers or {}).items()):
+        if name.lower() != "idempotency-key":
+            continue
+        request = json.dumps([case.method, case.formatted_path, case.query, case.body], sort_keys=True, default=repr)
+        if _FIRST_USE.setdefault(value, request) != request:
+            case.headers[name] = str(uuid.uuid4())
+            _FIRST_USE[case.headers[name]] = request
 
 
 @schemathesis.hook("map_headers")

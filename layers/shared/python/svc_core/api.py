@@ -179,7 +179,7 @@ class Api:
         self._patterns.append((method, _template_to_regex(path)))
         success_model = (response_model or dict) if raw else envelope_of(response_model or dict)
         # Another media type is text (a page), unless a model says what each item is (an event stream's
-        # events: OpenAPI 3.1's `schema` of text/event-stream describes one event).
+        # events: devstack/openapi.py documents the body as text and the model as its x-itemSchema).
         success_content = ({JSON: {"model": success_model}} if media_type == JSON
                            else {media_type: {"model": response_model} if response_model
                                  else {"schema": {"type": "string"}}})
