@@ -29,6 +29,28 @@ def test_purchase_bodies_that_are_refused(body):
         billing.BillingPurchaseCreate.model_validate(body)
 
 
+def test_the_documented_purchase_schema_accepts_exactly_what_the_api_accepts():
+    """The schema's oneOf is the model's exactly-one rule: over every mix of absent, null, good and
+    bad values of both fields, the published schema and the model agree."""
+    import itertools
+
+    from jsonschema import Draft202012Validator
+
+    from devstack import openapi
+    schema = json.loads(openapi.DOCUMENT.read_text())["components"]["schemas"]["BillingPurchaseCreate"]
+    absent = object()
+    packs = (absent, None, "credits_10", "credits_100", "credits_7", "", 10)
+    credits = (absent, None, 5, 10_000, 25.0, 4, 10_001, 2.5, "7", True)
+    for pack, amount in itertools.product(packs, credits):
+        body = {k: v for k, v in (("pack", pack), ("credits", amount)) if v is not absent}
+        try:
+            billing.BillingPurchaseCreate.model_validate(body)
+            accepted = True
+        except ValidationError:
+            accepted = False
+        assert Draft202012Validator(schema).is_valid(body) is accepted, body
+
+
 def test_an_unknown_plan_is_refused():
     assert billing.BillingSubscriptionCreate.model_validate({"plan": "growth"}).plan == "growth"
     with pytest.raises(ValidationError):
