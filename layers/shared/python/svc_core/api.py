@@ -161,12 +161,15 @@ class Api:
               status: int = 200, response_model: type | None = None, summary: str,
               description: str | None = None, tags: list[str] | None = None,
               raw: bool = False, media_type: str = JSON, cache_seconds: int = 0,
-              errors: tuple[int, ...] = (), also: tuple[int, ...] = (), throttle: str | None = None) -> Callable:
+              errors: tuple[int, ...] = (), also: tuple[int, ...] = (), throttle: str | None = None,
+              security_scheme: str | None = None) -> Callable:
         """raw: the body is the result itself, not the envelope (for documents whose format a
         standard fixes, such as a JWKS); with another media_type (a page), the result is the
         body's text. cache_seconds: let clients cache a public document. throttle: on a public
         route, the group (register, sign-in...) whose requests are counted per source address
-        (ADDRESS_RATE_LIMIT_PER_WINDOW in each window)."""
+        (ADDRESS_RATE_LIMIT_PER_WINDOW in each window). security_scheme: on a public route that checks
+        a credential of its own (a provider's signature header), the OpenAPI security scheme that
+        declares it (devstack/openapi.py); the route answers 401 when it does not verify."""
         if not public and scope is None:
             raise ValueError(f"{method} {path}: a route is either public or names its scope "
                              "(AUTHENTICATED when any credential will do)")
@@ -174,6 +177,10 @@ class Api:
             raise ValueError(f"{method} {path}: only a public route has a per-address throttle group")
         if throttle is not None:
             errors = (*errors, 429)
+        if security_scheme is not None:
+            if not public:
+                raise ValueError(f"{method} {path}: a route with bearer credentials declares no other scheme")
+            errors = (*errors, 401)
         spec = RouteSpec(method=method, path=path, scope=scope, public=public, throttle=throttle)
         self.specs[(method, path)] = spec
         self._patterns.append((method, _template_to_regex(path)))
@@ -196,7 +203,8 @@ class Api:
             if code in _OPTIONAL_ERRORS and code not in errors and not (code == 409 and method in _WRITES):
                 continue
             responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
-        security = [] if public else [{"bearerAuth": [] if scope == AUTHENTICATED else [scope]}]
+        security = ([{security_scheme: []}] if security_scheme else [] if public
+                    else [{"bearerAuth": [] if scope == AUTHENTICATED else [scope]}])
         rule = re.sub(r"\{([^/]+?)\}", r"<\1>", path)
 
         def decorator(func: Callable) -> Callable:

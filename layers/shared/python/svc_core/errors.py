@@ -97,10 +97,6 @@ class RequestInProgress(ServiceError):
                                      "A request with this Idempotency-Key is still being processed.")
 
 
-class SignatureInvalid(ServiceError):
-    code, status, default_message = "SIGNATURE_INVALID", 400, "The webhook's signature does not verify."
-
-
 class InternalError(ServiceError):
     pass
 
@@ -111,5 +107,5 @@ ALL_ERRORS: tuple[type[ServiceError], ...] = (
     LoginSessionExpired,
     PayloadTooLarge, UnsupportedMediaType, RateLimited, ProviderError, ModelThrottled, ModelUnavailable,
     InternalError,
-    PaymentRequired, IdempotencyKeyReused, RequestInProgress, SignatureInvalid,
+    PaymentRequired, IdempotencyKeyReused, RequestInProgress,
 )
