@@ -122,9 +122,9 @@ _ERROR_RESPONSES = {
     402: "PAYMENT_REQUIRED: the tenant's credit balance is used up",
     403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
     404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
-    409: "CONFLICT (or LOGIN_SESSION_CONSUMED): the resource changed meanwhile, its state forbids this, or the "
-         "write collided with another and was not made (send it again)",
-    410: "LOGIN_SESSION_EXPIRED: the login session is more than 10 minutes old",
+    409: "CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its "
+         "state forbids this (details.status), or the write collided with another and was not made (send it "
+         "again)",
     413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8",
     422: "IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another body",
@@ -134,7 +134,7 @@ _ERROR_RESPONSES = {
 }
 
 
-_OPTIONAL_ERRORS = {402, 409, 410, 422, 502}  # documented only on the routes that name them (errors=...)
+_OPTIONAL_ERRORS = {402, 409, 422, 502}  # documented only on the routes that name them (errors=...)
 _WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 

@@ -51,7 +51,8 @@ class LoginSessionConsumed(ServiceError):
 
 
 class LoginSessionExpired(ServiceError):
-    code, status, default_message = "LOGIN_SESSION_EXPIRED", 410, "This login session has expired; start again."
+    # 409, not 410: the session still exists (status reads it), in a state that forbids the move.
+    code, status, default_message = "LOGIN_SESSION_EXPIRED", 409, "This login session has expired; start again."
 
 
 class PayloadTooLarge(ServiceError):
