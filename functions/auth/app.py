@@ -34,8 +34,9 @@ def _set_refresh_cookie(token: str, max_age: int) -> None:
           summary="Create a user and the personal tenant they own",
           description="An address that already has an account gets the same 201 and a body of the same shape "
                       "(ids that name nothing), and nothing is created: the answer never tells whether an "
-                      "address is registered. Addresses are compared normalised (NFKC, case-folded, trimmed); "
-                      "one mixing letters of different scripts in its local part or a domain label is 400.")
+                      "address is registered. The email is a valid e-mail address as the HTML standard defines "
+                      "it (ASCII; an internationalised domain in its xn-- form), at most 254 characters; "
+                      "addresses are compared normalised (NFKC, case-folded, trimmed).")
 def register(body: RegisterBody):
     return accounts.register(body)
 
