@@ -42,9 +42,17 @@ def _api_of(code_dir: Path) -> Any:
 
 def build_document() -> dict[str, Any]:
     from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
-    from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
+    from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer, Server
 
-    schemes = {"bearerAuth": HTTPBearer(bearerFormat="API key (svc_<type>_...) or service JWT")}
+    from svc_core.payments.stripe_provider import SIGNATURE_HEADER, SIGNATURE_SCHEME
+
+    schemes = {
+        "bearerAuth": HTTPBearer(bearerFormat="API key (svc_<type>_...) or service JWT"),
+        # Stripe's webhook only: its credential is the signature Stripe computes with the webhook secret.
+        SIGNATURE_SCHEME: APIKey(name=SIGNATURE_HEADER, in_=APIKeyIn.header,
+                                 description="Stripe's signature of the body (t=<time>,v1=<HMAC-SHA256 with the "
+                                             "webhook secret>); only POST /billing/stripe/webhook"),
+    }
     merge = OpenAPIMerge(
         title="Multi-tenant AI application service API", version="1.0.0", description=DESCRIPTION,
         servers=[Server(url="/", description="the API's base URL")], security_schemes=schemes,

@@ -78,7 +78,8 @@ class LoginSessionConsumed(Conflict):
     code = "LOGIN_SESSION_CONSUMED"
 
 
-class LoginSessionExpired(ApiError):
+class LoginSessionExpired(Conflict):
+    """409: the login session expired (details.reason timed_out) or was denied (denied)."""
     code = "LOGIN_SESSION_EXPIRED"
 
 
@@ -142,8 +143,7 @@ _BY_CODE: dict[str, type[ApiError]] = {cls.code: cls for cls in (
     UnsupportedMediaType, RateLimited, ModelThrottled, ProviderError, ModelUnavailable, InternalError)}
 _BY_STATUS: dict[int, type[ApiError]] = {400: ValidationError, 401: Unauthorized, 402: PaymentRequired,
                                          403: Forbidden, 404: NotFound, 405: MethodNotAllowed, 409: Conflict,
-                                         422: IdempotencyKeyReused,
-                                         410: LoginSessionExpired, 413: PayloadTooLarge,
+                                         422: IdempotencyKeyReused, 413: PayloadTooLarge,
                                          415: UnsupportedMediaType, 429: RateLimited, 500: InternalError}
 
 

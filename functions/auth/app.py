@@ -34,8 +34,9 @@ def _set_refresh_cookie(token: str, max_age: int) -> None:
           summary="Create a user and the personal tenant they own",
           description="An address that already has an account gets the same 201 and a body of the same shape "
                       "(ids that name nothing), and nothing is created: the answer never tells whether an "
-                      "address is registered. Addresses are compared normalised (NFKC, case-folded, trimmed); "
-                      "one mixing letters of different scripts in its local part or a domain label is 400.")
+                      "address is registered. The email is a valid e-mail address as the HTML standard defines "
+                      "it (ASCII; an internationalised domain in its xn-- form), at most 254 characters; "
+                      "addresses are compared normalised (NFKC, case-folded, trimmed).")
 def register(body: RegisterBody):
     return accounts.register(body)
 
@@ -124,20 +125,24 @@ def cli_approve_page(loginId: Annotated[str | None, Query()] = None):  # noqa: N
     return APPROVAL_PAGE.html
 
 
-@api.post("/api/v1/cli/auth/complete", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409, 410),
+@api.post("/api/v1/cli/auth/complete", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409,),
           summary="Approve a pending device login (a signed-in user; the state must match)")
 def cli_complete(body: DecisionBody):
     return device_login.complete(body, api.tenant_context().principal)
 
 
-@api.post("/api/v1/cli/auth/deny", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409, 410),
+@api.post("/api/v1/cli/auth/deny", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409,),
           summary="Deny a pending device login: it can never be approved; polling shows expired, reason denied")
 def cli_deny(body: DecisionBody):
     return device_login.deny(body, api.tenant_context().principal)
 
 
-@api.post("/api/v1/cli/auth/token", public=True, throttle="device-login", response_model=CliToken, tags=CLI_TAGS, errors=(403, 409, 410),
-          summary="Exchange an approved login and its PKCE verifier for a CLI key, once")
+@api.post("/api/v1/cli/auth/token", public=True, throttle="device-login", response_model=CliToken, tags=CLI_TAGS, errors=(401, 403, 409),
+          summary="Exchange an approved login and its PKCE verifier for a CLI key, once",
+          description="401: the codeVerifier does not match the challenge (details.reason code_verifier_mismatch; "
+                      "the session stays approved). 409: the session is not approved, details.status says what "
+                      "it is: CONFLICT (pending), LOGIN_SESSION_EXPIRED (expired, details.reason timed_out or "
+                      "denied), LOGIN_SESSION_CONSUMED. 403: the approving account can no longer sign in there.")
 def cli_token(body: TokenBody):
     return device_login.exchange(body)
 

@@ -5,15 +5,17 @@ import base64
 
 from svc_core.api import Api
 from svc_core.domain import billing
-from svc_core.payments.stripe_provider import verify_webhook
+from svc_core.payments.stripe_provider import SIGNATURE_SCHEME, verify_webhook
 
 api = Api()
 
 
-@api.post("/api/v1/billing/stripe/webhook", public=True, response_model=dict, tags=["Billing"],
-          summary="Stripe's events (checkout.session.*, invoice.paid, customer.subscription.deleted)",
-          description="400 SIGNATURE_INVALID when the signature does not verify or the event is over 5 minutes "
-                      "old; 200 {received, type, applied} otherwise (applied false: nothing to do, or done before).")
+@api.post("/api/v1/billing/stripe/webhook", public=True, security_scheme=SIGNATURE_SCHEME, response_model=dict,
+          tags=["Billing"], summary="Stripe's events (checkout.session.*, invoice.paid, customer.subscription.deleted)",
+          description="401 UNAUTHORIZED when no webhook secret is configured, or the Stripe-Signature header is "
+                      "missing, malformed, does not verify or is over 5 minutes old (details.reason: "
+                      "not_configured, missing, malformed, mismatch, too_old); 200 {received, type, applied} "
+                      "otherwise (applied false: nothing to do, or done before).")
 def stripe_webhook():
     event = api.resolver.current_event
     payload = base64.b64decode(event.body) if event.is_base64_encoded else (event.body or "").encode()

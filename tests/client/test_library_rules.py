@@ -100,6 +100,21 @@ def test_on_login_401_reads_as_invalid_credentials_and_403_as_a_disabled_account
     assert raised.value.status == status and raised.value.code == code
 
 
+@pytest.mark.parametrize("code, status, details, expected", [
+    ("CONFLICT", 409, {"id": "l1", "status": "pending"}, "Conflict"),
+    ("LOGIN_SESSION_EXPIRED", 409, {"id": "l1", "status": "expired", "reason": "denied"}, "LoginSessionExpired"),
+    ("LOGIN_SESSION_CONSUMED", 409, {"id": "l1", "status": "consumed"}, "LoginSessionConsumed"),
+    ("UNAUTHORIZED", 401, {"id": "l1", "reason": "code_verifier_mismatch"}, "Unauthorized"),
+])
+def test_a_refused_device_login_exchange_is_its_error_and_every_state_conflict_is_a_conflict(
+        code, status, details, expected):
+    import svc_client
+    svc, _ = client(Script(error(code, status, "refused", details)), api_key=None)
+    with pytest.raises(getattr(svc_client, expected)) as raised:
+        svc.device_login.token("l1", "v" * 43)
+    assert raised.value.details == details and isinstance(raised.value, Conflict) is (status == 409)
+
+
 # ---- tokens ----------------------------------------------------------------------------------
 
 class Clock:

@@ -138,7 +138,7 @@ def test_signed_in_already_the_page_skips_the_form_and_a_denial_is_final(local_s
             == "denied"
         refused = http.post("/api/v1/cli/auth/token",
                             json={"loginId": second["loginId"], "codeVerifier": second["verifier"]})
-        assert refused.status_code == 410 and refused.json()["error"]["code"] == "LOGIN_SESSION_EXPIRED"
+        assert refused.status_code == 409 and refused.json()["error"]["code"] == "LOGIN_SESSION_EXPIRED"
         assert refused.json()["error"]["details"]["reason"] == "denied"
         page.reload()  # coming back shows the outcome, and no buttons
         page.wait_for_selector("text=This login was denied.")

@@ -156,9 +156,10 @@ def test_a_stripe_purchase_is_pending_until_its_signed_webhook_and_credited_once
         "metadata": {"tenantId": tenant, "purchaseId": bought["id"]}})
     # a bad signature, and none at all: refused, nothing credited
     bad = webhook(payload, signed(payload, "not-the-secret"))
-    assert bad.status == 400 and bad.error["code"] == "SIGNATURE_INVALID"
-    assert webhook(payload, None).status == 400
-    assert webhook(payload.replace("2500", "250000"), signed(payload, secret)).status == 400  # body changed
+    assert bad.status == 401 and bad.error["code"] == "UNAUTHORIZED" and bad.error["details"]["reason"] == "mismatch"
+    assert webhook(payload, None).error["details"]["reason"] == "missing"
+    changed = webhook(payload.replace("2500", "250000"), signed(payload, secret))
+    assert changed.status == 401 and changed.error["details"]["reason"] == "mismatch"
     assert balance(key) == WELCOME
     good = webhook(payload, signed(payload, secret))
     assert good.status == 200 and good.data == {"received": True, "type": "checkout.session.completed",
@@ -169,7 +170,7 @@ def test_a_stripe_purchase_is_pending_until_its_signed_webhook_and_credited_once
     assert again.status == 200 and again.data["applied"] is False
     # a captured delivery replayed later: its signature's timestamp is too old
     old = webhook(payload, signed(payload, secret, at=int(time.time()) - 3600))
-    assert old.status == 400 and old.error["code"] == "SIGNATURE_INVALID"
+    assert old.status == 401 and old.error["details"]["reason"] == "too_old"
     assert balance(key) == WELCOME + 25 * MICRO
     (invoice,) = billing("ListInvoices", key).data["items"]
     assert invoice["provider"] == "stripe" and invoice["amount"] == 2500
@@ -237,3 +238,16 @@ def test_the_portal_is_a_stripe_billing_portal_session(stripe_stack):
     assert reply.status == 200 and reply.data["url"] == "https://billing.stripe.com/p/session/x"
     portal = next(r for r in fake.requests if r["path"] == "/v1/billing_portal/sessions")
     assert portal["form"]["customer"] == "cus_fake1"
+
+
+def test_without_a_webhook_secret_every_delivery_is_401_and_changes_nothing(stack):
+    # The test provider has no Stripe secret: nothing can verify, so nothing is taken as Stripe's.
+    tenant, key = stack.tenant_with_key()
+    before = balance(key)
+    payload = event("checkout.session.completed", {"payment_status": "paid", "amount_total": 1000,
+                                                   "metadata": {"tenantId": tenant, "purchaseId": "pur_x"}})
+    for signature in (None, "t=1,v1=00", signed(payload, "")):
+        refused = webhook(payload, signature)
+        assert refused.status == 401 and refused.error["details"] == {"reason": "not_configured",
+                                                                     "header": "Stripe-Signature"}
+    assert balance(key) == before

@@ -71,14 +71,20 @@ def test_the_whole_flow_gives_a_cli_key_once(stack):
     assert status(login["loginId"]).data["status"] == "consumed"
     again = exchange(login["loginId"], verifier)
     assert again.status == 409 and again.error["code"] == "LOGIN_SESSION_CONSUMED"
+    assert again.error["details"] == {"id": login["loginId"], "status": "consumed"}
+    # approving a session that is no longer pending: a state conflict that says the state
+    late = complete(login["loginId"], state, pair["accessToken"])
+    assert late.status == 409 and late.error["details"]["status"] == "consumed"
 
 
 def test_a_wrong_verifier_is_refused_and_consumes_nothing(stack):
     started, state, verifier = start()
     login_id = started.data["loginId"]
     complete(login_id, state, user_token()["accessToken"])
-    wrong = exchange(login_id, secrets.token_urlsafe(48))
-    assert wrong.status == 400 and wrong.error["details"]["fields"][0]["field"] == "codeVerifier"
+    wrong = exchange(login_id, secrets.token_urlsafe(48))  # a failed proof: the verifier is the credential
+    assert wrong.status == 401 and wrong.error["code"] == "UNAUTHORIZED"
+    assert wrong.error["details"]["reason"] == "code_verifier_mismatch"
+    assert wrong.error["details"]["fields"][0]["field"] == "codeVerifier"
     assert status(login_id).data["status"] == "approved"
     assert exchange(login_id, verifier).status == 200
 
@@ -88,7 +94,8 @@ def test_a_wrong_state_or_an_api_key_cannot_approve(stack):
     login_id = started.data["loginId"]
     token = user_token()["accessToken"]
     wrong = complete(login_id, secrets.token_hex(32), token)
-    assert wrong.status == 400 and wrong.error["details"]["fields"][0]["field"] == "state"
+    assert wrong.status == 403 and wrong.error["details"]["reason"] == "state_mismatch"
+    assert wrong.error["details"]["fields"][0]["field"] == "state"
     _, key = stack.tenant_with_key()
     assert complete(login_id, state, key).status == 403
     assert complete(login_id, state, None).status == 401
@@ -98,7 +105,8 @@ def test_a_wrong_state_or_an_api_key_cannot_approve(stack):
 def test_an_exchange_before_approval_is_refused(stack):
     started, _, verifier = start()
     refused = exchange(started.data["loginId"], verifier)
-    assert refused.status == 400 and refused.error["details"]["status"] == "pending"
+    assert refused.status == 409 and refused.error["code"] == "CONFLICT"
+    assert refused.error["details"] == {"id": started.data["loginId"], "status": "pending"}
 
 
 @pytest.mark.parametrize("overrides, field", [
@@ -135,7 +143,8 @@ def test_sessions_expire_ten_minutes_after_start(stack, monkeypatch):
     assert status(login_id).data["status"] == "expired"
     late = complete(login_id, state, call("auth", "Auth-Login", body={"email": "ada@example.com",
                                                                       "password": PASSWORD}).data["accessToken"])
-    assert late.status == 410 and late.error["code"] == "LOGIN_SESSION_EXPIRED"
+    assert late.status == 409 and late.error["code"] == "LOGIN_SESSION_EXPIRED"
+    assert late.error["details"] == {"id": login_id, "status": "expired", "reason": "timed_out"}
     assert token  # the first token was minted before the clock moved
 
 
@@ -148,7 +157,7 @@ def test_an_approved_session_not_exchanged_in_time_expires_too(stack, monkeypatc
     complete(login_id, state, user_token()["accessToken"])
     clock[0] += 600
     assert status(login_id).data["status"] == "expired"
-    assert exchange(login_id, verifier).status == 410
+    assert exchange(login_id, verifier).status == 409
 
 
 def test_a_denied_session_reads_expired_with_reason_denied_and_can_never_be_approved(stack):
@@ -163,8 +172,8 @@ def test_a_denied_session_reads_expired_with_reason_denied_and_can_never_be_appr
     info = call("auth", "Auth-CliInfo", query={"loginId": login_id})
     assert info.data["status"] == "expired" and info.data["reason"] == "denied"
     for refused in (complete(login_id, state, token), exchange(login_id, verifier)):
-        assert refused.status == 410 and refused.error["code"] == "LOGIN_SESSION_EXPIRED"
-        assert refused.error["details"] == {"id": login_id, "reason": "denied"}
+        assert refused.status == 409 and refused.error["code"] == "LOGIN_SESSION_EXPIRED"
+        assert refused.error["details"] == {"id": login_id, "status": "expired", "reason": "denied"}
 
 
 def test_a_session_that_timed_out_says_so(stack, monkeypatch):

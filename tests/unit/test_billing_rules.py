@@ -29,6 +29,28 @@ def test_purchase_bodies_that_are_refused(body):
         billing.BillingPurchaseCreate.model_validate(body)
 
 
+def test_the_documented_purchase_schema_accepts_exactly_what_the_api_accepts():
+    """The schema's oneOf is the model's exactly-one rule: over every mix of absent, null, good and
+    bad values of both fields, the published schema and the model agree."""
+    import itertools
+
+    from jsonschema import Draft202012Validator
+
+    from devstack import openapi
+    schema = json.loads(openapi.DOCUMENT.read_text())["components"]["schemas"]["BillingPurchaseCreate"]
+    absent = object()
+    packs = (absent, None, "credits_10", "credits_100", "credits_7", "", 10)
+    credits = (absent, None, 5, 10_000, 25.0, 4, 10_001, 2.5, "7", True)
+    for pack, amount in itertools.product(packs, credits):
+        body = {k: v for k, v in (("pack", pack), ("credits", amount)) if v is not absent}
+        try:
+            billing.BillingPurchaseCreate.model_validate(body)
+            accepted = True
+        except ValidationError:
+            accepted = False
+        assert Draft202012Validator(schema).is_valid(body) is accepted, body
+
+
 def test_an_unknown_plan_is_refused():
     assert billing.BillingSubscriptionCreate.model_validate({"plan": "growth"}).plan == "growth"
     with pytest.raises(ValidationError):
@@ -78,24 +100,37 @@ def test_the_default_period_is_the_calendar_month_in_utc():
     assert billing._month(1_798_700_000) == ("2026-12-01T00:00:00.000Z", "2027-01-01T00:00:00.000Z")
 
 
-def test_the_stripe_webhook_signature_is_verified_by_the_stripe_package(monkeypatch):
-    from svc_core.errors import SignatureInvalid
+def test_the_stripe_webhook_signature_is_its_credential_and_each_failure_is_401_with_its_reason(monkeypatch):
+    from svc_core.errors import Unauthorized, ValidationFailed
     from svc_core.payments import stripe_provider
     secret = "test-secret-made-here"
     monkeypatch.setattr(stripe_provider, "_secret", lambda: {"webhookSecret": secret})
     payload = json.dumps({"id": "evt_1", "object": "event", "type": "invoice.paid", "data": {"object": {}}})
 
-    def header(key: str, at: int) -> str:
-        return f"t={at},v1=" + hmac.new(key.encode(), f"{at}.{payload}".encode(), hashlib.sha256).hexdigest()
+    def header(key: str, at: int, body: str = payload) -> str:
+        return f"t={at},v1=" + hmac.new(key.encode(), f"{at}.{body}".encode(), hashlib.sha256).hexdigest()
+
+    def reason(body: bytes, signature: str | None) -> str:
+        with pytest.raises(Unauthorized) as refused:
+            stripe_provider.verify_webhook(body, signature)
+        assert refused.value.status == 401 and refused.value.code == "UNAUTHORIZED"
+        return refused.value.details["reason"]
 
     now = int(time.time())
     assert stripe_provider.verify_webhook(payload.encode(), header(secret, now))["type"] == "invoice.paid"
-    for bad in (header("other", now), header(secret, now - 600), "t=1,v1=00", None, ""):
-        with pytest.raises(SignatureInvalid):
-            stripe_provider.verify_webhook(payload.encode(), bad)
+    assert stripe_provider.verify_webhook(payload.encode(), header(secret, now - 299))["id"] == "evt_1"
+    assert reason(payload.encode(), None) == reason(payload.encode(), "") == "missing"
+    for malformed in ("t=1", "v1=00", "t=soon,v1=00", "Bearer abc", f"t={now},v0=00"):
+        assert reason(payload.encode(), malformed) == "malformed", malformed
+    assert reason(payload.encode(), header("other", now)) == "mismatch"
+    assert reason(payload.encode(), f"t={now},v1=00") == "mismatch"
+    assert reason(payload.replace("invoice", "refund").encode(), header(secret, now)) == "mismatch"  # body changed
+    assert reason(b"\xff\xfe", header(secret, now)) == "mismatch"  # not UTF-8: cannot be Stripe's
+    assert reason(payload.encode(), header(secret, now - 600)) == "too_old"  # a replay
+    with pytest.raises(ValidationFailed):  # verified, yet no event
+        stripe_provider.verify_webhook(b"[1]", header(secret, now, "[1]"))
     monkeypatch.setattr(stripe_provider, "_secret", lambda: {"webhookSecret": ""})
-    with pytest.raises(SignatureInvalid):
-        stripe_provider.verify_webhook(payload.encode(), header("", now))
+    assert reason(payload.encode(), header("", now)) == "not_configured"
 
 
 @pytest.mark.parametrize("key,ok", [("order-42", True), ("a" * 255, True), ("a" * 256, False), ("", False),

@@ -24,7 +24,7 @@ ANY_CREDENTIAL |= {"/api/v1/regions", "/api/v1/routing-info"}
 # Billing's reads: authentication only, as the spec says; Stripe's webhook: its signature instead.
 ANY_CREDENTIAL |= {"/api/v1/billing/summary", "/api/v1/billing/invoices", "/api/v1/billing/invoices/{id}",
                    "/api/v1/billing/ledger"}
-PUBLIC |= {"/api/v1/billing/stripe/webhook"}
+SIGNED_BY_PROVIDER = {"/api/v1/billing/stripe/webhook": "stripeSignature"}
 PUBLIC |= {"/api/v1/auth/exchange", "/api/v1/cli/auth/start", "/api/v1/cli/auth/status", "/api/v1/cli/auth/info",
            "/api/v1/cli/auth/token", "/api/v1/cli/auth/approve"}
 
@@ -57,7 +57,10 @@ def test_every_operation_has_summary_schemas_errors_and_security():
             assert "500" in responses, where
             # Bad input is 400; a 422 is only ever our own (a reused Idempotency-Key), never Powertools' default.
             assert "422" not in responses or "IDEMPOTENCY_KEY_REUSED" in responses["422"]["description"], where
-            if operation.get("security"):
+            if path in SIGNED_BY_PROVIDER:
+                # A provider's webhook: its signature header is the credential, no bearer is asked for.
+                assert operation["security"] == [{SIGNED_BY_PROVIDER[path]: []}] and "401" in responses, where
+            elif operation.get("security"):
                 # Every authenticated route names its scope, but those any signed-in caller may call.
                 assert operation["security"][0]["bearerAuth"] or path in ANY_CREDENTIAL, f"{where} names no scope"
                 assert {"401", "403", "429"} <= set(responses), where
@@ -65,6 +68,15 @@ def test_every_operation_has_summary_schemas_errors_and_security():
                 assert path in PUBLIC, f"{where} is public"
             if method in ("post", "put", "patch") and "requestBody" in operation:
                 assert {"400", "413", "415"} <= set(responses), where
+
+
+def test_the_stripe_signature_scheme_is_the_webhooks_alone():
+    document = json.loads(openapi.DOCUMENT.read_text())
+    assert document["components"]["securitySchemes"]["stripeSignature"] | {"description": ""} == {
+        "type": "apiKey", "in": "header", "name": "Stripe-Signature", "description": ""}
+    using = [(method, path) for path, operations in document["paths"].items()
+             for method, operation in operations.items() if "stripeSignature" in json.dumps(operation.get("security"))]
+    assert using == [("post", "/api/v1/billing/stripe/webhook")]
 
 
 def test_template_routes_and_function_routes_agree():

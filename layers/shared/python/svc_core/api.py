@@ -122,9 +122,9 @@ _ERROR_RESPONSES = {
     402: "PAYMENT_REQUIRED: the tenant's credit balance is used up",
     403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
     404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
-    409: "CONFLICT (or LOGIN_SESSION_CONSUMED): the resource changed meanwhile, its state forbids this, or the "
-         "write collided with another and was not made (send it again)",
-    410: "LOGIN_SESSION_EXPIRED: the login session is more than 10 minutes old",
+    409: "CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its "
+         "state forbids this (details.status), or the write collided with another and was not made (send it "
+         "again)",
     413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8",
     422: "IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another body",
@@ -134,7 +134,7 @@ _ERROR_RESPONSES = {
 }
 
 
-_OPTIONAL_ERRORS = {402, 409, 410, 422, 502}  # documented only on the routes that name them (errors=...)
+_OPTIONAL_ERRORS = {402, 409, 422, 502}  # documented only on the routes that name them (errors=...)
 _WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 
@@ -161,12 +161,15 @@ class Api:
               status: int = 200, response_model: type | None = None, summary: str,
               description: str | None = None, tags: list[str] | None = None,
               raw: bool = False, media_type: str = JSON, cache_seconds: int = 0,
-              errors: tuple[int, ...] = (), also: tuple[int, ...] = (), throttle: str | None = None) -> Callable:
+              errors: tuple[int, ...] = (), also: tuple[int, ...] = (), throttle: str | None = None,
+              security_scheme: str | None = None) -> Callable:
         """raw: the body is the result itself, not the envelope (for documents whose format a
         standard fixes, such as a JWKS); with another media_type (a page), the result is the
         body's text. cache_seconds: let clients cache a public document. throttle: on a public
         route, the group (register, sign-in...) whose requests are counted per source address
-        (ADDRESS_RATE_LIMIT_PER_WINDOW in each window)."""
+        (ADDRESS_RATE_LIMIT_PER_WINDOW in each window). security_scheme: on a public route that checks
+        a credential of its own (a provider's signature header), the OpenAPI security scheme that
+        declares it (devstack/openapi.py); the route answers 401 when it does not verify."""
         if not public and scope is None:
             raise ValueError(f"{method} {path}: a route is either public or names its scope "
                              "(AUTHENTICATED when any credential will do)")
@@ -174,6 +177,10 @@ class Api:
             raise ValueError(f"{method} {path}: only a public route has a per-address throttle group")
         if throttle is not None:
             errors = (*errors, 429)
+        if security_scheme is not None:
+            if not public:
+                raise ValueError(f"{method} {path}: a route with bearer credentials declares no other scheme")
+            errors = (*errors, 401)
         spec = RouteSpec(method=method, path=path, scope=scope, public=public, throttle=throttle)
         self.specs[(method, path)] = spec
         self._patterns.append((method, _template_to_regex(path)))
@@ -196,7 +203,8 @@ class Api:
             if code in _OPTIONAL_ERRORS and code not in errors and not (code == 409 and method in _WRITES):
                 continue
             responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
-        security = [] if public else [{"bearerAuth": [] if scope == AUTHENTICATED else [scope]}]
+        security = ([{security_scheme: []}] if security_scheme else [] if public
+                    else [{"bearerAuth": [] if scope == AUTHENTICATED else [scope]}])
         rule = re.sub(r"\{([^/]+?)\}", r"<\1>", path)
 
         def decorator(func: Callable) -> Callable:

@@ -1,50 +1,31 @@
-"""E-mail addresses as the service compares them, and the ones it refuses to register.
+"""E-mail addresses: the ones the service registers, and how it compares them.
+
+Registration takes what the HTML Living Standard calls a valid e-mail address (what a browser's
+<input type="email"> accepts): an ASCII local part, @, and domain labels of letters, digits and
+hyphens (1 to 63 characters, no hyphen first or last); an internationalised domain is written in
+its A-label form (xn--…). At most 254 characters in all (RFC 5321's path limit, less the brackets).
+VALID and MAX_LENGTH are both the OpenAPI schema's pattern and maxLength and the server's check,
+so the document and the API cannot disagree. Being ASCII, such an address cannot mix scripts (a
+Cyrillic "о" among Latin letters: a look-alike of another address).
 
 Two spellings are one address when their normalised forms are equal: Unicode NFKC (full-width
 and other compatibility forms become the plain letters), case-folded (which also folds ß to ss,
 beyond lower-casing), trimmed. The form the user typed is kept for display; only the normalised
-form names the account (the users table's e-mail claim, the sign-in throttles).
-
-An address whose local part, or one label of whose domain, mixes letters of more than one script
-(a Cyrillic "о" among Latin letters: a look-alike of another address) is refused. Latin may go
-with Han, Hiragana, Katakana, Hangul and Bopomofo, as Unicode's "highly restrictive" profile
-(UTS #39) allows; digits, punctuation and combining marks belong to no script.
+form names the account (the users table's e-mail claim, the sign-in throttles). Sign-in takes any
+text, so accounts registered before the HTML rule, with addresses it refuses, still sign in.
 """
 
 from __future__ import annotations
 
 import unicodedata
 
-# The first word of a letter's Unicode name is its script for all but these, which are one group.
-_EAST_ASIAN = {"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "BOPOMOFO", "IDEOGRAPHIC"}
-_ALLOWED_MIXES = ({"LATIN", "EAST ASIAN"},)
-_NO_SCRIPT = {"MODIFIER"}  # modifier letters are used across scripts
+_LABEL = "[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+# The HTML Living Standard's expression, anchored; the same in ECMA-262 (the document's patterns),
+# Rust's regex (pydantic's) and Python's re: ASCII classes, no set operations, no look-around.
+VALID = f"^[a-zA-Z0-9.!#$%&'*+/=?^_`{{|}}~-]+@{_LABEL}(?:\\.{_LABEL})*$"
+MAX_LENGTH = 254
 
 
 def normalise(address: str) -> str:
     """The form addresses are compared in: NFKC, case-folded, trimmed."""
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", address).casefold()).strip()
-
-
-def scripts(text: str) -> set[str]:
-    """The scripts of the letters in text (after NFKC)."""
-    found = set()
-    for char in unicodedata.normalize("NFKC", text):
-        if not unicodedata.category(char).startswith("L"):
-            continue
-        word = unicodedata.name(char, "UNKNOWN").split(" ")[0]
-        if word in _NO_SCRIPT:
-            continue
-        found.add("EAST ASIAN" if word in _EAST_ASIAN else word)
-    return found
-
-
-def mixes_scripts(address: str) -> bool:
-    """Whether the local part, or any label of the domain, has letters of two scripts that do not
-    go together."""
-    local, _, domain = address.rpartition("@")
-    for part in (local, *domain.split(".")):
-        found = scripts(part)
-        if len(found) > 1 and not any(found <= mix for mix in _ALLOWED_MIXES):
-            return True
-    return False

@@ -51,7 +51,8 @@ class LoginSessionConsumed(ServiceError):
 
 
 class LoginSessionExpired(ServiceError):
-    code, status, default_message = "LOGIN_SESSION_EXPIRED", 410, "This login session has expired; start again."
+    # 409, not 410: the session still exists (status reads it), in a state that forbids the move.
+    code, status, default_message = "LOGIN_SESSION_EXPIRED", 409, "This login session has expired; start again."
 
 
 class PayloadTooLarge(ServiceError):
@@ -97,10 +98,6 @@ class RequestInProgress(ServiceError):
                                      "A request with this Idempotency-Key is still being processed.")
 
 
-class SignatureInvalid(ServiceError):
-    code, status, default_message = "SIGNATURE_INVALID", 400, "The webhook's signature does not verify."
-
-
 class InternalError(ServiceError):
     pass
 
@@ -111,5 +108,5 @@ ALL_ERRORS: tuple[type[ServiceError], ...] = (
     LoginSessionExpired,
     PayloadTooLarge, UnsupportedMediaType, RateLimited, ProviderError, ModelThrottled, ModelUnavailable,
     InternalError,
-    PaymentRequired, IdempotencyKeyReused, RequestInProgress, SignatureInvalid,
+    PaymentRequired, IdempotencyKeyReused, RequestInProgress,
 )

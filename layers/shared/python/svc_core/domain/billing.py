@@ -12,7 +12,7 @@ import secrets
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from svc_core import ids, plans, timeutil
 from svc_core.config import settings
@@ -36,6 +36,13 @@ PAID_PLANS = tuple(p for p in plans.PLANS if plans.MONTHLY_PRICE_CENTS[p] > 0)
 # ---- bodies and answers ----------------------------------------------------------------------
 
 class BillingPurchaseCreate(RequestBody):
+    # Exactly one of the two, null counting as absent: the schema says so (a body matching both
+    # branches, or neither, is invalid) and _one_of checks the same.
+    model_config = ConfigDict(json_schema_extra={"oneOf": [
+        {"required": ["pack"], "properties": {"pack": {"type": "string"}}},
+        {"required": ["credits"], "properties": {"credits": {"type": "integer"}}},
+    ]})
+
     pack: Optional[Literal[tuple(PACKS)]] = Field(  # type: ignore[valid-type]
         default=None, description="one of the packs: " + ", ".join(f"{k} ({v} credits)" for k, v in PACKS.items()))
     credits: Optional[whole_number(MIN_CUSTOM_CREDITS, MAX_CUSTOM_CREDITS)] = Field(  # type: ignore[valid-type]

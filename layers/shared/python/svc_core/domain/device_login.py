@@ -30,7 +30,7 @@ from svc_core.data import cli_sessions_table, tenants_table, users_table
 from svc_core.data.cli_sessions_table import WrongState
 from svc_core.domain.api_keys import issue_key
 from svc_core.errors import (
-    Forbidden, LoginSessionConsumed, LoginSessionExpired, NotFound, ValidationFailed,
+    Conflict, Forbidden, LoginSessionConsumed, LoginSessionExpired, NotFound, Unauthorized,
 )
 from svc_core.roles import ROLE_SCOPES
 from svc_core.schemas import RequestBody
@@ -158,16 +158,18 @@ def info(login_id: str) -> dict[str, Any]:
 
 
 def _refuse_unless(session: dict[str, Any], wanted: str, now: float) -> None:
+    """A session in another state than the move needs: 409, with the state (as status reads it)."""
     current = _status(session, now)
     if current == wanted:
         return
+    details = {"id": session["loginId"], **_public_status(current)}
     if current == "expired":
-        raise LoginSessionExpired(details={"id": session["loginId"], "reason": "timed_out"})
+        raise LoginSessionExpired(details=details)
     if current == "consumed":
-        raise LoginSessionConsumed(details={"id": session["loginId"]})
+        raise LoginSessionConsumed(details=details)
     if current == "denied":  # the spec's expired, as the status endpoint says
-        raise LoginSessionExpired("The user denied this login.", {"id": session["loginId"], "reason": "denied"})
-    raise ValidationFailed(f"The login session is {current}.", {"id": session["loginId"], "status": current})
+        raise LoginSessionExpired("The user denied this login.", details)
+    raise Conflict(f"The login session is {current}.", details)
 
 
 def _decide(body: DecisionBody, principal: Principal, to_status: str) -> dict[str, Any]:
@@ -177,8 +179,10 @@ def _decide(body: DecisionBody, principal: Principal, to_status: str) -> dict[st
     session = _session(body.loginId)
     _refuse_unless(session, "pending", now)
     if not secrets.compare_digest(session["state"], body.state):
-        raise ValidationFailed("The state does not match this login session.",
-                               {"fields": [{"field": "state", "in": "body", "reason": "does not match"}]})
+        # Signed in, but without the proof that this browser opened the login's authUrl: not permitted.
+        raise Forbidden("The state does not match this login session.",
+                        {"id": body.loginId, "reason": "state_mismatch",
+                         "fields": [{"field": "state", "in": "body", "reason": "does not match"}]})
     try:
         cli_sessions_table.move(body.loginId, from_status="pending", to_status=to_status, now=now,
                                 condition="#st = :state", state=body.state,
@@ -202,8 +206,10 @@ def exchange(body: TokenBody) -> dict[str, Any]:
     session = _session(body.loginId)
     _refuse_unless(session, "approved", now)
     if not secrets.compare_digest(challenge_of(body.codeVerifier), session["codeChallenge"]):
-        raise ValidationFailed("The code verifier does not match the challenge.",
-                               {"fields": [{"field": "codeVerifier", "in": "body", "reason": "does not match"}]})
+        # The verifier is the exchange's credential (PKCE): a wrong one is a failed proof, not bad input.
+        raise Unauthorized("The code verifier does not match the challenge.",
+                           {"id": body.loginId, "reason": "code_verifier_mismatch",
+                            "fields": [{"field": "codeVerifier", "in": "body", "reason": "does not match"}]})
     user, memberships = users_table.with_memberships(session["userId"])
     membership = next((m for m in memberships if m["tenantId"] == session["tenantId"]), None)
     if user is None or user["status"] != "active" or membership is None:
@@ -213,7 +219,7 @@ def exchange(body: TokenBody) -> dict[str, Any]:
         cli_sessions_table.move(body.loginId, from_status="approved", to_status="consumed", now=now,
                                 extra={"consumedAt": now})
     except WrongState:
-        raise LoginSessionConsumed(details={"id": body.loginId}) from None
+        raise LoginSessionConsumed(details={"id": body.loginId, "status": "consumed"}) from None
     key = issue_key(tenant_id=session["tenantId"], created_by=user["id"],
                     name=f"CLI {session['cliVersion']} on {session['platform']}"[:100], key_type="cli",
                     environment="Development", scopes=sorted(ROLE_SCOPES[membership["role"]]))

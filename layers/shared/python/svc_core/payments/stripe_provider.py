@@ -11,17 +11,20 @@ A Stripe failure is 502 PROVIDER_ERROR with Stripe's error code, never its messa
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import stripe
 
 from svc_core import secrets_cache
 from svc_core.config import settings
-from svc_core.errors import ProviderError, SignatureInvalid, ValidationFailed
+from svc_core.errors import ProviderError, Unauthorized, ValidationFailed
 from svc_core.log import logger
 from svc_core.payments import Payment, Subscription
 
 WEBHOOK_TOLERANCE_SECONDS = 300   # a signed event older than this is refused (replay)
+SIGNATURE_HEADER = "Stripe-Signature"
+SIGNATURE_SCHEME = "stripeSignature"  # its OpenAPI security scheme (devstack/openapi.py declares it)
 
 
 def _secret() -> dict[str, str]:
@@ -48,19 +51,50 @@ def _field(obj: Any, *path: str) -> Any:
     return obj
 
 
+def _signed_at(header: str) -> int | None:
+    """The t= of a Stripe-Signature header (t=<unix time>,v1=<hex>[,v1=…]) as the stripe package
+    reads it, or None when the header is not of that form (no t, not a number, no v1)."""
+    parts = [item.split("=", 2) for item in header.split(",")]
+    stamps = [part[1] for part in parts if len(part) > 1 and part[0] == "t"]
+    if not stamps or not any(len(part) > 1 and part[0] == "v1" for part in parts):
+        return None
+    try:
+        return int(stamps[0])
+    except ValueError:
+        return None
+
+
+def _refused(reason: str, message: str) -> Unauthorized:
+    return Unauthorized(message, {"reason": reason, "header": SIGNATURE_HEADER})
+
+
 def verify_webhook(payload: bytes, signature: str | None) -> dict[str, Any]:
     """The event, when Stripe's signature (Stripe-Signature, HMAC-SHA256 with a timestamp) verifies
-    and is recent; else SignatureInvalid (a replay of an old event fails the timestamp check)."""
+    and is recent. The signature is the request's credential, so anything else is 401 with
+    details.reason: not_configured (no webhook secret here: nothing can verify), missing,
+    malformed, mismatch (another secret, or a changed body) or too_old (a replay)."""
     secret = _secret().get("webhookSecret") or ""
-    if not secret:
-        raise SignatureInvalid("No Stripe webhook secret is configured.")
+    if not secret.strip():
+        raise _refused("not_configured", "No Stripe webhook secret is configured: no signature can verify.")
+    if not signature:
+        raise _refused("missing", "The Stripe-Signature header is missing.")
+    signed_at = _signed_at(signature)
+    if signed_at is None:
+        raise _refused("malformed", "The Stripe-Signature header is not t=<time>,v1=<signature>.")
+    try:  # the age is checked below, to say which of the two failed
+        stripe.WebhookSignature.verify_header(payload, signature, secret, tolerance=None)
+    except (stripe.SignatureVerificationError, UnicodeDecodeError):
+        raise _refused("mismatch", "The Stripe-Signature header does not verify.") from None
+    if signed_at < time.time() - WEBHOOK_TOLERANCE_SECONDS:
+        raise _refused("too_old", f"The signature is more than {WEBHOOK_TOLERANCE_SECONDS} seconds old.")
     try:
-        event = stripe.Webhook.construct_event(payload, signature, secret, tolerance=WEBHOOK_TOLERANCE_SECONDS)
-    except stripe.SignatureVerificationError:
-        raise SignatureInvalid("The Stripe-Signature header does not verify (or the event is too old).") from None
+        event = json.loads(payload)
     except ValueError:
-        raise SignatureInvalid("The payload is not a Stripe event.") from None
-    return event.to_dict() if hasattr(event, "to_dict") else json.loads(payload)
+        event = None
+    if not isinstance(event, dict):  # signed with our secret, yet no event: say what is wrong with it
+        raise ValidationFailed("The payload is not a Stripe event.",
+                               {"fields": [{"field": "body", "in": "body", "reason": "not a JSON object"}]})
+    return event
 
 
 class StripeProvider:
