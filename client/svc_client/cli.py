@@ -52,7 +52,8 @@ HINTS = {
     "RESOURCE_NOT_FOUND": "Nothing with that id in your tenant: check it with a list command.",
     "VALIDATION_ERROR": "The request was refused as invalid: see the fields named above.",
     "METHOD_NOT_ALLOWED": "This client and the service disagree on the API: update the client.",
-    "CONFLICT": "It changed meanwhile or is in a state that forbids this: read it again and retry.",
+    "CONFLICT": ("It conflicts with what is there now (changed meanwhile, a name already used, a limit reached, "
+                 "a state that forbids this): see the details, read it again and retry."),
     "LOGIN_SESSION_CONSUMED": "That login was already used: run `svc login` again.",
     "LOGIN_SESSION_EXPIRED": "The login expired (10 minutes): run `svc login` again.",
     "PAYMENT_REQUIRED": "Your tenant has no credit left: buy credits or redeem a gift card.",

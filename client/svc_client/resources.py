@@ -293,7 +293,9 @@ class Webhooks(_Crud):
 
     def create(self, url: str, events: builtins.list[str], secret: str | None = None,
                description: str | None = None) -> WebhookCreated:
-        """`secret`: `whsec_...` (recommended) or a plain 32-256 character one; left out, the service
+        """`url`: https:// and a DNS host name (no IP address, no localhost); where it points is checked
+        at each delivery, so a name that does not resolve shows up in `deliveries()` (try `test()`).
+        `secret`: `whsec_...` (recommended) or a plain 32-256 character one; left out, the service
         generates a `whsec_` secret and answers it this once (`.secret`)."""
         return self._c._call("POST", self.path, model=WebhookCreated,
                              json={"url": url, "events": events, "secret": secret, "description": description})
@@ -322,6 +324,8 @@ class Secrets(_Crud):
     path, model = "/secrets", Secret
 
     def create(self, name: str, value: str, description: str | None = None) -> Secret:
+        """`value`: 1 to 16,384 characters, not all whitespace; a `name` already used in the tenant
+        (whatever its case) raises Conflict (409), `details.fields` naming `name`."""
         return self._create({"name": name, "value": value, "description": description})
 
     def update(self, id: str, *, value: str | None = None, description: Any = None) -> Secret:

@@ -7,7 +7,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from svc_core import idempotency
 from svc_core.api import Api
-from svc_core.errors import ValidationFailed
 from svc_core.domain import webhooks
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.domain.webhooks import (
@@ -28,17 +27,17 @@ def list_webhooks(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIM
 
 @api.post("/api/v1/webhooks", scope="webhooks:write", status=201, response_model=WebhookCreated, tags=TAGS,
           errors=idempotency.ERRORS, summary="Register a webhook (a supplied secret is sealed and never answered; a "
-                                             "generated one is answered this once)",
-          description=idempotency.DESCRIPTION.strip() + " Only with a supplied secret: a generated secret is "
-          "stored nowhere but sealed, so no answer holding it can be given again (400 naming the header).")
+                                             "generated one is answered this once, and to a replay of its request)",
+          description=idempotency.DESCRIPTION.strip() + " A replay answers a generated secret again: the kept "
+          "answer holds it sealed, as the webhook does.")
 def create_webhook(body: WebhookCreate, idempotency_key: idempotency.IdempotencyKey = None):
-    if idempotency_key is not None and body.secret is None:
-        raise ValidationFailed("With Idempotency-Key, send the secret yourself: a generated one is answered once "
-                               "and kept nowhere to answer again.", {"fields": [
-                                   {"field": idempotency.HEADER, "in": "header",
-                                    "reason": "needs a supplied secret"}]})
-    return idempotency.run(api, "webhook.create", idempotency_key, body.model_dump(mode="json"),
-                           lambda: webhooks.create_webhook(api.tenant_context(), body))
+    ctx = api.tenant_context()
+    if idempotency_key is None or body.secret is not None:
+        return idempotency.run(api, "webhook.create", idempotency_key, body.model_dump(mode="json"),
+                               lambda: webhooks.create_webhook(ctx, body))
+    kept = idempotency.run(api, "webhook.create", idempotency_key, body.model_dump(mode="json"),
+                           lambda: webhooks.sealed_answer(ctx, webhooks.create_webhook(ctx, body)))
+    return webhooks.opened_answer(ctx, kept)
 
 
 @api.get("/api/v1/webhooks/{id}", scope="webhooks:read", response_model=Webhook, tags=TAGS,

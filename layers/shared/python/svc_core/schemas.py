@@ -22,6 +22,9 @@ CONTROLS = r"\x00-\x1f\x7f-\x9f"
 BIDI = r"\u200e\u200f\u202a-\u202e\u2066-\u2069"
 # What pydantic's strip_whitespace removes (Unicode White_Space; not U+001C-U+001F, unlike str.strip).
 STRIPPED = r"\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# Blank: NUL and every character some engine counts as whitespace, spelled out (not \s), so that
+# a class of it means the same to ECMA-262 (the document), Python's re and hypothesis.
+BLANK = STRIPPED + r"\x00\x1c-\x1f\ufeff"
 
 
 class RequestBody(BaseModel):
@@ -73,6 +76,9 @@ class _DocumentedPattern:
         schema = handler(core_schema)
         schema["pattern"] = self.pattern
         return schema
+
+
+DocumentedPattern = _DocumentedPattern
 
 
 _IN_NAMES = f"{CONTROLS}{BIDI}"

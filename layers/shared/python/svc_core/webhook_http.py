@@ -67,10 +67,9 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float, allo
         target = endpoint_guard.check(checked, allow_loopback=allow_loopback, require_resolution=True,
                                       resolver=resolver)
     except ValueError:
-        exc = EndpointRefused("malformed")
-        return HttpResult(None, error=f"refused address: {exc.code}", refused=exc)
+        return _refused(EndpointRefused("malformed"))
     except EndpointRefused as exc:
-        return HttpResult(None, error=f"refused address: {exc.code}", refused=exc)
+        return _refused(exc)
     started = time.perf_counter()
     try:
         response = _pool(target, timeout).urlopen(
@@ -98,6 +97,12 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float, allo
     else:
         response.release_conn()
     return HttpResult(response.status, latency, {k.lower(): v for k, v in response.headers.items()})
+
+
+def _refused(exc: EndpointRefused) -> HttpResult:
+    """Nothing was sent; the delivery log says why, in words and with the code."""
+    reason = exc.reason.replace("the endpoint", "the URL", 1)
+    return HttpResult(None, error=f"refused address: {exc.code}: {reason}; nothing was sent", refused=exc)
 
 
 def _ms(started: float) -> int:

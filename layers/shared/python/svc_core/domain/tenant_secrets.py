@@ -23,38 +23,42 @@ from svc_core.context import TenantContext
 from svc_core.data import secrets_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
-from svc_core.errors import Conflict, NotFound, ValidationFailed
-from svc_core.schemas import PatchBody, RequestBody, description_text, unicode_text
+from svc_core.errors import Conflict, NotFound
+from svc_core.schemas import BLANK, DocumentedPattern, PatchBody, RequestBody, description_text, unicode_text
 
 PREFIX = "sec"
 PURPOSE = "tenant-secret"
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"
-MAX_VALUE_BYTES = 65536
+# Characters (code points, as the schema's maxLength counts them): at most 64 KiB of UTF-8 sealed,
+# and even written all in \uXXXX\uXXXX escapes (12 bytes a character) a body stays under 256 KiB.
+MAX_VALUE_CHARS = 16384
 MAX_DESCRIPTION = 500
 _NAME = re.compile(NAME_PATTERN)
 
 
 
+# A value needs one character that is neither whitespace nor NUL: an empty, blank or zeroed value is
+# a mistake (an unfilled template, a zeroed buffer), never a secret worth sealing. A search, as
+# JSON Schema's `pattern` is; the document carries this very pattern.
+VALUE_PATTERN = f"[^{BLANK}]"
+_FILLED = re.compile(VALUE_PATTERN)
+
+
 def _value(text: str) -> str:
-    """At most MAX_VALUE_BYTES of UTF-8, and not a placeholder: a value of fewer than two distinct
-    characters ("aaaa", NUL bytes) or of nothing but NUL and whitespace carries no entropy, which
-    is a mistake (an unfilled template, a zeroed buffer), never a secret worth sealing."""
-    size = len(unicode_text(text).encode("utf-8"))
-    if size > MAX_VALUE_BYTES:
-        raise ValueError(f"must be at most {MAX_VALUE_BYTES} bytes in UTF-8 (it is {size})")
-    if len(set(text)) < 2 or all(c == "\x00" or c.isspace() for c in text):
-        raise ValueError("carries no entropy: it needs at least two different characters, "
-                         "not only NUL and whitespace")
+    unicode_text(text)
+    if not _FILLED.search(text):
+        raise ValueError("is blank: it needs a character other than whitespace and NUL")
     return text
 
 
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
-Value = Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALUE_BYTES), AfterValidator(_value)]
+Value = Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALUE_CHARS), AfterValidator(_value),
+                  DocumentedPattern(VALUE_PATTERN)]
 Description = description_text(MAX_DESCRIPTION)
 
 NAME_HELP = "1-128 characters: a letter or _, then letters, digits, _ . -; unique in the tenant, whatever the case"
-VALUE_HELP = ("1 to 65,536 bytes of UTF-8 text (bytes, not characters), at least two different characters and "
-              "not only NUL and whitespace; never answered")
+VALUE_HELP = (f"1 to {MAX_VALUE_CHARS:,} characters (Unicode code points), at least one of them neither "
+              "whitespace nor NUL; never answered")
 DESCRIPTION_HELP = "at most 500 characters"
 
 
@@ -103,9 +107,10 @@ def _context(tenant_id: str, secret_id: str, version: int) -> dict[str, str]:
     return {"purpose": PURPOSE, "tenantId": tenant_id, "secretId": secret_id, "version": str(version)}
 
 
-def _name_taken() -> ValidationFailed:
-    return ValidationFailed("The request is not valid.", {"fields": [
-        {"field": "name", "in": "body", "reason": "already used"}]})
+def _name_taken() -> Conflict:
+    # The body is valid: the tenant's current secrets are what it conflicts with.
+    return Conflict("A secret of this name already exists in the tenant (names are compared without case).",
+                    {"resource": "secret", "fields": [{"field": "name", "in": "body", "reason": "already used"}]})
 
 
 def _read(tenant_id: str, secret_id: str, store) -> dict[str, Any]:

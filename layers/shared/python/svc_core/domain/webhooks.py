@@ -1,18 +1,20 @@
 """Webhook subscriptions: where a tenant wants its events delivered, which events, and the
 secrets the deliveries are signed with (Standard Webhooks).
 
-- url: https; plain http only to loopback, and only when the deployment allows loopback
-  endpoints (AllowLoopbackEndpoints, local development). Its host is resolved and every address
-  checked (svc_core/endpoint_guard.py): loopback, private, link-local (the metadata address
-  included), CGNAT, multicast, unspecified and their IPv6 forms are refused, here and again
-  before every delivery. A name that does not resolve is refused at registration.
+- url: the rule of svc_core/webhook_url.py, on the text alone (https, a DNS host name, no IP
+  address, no localhost...); the document carries its pattern. Nothing is resolved here: before
+  every delivery the name is resolved and every address checked (svc_core/endpoint_guard.py:
+  loopback, private, link-local, metadata, CGNAT... refused), and a refused or unresolvable name
+  makes a failed attempt in the deliveries. Local development (AllowLoopbackEndpoints) also
+  takes loopback URLs, http too.
 - events: event names of svc_core/events.py, or "*" for all of them (webhook.test is sent by
   the test call only, to one subscription, and cannot be subscribed to).
 - secret: supplied by the caller (the spec) or, left out, generated. Two forms:
   the Standard Webhooks form "whsec_" + standard base64 of 24 to 64 random bytes (recommended,
   and what the service generates), whose HMAC key is the decoded bytes; or a plain secret of 32
-  to 256 printable ASCII characters without whitespace (not starting with "whsec_"), whose HMAC
-  key is its UTF-8 bytes (webhook_delivery.secret_key). It is sealed with KMS
+  to 256 printable ASCII characters without whitespace (not starting with "whsec_" in any case),
+  whose HMAC key is its UTF-8 bytes (webhook_delivery.secret_key). Each form is one pattern
+  (WHSEC_PATTERN, PLAIN_SECRET_PATTERN), the document's anyOf and the API's rule alike. It is sealed with KMS
   (svc_core/sealing.py, context {purpose, tenantId, webhookId}) and never answered; a
   generated one is answered once, by the create or rotation that made it. After a rotation the
   previous secrets keep signing for the overlap: a delivery carries one signature per live secret.
@@ -29,9 +31,9 @@ import os
 import re
 from typing import Annotated, Any, Callable, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints, WithJsonSchema
 
-from svc_core import endpoint_guard, ids, sealing, timeutil, webhook_messages
+from svc_core import ids, sealing, timeutil, webhook_messages, webhook_url
 from svc_core.config import settings
 from svc_core.context import TenantContext
 from svc_core.data import webhook_deliveries_table, webhooks_table
@@ -39,40 +41,87 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import check_cursor, page, tenant_page
 from svc_core.errors import Conflict, NotFound, ValidationFailed
 from svc_core.events import EVENT_TYPES
-from svc_core.schemas import SPACE, PatchBody, RequestBody, description_text, unicode_text, whole_number
+from svc_core.schemas import DocumentedPattern, PatchBody, RequestBody, description_text, whole_number
 
 PREFIX = "whk"
 PURPOSE = "webhook-secret"
+ANSWER_PURPOSE = "webhook-create-answer"   # a generated secret in a kept Idempotency-Key answer
 TEST_EVENT = "webhook.test"
 ALL_EVENTS = "*"
 SECRET_PREFIX = "whsec_"
 SECRET_MIN_BYTES, SECRET_MAX_BYTES = 24, 64
 PLAIN_SECRET_MIN, PLAIN_SECRET_MAX = 32, 256     # characters of a caller's plain (non-whsec_) secret
-_PLAIN_SECRET = re.compile(r"^[!-~]+$")         # printable ASCII, no whitespace
 GENERATED_SECRET_BYTES = 32
 MAX_WEBHOOKS_PER_TENANT = 20
-MAX_URL = 2048
 MAX_DESCRIPTION = 500
 MAX_SIGNING_SECRETS = 5            # the current one and at most four still in their overlap
 DEFAULT_OVERLAP_SECONDS = 86400
 MAX_OVERLAP_SECONDS = 7 * 86400
 DISABLED_BY_REQUEST = "disabled through the API"
 _ATTEMPT_KEY = re.compile(r"^\d{13}#[A-Za-z0-9_]{1,64}#\d{2,3}$")
-# The guard's own text for a malformed URL speaks of storage endpoints (which take no query).
-_MALFORMED = "is not an absolute http(s) URL with a host (no user name, password or fragment)"
+_BASE64 = "[A-Za-z0-9+/]"
 
+
+def _base64_of(min_bytes: int, max_bytes: int) -> str:
+    """Standard base64, padded, of min_bytes to max_bytes: 4 characters per 3 bytes, and the last
+    1 or 2 bytes as 2 characters and "==" or 3 and "="."""
+    forms = []
+    for rest, tail in ((0, ""), (1, f"{_BASE64}{{2}}=="), (2, f"{_BASE64}{{3}}=")):
+        groups = [n // 3 for n in range(min_bytes, max_bytes + 1) if n % 3 == rest]
+        forms.append(f"(?:{_BASE64}{{4}}){{{min(groups)},{max(groups)}}}{tail}")
+    return "(?:" + "|".join(forms) + ")"
+
+
+def _printable_but(chars: str) -> str:
+    """A class of printable ASCII (! to ~) without these characters, in \\x escapes (the same in
+    ECMA-262 and Python)."""
+    ranges, start = [], 0x21
+    for code in sorted({ord(c) for c in chars}) + [0x7F]:
+        if start < code:
+            ranges.append(f"\\x{start:02x}" if start == code - 1 else f"\\x{start:02x}-\\x{code - 1:02x}")
+        start = code + 1
+    return "[" + "".join(ranges) + "]"
+
+
+def _not_starting_with(prefix: str) -> str:
+    """Printable ASCII that does not start with the prefix in any case: the prefix's first i
+    characters, then one that is not its next (no lookahead needed)."""
+    def one(c: str) -> str:
+        return f"[\\x{ord(c.upper()):02x}\\x{ord(c.lower()):02x}]" if c.isalpha() else f"\\x{ord(c):02x}"
+    forms = ["".join(map(one, prefix[:i])) + _printable_but(prefix[i].upper() + prefix[i].lower())
+             for i in range(len(prefix))]
+    return "^(?:" + "|".join(forms) + ")[!-~]*$"
+
+
+WHSEC_PATTERN = f"^{SECRET_PREFIX}{_base64_of(SECRET_MIN_BYTES, SECRET_MAX_BYTES)}$"
+PLAIN_SECRET_PATTERN = _not_starting_with(SECRET_PREFIX)   # with 32 to 256 characters
+_WHSEC, _PLAIN = re.compile(WHSEC_PATTERN), re.compile(PLAIN_SECRET_PATTERN)
+
+
+def is_secret(text: str) -> bool:
+    """The rule, as the document's anyOf says it (fullmatch: no newline after the end)."""
+    return _WHSEC.fullmatch(text) is not None or (
+        PLAIN_SECRET_MIN <= len(text) <= PLAIN_SECRET_MAX and _PLAIN.fullmatch(text) is not None)
 
 
 def secret_problem(text: str) -> str | None:
     """Why this is neither a Standard Webhooks secret of 24 to 64 bytes nor a plain secret of 32 to
-    256 printable ASCII characters without whitespace, or None."""
+    256 printable ASCII characters without whitespace, or None. is_secret() decides; the rest
+    says why."""
+    if is_secret(text):
+        return None
+    return _why_not_a_secret(text) or (f"must be {SECRET_PREFIX} followed by standard base64 (A-Z a-z 0-9 + /, "
+                                       "= padding)")
+
+
+def _why_not_a_secret(text: str) -> str | None:
     if text[:len(SECRET_PREFIX)].lower() == SECRET_PREFIX and not text.startswith(SECRET_PREFIX):
         return f"must start with {SECRET_PREFIX} in lower case"
     if not text.startswith(SECRET_PREFIX):
         if not PLAIN_SECRET_MIN <= len(text) <= PLAIN_SECRET_MAX:
             return (f"must be {PLAIN_SECRET_MIN} to {PLAIN_SECRET_MAX} characters (it has {len(text)}), "
                     f"or {SECRET_PREFIX} + standard base64 of {SECRET_MIN_BYTES} to {SECRET_MAX_BYTES} bytes")
-        if not _PLAIN_SECRET.match(text):
+        if not re.fullmatch("[!-~]+", text):
             return "must be printable ASCII characters without spaces or other whitespace"
         return None
     try:
@@ -102,22 +151,23 @@ def _events(names: list[str]) -> list[str]:
 
 
 EventName = Literal[EVENT_TYPES + (ALL_EVENTS,)]  # type: ignore[valid-type]
-Url = Annotated[str, StringConstraints(min_length=10, max_length=MAX_URL, pattern=f"^https?://[^{SPACE}]+$"),
-                AfterValidator(unicode_text)]
+# The pattern is documented, and check_url applies it (with a reason and a code for each refusal).
+Url = Annotated[str, StringConstraints(max_length=webhook_url.MAX_URL), DocumentedPattern(webhook_url.PATTERN)]
 Events = Annotated[list[EventName], Field(min_length=1, max_length=len(EVENT_TYPES) + 1),  # type: ignore[valid-type]
                    AfterValidator(_events)]
-Secret = Annotated[str, StringConstraints(min_length=PLAIN_SECRET_MIN, max_length=PLAIN_SECRET_MAX,
-                                          pattern=_PLAIN_SECRET.pattern), AfterValidator(_secret)]
+Secret = Annotated[str, AfterValidator(_secret), WithJsonSchema({"anyOf": [
+    {"type": "string", "pattern": WHSEC_PATTERN, "title": "Standard Webhooks secret"},
+    {"type": "string", "minLength": PLAIN_SECRET_MIN, "maxLength": PLAIN_SECRET_MAX, "pattern": PLAIN_SECRET_PATTERN,
+     "title": "Plain secret"}]})]
 Description = description_text(MAX_DESCRIPTION)
 
-URL_HELP = (f"https (http only to loopback, in local development); at most {MAX_URL} characters; a query "
-            "string is kept; no user name, password or fragment; must not resolve to a private, loopback, "
-            "link-local or otherwise internal address")
+URL_HELP = webhook_url.HELP
 EVENTS_HELP = "event names (" + ", ".join(EVENT_TYPES) + ") or \"*\" for all; at least one"
 SECRET_HELP = (f"Recommended: the Standard Webhooks form, {SECRET_PREFIX} + standard base64 of {SECRET_MIN_BYTES} "
                f"to {SECRET_MAX_BYTES} random bytes (the HMAC key is the decoded bytes). Also accepted: any "
                f"{PLAIN_SECRET_MIN} to {PLAIN_SECRET_MAX} printable ASCII characters without whitespace, not "
-               f"starting with {SECRET_PREFIX} (the HMAC key is the secret's UTF-8 bytes). Stored sealed, never "
+               f"starting with {SECRET_PREFIX} in any case (the HMAC key is the secret's UTF-8 bytes). Stored "
+               "sealed, never "
                "answered")
 DESCRIPTION_HELP = f"at most {MAX_DESCRIPTION} characters"
 
@@ -246,15 +296,15 @@ def _context(tenant_id: str, webhook_id: str) -> dict[str, str]:
     return {"purpose": PURPOSE, "tenantId": tenant_id, "webhookId": webhook_id}
 
 
-def check_url(url: str, guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check) -> None:
-    """VALIDATION_ERROR naming url (with the guard's code) when the service may not deliver there."""
-    try:
-        guard(url, allow_loopback=settings().allow_loopback_endpoints, require_resolution=True, allow_query=True)
-    except endpoint_guard.EndpointRefused as refused:
-        reason = f"the URL {_MALFORMED}" if refused.code == "malformed" else refused.reason.replace(
-            "the endpoint", "the URL", 1)
-        raise ValidationFailed("The webhook URL is not allowed.", {"fields": [
-            {"field": "url", "in": "body", "reason": reason, "code": refused.code}]}) from None
+def check_url(url: str) -> None:
+    """VALIDATION_ERROR naming url, with a code, when the URL breaks webhook_url's rule (and is not
+    a loopback URL of local development). Nothing is resolved: deliveries check where it points."""
+    found = webhook_url.problem(url)
+    if found is None or (settings().allow_loopback_endpoints and webhook_url.loopback_in_development(url)):
+        return
+    code, reason = found
+    raise ValidationFailed("The webhook URL is not allowed.", {"fields": [
+        {"field": "url", "in": "body", "reason": f"the URL {reason}", "code": code}]})
 
 
 def live_secrets(secrets: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
@@ -291,9 +341,8 @@ def _write(tenant_id: str, current: dict[str, Any], changes: dict[str, Any], now
 
 # ---- operations ----------------------------------------------------------------------------
 
-def create_webhook(ctx: TenantContext, body: WebhookCreate, store=webhooks_table,
-                   guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check) -> dict[str, Any]:
-    check_url(body.url, guard)
+def create_webhook(ctx: TenantContext, body: WebhookCreate, store=webhooks_table) -> dict[str, Any]:
+    check_url(body.url)
     too_many = Conflict(f"A tenant has at most {MAX_WEBHOOKS_PER_TENANT} webhooks; delete one first.",
                         {"resource": "webhook", "limit": MAX_WEBHOOKS_PER_TENANT})
     if store.count_for_tenant(ctx.tenant_id) >= MAX_WEBHOOKS_PER_TENANT:
@@ -318,6 +367,27 @@ def create_webhook(ctx: TenantContext, body: WebhookCreate, store=webhooks_table
     return {**_view(record), "secret": None if supplied else text}
 
 
+def sealed_answer(ctx: TenantContext, answer: dict[str, Any]) -> dict[str, Any]:
+    """A create's answer as an Idempotency-Key record may keep it: a generated secret sealed
+    (KMS, bound to this tenant and webhook), never in clear. opened_answer() undoes it."""
+    if answer.get("secret") is None:
+        return answer
+    sealed = sealing.seal(answer["secret"].encode(), _answer_context(ctx.tenant_id, answer["id"]))
+    return {**answer, "secret": None, "sealedSecret": sealed}
+
+
+def opened_answer(ctx: TenantContext, kept: dict[str, Any]) -> dict[str, Any]:
+    if "sealedSecret" not in kept:
+        return kept
+    answer = {k: v for k, v in kept.items() if k != "sealedSecret"}
+    answer["secret"] = sealing.unseal(kept["sealedSecret"], _answer_context(ctx.tenant_id, kept["id"])).decode()
+    return answer
+
+
+def _answer_context(tenant_id: str, webhook_id: str) -> dict[str, str]:
+    return {**_context(tenant_id, webhook_id), "purpose": ANSWER_PURPOSE}
+
+
 def get_webhook(ctx: TenantContext, webhook_id: str, store=webhooks_table) -> dict[str, Any]:
     return _view(_read(ctx.tenant_id, webhook_id, store))
 
@@ -326,12 +396,11 @@ def list_webhooks(ctx: TenantContext, limit: int, cursor: str | None, store=webh
     return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
 
 
-def update_webhook(ctx: TenantContext, webhook_id: str, body: WebhookUpdate, store=webhooks_table,
-                   guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check) -> dict[str, Any]:
+def update_webhook(ctx: TenantContext, webhook_id: str, body: WebhookUpdate, store=webhooks_table) -> dict[str, Any]:
     sent = body.model_fields_set
     current = _read(ctx.tenant_id, webhook_id, store)
     if "url" in sent:
-        check_url(body.url, guard)
+        check_url(body.url)
     now = timeutil.now()
     changes: dict[str, Any] = {f: getattr(body, f) for f in ("url", "events", "description") if f in sent}
     if "enabled" in sent:
