@@ -11,6 +11,7 @@ from svc_core.api import JSON, Api
 from svc_core.domain import agent_runs, agents
 from svc_core.domain.agent_runs import Run, RunCreate, RunDecision, RunPage
 from svc_core.domain.agents import Agent, AgentCreate, AgentDeleted, AgentPage, AgentUpdate
+from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 
 api = Api()
@@ -20,7 +21,7 @@ TAGS = ["Agents"]
 @api.get("/api/v1/agents", scope="agents:read", response_model=AgentPage, tags=TAGS,
          summary="List the tenant's agents, newest first")
 def list_agents(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+                cursor: IdCursor = None):
     return agents.list_agents(api.tenant_context(), limit, cursor)
 
 
@@ -70,7 +71,7 @@ def execute_agent(id: str, body: RunCreate):  # noqa: A002 - the path parameter'
          summary="List the agent's runs, newest first")
 def list_runs(id: str,  # noqa: A002
               limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-              cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+              cursor: IdCursor = None):
     return agent_runs.list_runs(api.tenant_context(), id, limit, cursor)
 
 

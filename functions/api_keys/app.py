@@ -7,6 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from svc_core.api import Api
 from svc_core.domain import api_keys
 from svc_core.domain.api_keys import ApiKey, ApiKeyCreate, ApiKeyPage, ApiKeyRotate, ApiKeyWithSecret
+from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 
 api = Api()
@@ -25,7 +26,7 @@ def create_key(body: ApiKeyCreate):
 @api.get("/api/v1/api-keys", scope="keys:read", response_model=ApiKeyPage, tags=TAGS,
          summary="List the tenant's API keys, newest first")
 def list_keys(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-              cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+              cursor: IdCursor = None):
     return api_keys.list_keys(api.tenant_context(), limit, cursor)
 
 

@@ -1,7 +1,7 @@
 """Billing: summary, invoices and ledger (any credential of the tenant); credit purchases, the
 subscription, gift-card redemption and the portal (billing:write, each honouring Idempotency-Key)."""
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
@@ -12,6 +12,7 @@ from svc_core.domain.billing import (
     BillingGiftCardRedeem, BillingInvoice, BillingInvoicePage, BillingLedgerPage, BillingPortal, BillingPurchase,
     BillingPurchaseCreate, BillingRedemption, BillingSubscriptionCreate, BillingSubscriptionState, BillingSummary,
 )
+from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 
 api = Api()
@@ -29,7 +30,7 @@ def get_summary():
 @api.get("/api/v1/billing/invoices", scope=AUTHENTICATED, response_model=BillingInvoicePage, tags=TAGS,
          summary="The tenant's invoices, newest first")
 def list_invoices(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                  cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+                  cursor: IdCursor = None):
     return billing.list_invoices(api.tenant_context(), limit, cursor)
 
 
@@ -42,7 +43,7 @@ def get_invoice(id: str):  # noqa: A002 - the path parameter's name
 @api.get("/api/v1/billing/ledger", scope=AUTHENTICATED, response_model=BillingLedgerPage, tags=TAGS,
          summary="Every change of the balance (who, when, why, the request id), newest first")
 def list_ledger(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+                cursor: IdCursor = None):
     return billing.list_ledger(api.tenant_context(), limit, cursor)
 
 

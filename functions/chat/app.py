@@ -1,7 +1,7 @@
 """Chat: sessions, their messages, and the start of each assistant turn (answered by the chat turn
 worker, functions/chat_turns, and streamed by the session's stream endpoint)."""
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
@@ -11,6 +11,7 @@ from svc_core.domain import chat, chat_stream
 from svc_core.domain.chat import (ChatMessageCreate, ChatSession, ChatSessionCreate, ChatSessionDeleted,
                                   ChatSessionDetail, ChatSessionPage, ChatTurnStarted)
 from svc_core.domain.device_login import public_base_url
+from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 
 api = Api()
@@ -20,7 +21,7 @@ TAGS = ["Chat"]
 @api.get("/api/v1/chat/sessions", scope="chat:read", response_model=ChatSessionPage, tags=TAGS,
          summary="List the tenant's chat sessions, newest first")
 def list_chat_sessions(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                       cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+                       cursor: IdCursor = None):
     return chat.list_sessions(api.tenant_context(), limit, cursor)
 
 

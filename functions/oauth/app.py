@@ -10,6 +10,7 @@ from svc_core.domain import oauth_connections
 from svc_core.domain.oauth_connections import (
     AuthorizeBody, Connection, ConnectionDeleted, ConnectionPage, FlowStarted, OAuthStartBody,
 )
+from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 
 api = Api()
@@ -47,7 +48,7 @@ def oauth_authorize(provider: str, body: AuthorizeBody):
 @api.get("/api/v1/oauth/connections", scope="secrets:read", response_model=ConnectionPage, tags=TAGS,
          summary="List the tenant's provider connections, newest first (never their tokens)")
 def list_connections(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                     cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+                     cursor: IdCursor = None):
     return oauth_connections.list_connections(api.tenant_context(), limit, cursor)
 
 

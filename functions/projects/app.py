@@ -1,12 +1,13 @@
 """Projects: the five endpoints of the spec."""
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from svc_core import idempotency
 from svc_core.api import Api
 from svc_core.domain import projects
+from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.domain.projects import Project, ProjectCreate, ProjectDeleted, ProjectPage, ProjectUpdate
 
@@ -17,7 +18,7 @@ TAGS = ["Projects"]
 @api.get("/api/v1/projects", scope="projects:read", response_model=ProjectPage, tags=TAGS,
          summary="List the tenant's projects, newest first")
 def list_projects(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                  cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+                  cursor: IdCursor = None):
     return projects.list_projects(api.tenant_context(), limit, cursor)
 
 

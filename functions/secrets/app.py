@@ -1,12 +1,13 @@
 """Tenant secrets: metadata in answers, values sealed at rest and never answered."""
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from svc_core import idempotency
 from svc_core.api import Api
 from svc_core.domain import tenant_secrets
+from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.domain.tenant_secrets import Secret, SecretCreate, SecretDeleted, SecretPage, SecretUpdate
 
@@ -17,7 +18,7 @@ TAGS = ["Secrets"]
 @api.get("/api/v1/secrets", scope="secrets:read", response_model=SecretPage, tags=TAGS,
          summary="List the tenant's secrets (metadata only), newest first")
 def list_secrets(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                 cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+                 cursor: IdCursor = None):
     return tenant_secrets.list_secrets(api.tenant_context(), limit, cursor)
 
 

@@ -8,6 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from svc_core import idempotency
 from svc_core.api import Api
 from svc_core.domain import webhooks
+from svc_core.cursors import AttemptCursor, IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.domain.webhooks import (
     DeliveryPage, TestEvent, Webhook, WebhookCreate, WebhookCreated, WebhookDeleted, WebhookPage, WebhookRotate, WebhookRotated,
@@ -21,7 +22,7 @@ TAGS = ["Webhooks"]
 @api.get("/api/v1/webhooks", scope="webhooks:read", response_model=WebhookPage, tags=TAGS,
          summary="List the tenant's webhooks, newest first (never their secrets)")
 def list_webhooks(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                  cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+                  cursor: IdCursor = None):
     return webhooks.list_webhooks(api.tenant_context(), limit, cursor)
 
 
@@ -74,7 +75,7 @@ def test_webhook(id: str):  # noqa: A002
          summary="The webhook's delivery attempts, newest first (kept 30 days)")
 def list_webhook_deliveries(id: str,  # noqa: A002
                             limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-                            cursor: Annotated[Optional[str], Query(max_length=512)] = None):
+                            cursor: AttemptCursor = None):
     return webhooks.list_deliveries(api.tenant_context(), id, limit, cursor)
 
 

@@ -15,6 +15,7 @@ import re
 import pytest
 
 from svc_core import agent_tools
+from svc_core.cursors import id_cursor
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
 from tests.support.stack import provisioned_stack
@@ -91,7 +92,8 @@ def snapshot(*tenant_ids: str) -> list[str]:
     return sorted(json.dumps(i, sort_keys=True) for i in items(*tenant_ids))
 
 
-def cursor_of(position) -> str:
+def old_form(position) -> str:
+    """A cursor as this service once made them (base64url of JSON): no longer of the pattern."""
     return base64.urlsafe_b64encode(json.dumps(position).encode()).rstrip(b"=").decode()
 
 
@@ -142,7 +144,7 @@ def test_a_missing_agent_is_404_with_its_id(stack):
 
 # ---- lists -------------------------------------------------------------------------------
 
-def test_the_list_pages_newest_first_and_refuses_foreign_cursors(stack):
+def test_the_list_pages_newest_first_and_refuses_cursors_off_the_pattern(stack):
     _, key = stack.tenant_with_key()
     assert listed(key).data == {"items": [], "nextCursor": None}
     created = [made(key, name=f"a{i}") for i in range(5)]
@@ -159,7 +161,7 @@ def test_the_list_pages_newest_first_and_refuses_foreign_cursors(stack):
             break
         assert not any(i in cursor for i in newest_first)  # opaque
     assert [len(p) for p in pages] == [2, 2, 1] and [i for p in pages for i in p] == newest_first
-    for bad in ("bm90LWEtY3Vyc29y", cursor_of({"after": "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"}), cursor_of(["x"])):
+    for bad in ("bm90LWEtY3Vyc29y", old_form({"after": "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"}), old_form(["x"])):
         assert fields_of(listed(key, cursor=bad)) == ["cursor"]
     for limit in (0, 101, "x"):
         assert fields_of(listed(key, limit=limit)) == ["limit"]
@@ -357,11 +359,11 @@ def test_another_tenants_agent_is_exactly_a_missing_one_on_every_endpoint(stack)
         assert "A's agent" not in foreign.text and "private prompt" not in foreign.text
     assert snapshot(tenant_a, tenant_b) == before
     assert listed(key_b).data == {"items": [mine], "nextCursor": None}
-    # Cursors forged by B, one naming A's agent, page through B's agents only.
-    for position in ({"after": "agt_" + "Z" * 26}, {"after": theirs["id"]}):
-        reply = listed(key_b, cursor=cursor_of(position))
+    # Cursors made by B, one from A's agent, are positions in B's agents only.
+    for position in ("agt_7" + "Z" * 25, theirs["id"]):
+        reply = listed(key_b, cursor=id_cursor(position))
         assert reply.status == 200 and "A's agent" not in reply.text
-    assert listed(key_b, cursor=cursor_of({"after": "agt_" + "Z" * 26})).data["items"] == [mine]
+    assert listed(key_b, cursor=id_cursor("agt_7" + "Z" * 25)).data["items"] == [mine]
     # A tenant header does not switch tenants either.
     spoof = {"X-Tenant-Id": tenant_a}
     assert_error(api("GetAgent", key_b, path_params={"id": theirs["id"]}, headers=spoof), 404, "RESOURCE_NOT_FOUND")

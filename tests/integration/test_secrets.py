@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from svc_core.cursors import id_cursor
 from tests.support.stack import provisioned_stack
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
@@ -365,7 +366,7 @@ def test_a_lost_update_is_409_and_leaves_the_concurrent_version(stack, monkeypat
 
 # ---- lists -------------------------------------------------------------------------------
 
-def test_the_list_pages_newest_first_and_refuses_foreign_cursors(stack):
+def test_the_list_pages_newest_first_and_refuses_a_cursor_off_the_pattern(stack):
     _, key = stack.tenant_with_key()
     ids = [made(key, name=f"S{i}", value=f"v{i}")["id"] for i in range(3)]
     first = listed(key, limit=2)
@@ -396,9 +397,9 @@ def test_another_tenants_secret_is_exactly_a_missing_one_on_every_endpoint(stack
         assert "A_SECRET" not in foreign.text and "private" not in foreign.text
     assert snapshot(tenant_a, tenant_b) == before
     assert listed(key_b).data["items"] == [mine]
-    # A cursor naming A's secret pages through B's secrets only.
-    cursor = base64.urlsafe_b64encode(json.dumps({"after": "sec_" + "Z" * 26}).encode()).decode().rstrip("=")
-    assert listed(key_b, cursor=cursor).data["items"] == [mine]
+    # A's secret is only a position in B's list (B's own, older ones follow: none); the last position, all of B's.
+    assert listed(key_b, cursor=id_cursor(theirs["id"])).data["items"] == []
+    assert listed(key_b, cursor=id_cursor("sec_7" + "Z" * 25)).data["items"] == [mine]
     # The same name is B's own to use; A's secret is untouched.
     assert made(key_b, name="A_SECRET", value="b-too")["name"] == "A_SECRET"
     assert get(key_a, theirs["id"]).data == theirs and reveal(tenant_a, "a_secret") == "a-value"

@@ -20,6 +20,7 @@ import sys
 
 import pytest
 
+from svc_core.cursors import id_cursor
 from tests.support.stack import provisioned_stack
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
@@ -701,9 +702,9 @@ def test_another_tenants_webhook_is_exactly_a_missing_one_on_every_endpoint(stac
     assert snapshot(tenant_a, tenant_b) == before
     assert drain_delivery_queue() == []
     assert listed(key_b).data["items"] == [mine]
-    # A cursor naming A's webhook pages through B's webhooks only.
-    cursor = base64.urlsafe_b64encode(json.dumps({"after": "whk_" + "Z" * 26}).encode()).decode().rstrip("=")
-    assert listed(key_b, cursor=cursor).data["items"] == [mine]
+    # A's webhook is only a position in B's list (B's own, older ones follow: none); the last position, all of B's.
+    assert listed(key_b, cursor=id_cursor(theirs["id"])).data["items"] == []
+    assert listed(key_b, cursor=id_cursor("whk_7" + "Z" * 25)).data["items"] == [mine]
     assert get(key_a, theirs["id"]).data == theirs and secrets_of(tenant_a, theirs["id"]) == [(SECRET, None)]
     assert len(deliveries(key_a, theirs["id"]).data["items"]) == 1
 

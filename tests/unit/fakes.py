@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from svc_core.data.common import ConditionFailed, encode_cursor
+from svc_core.data.common import ConditionFailed
 
 
 class MemoryProjects:
@@ -20,15 +20,13 @@ class MemoryProjects:
         row = self.rows.get((tenant_id, project_id))
         return copy.deepcopy(row) if row else None
 
-    def list_for_tenant(self, tenant_id, limit, cursor):
-        from svc_core.data.common import decode_cursor
+    def list_for_tenant(self, tenant_id, limit, after):
         ids = sorted((pid for (tid, pid) in self.rows if tid == tenant_id), reverse=True)
-        if cursor:
-            after = decode_cursor(cursor)["after"]
+        if after:
             ids = [i for i in ids if i < after]
         page = ids[:limit]
         more = len(ids) > limit
-        return [self.get(tenant_id, i) for i in page], (encode_cursor({"after": page[-1]}) if more else None)
+        return [self.get(tenant_id, i) for i in page], (page[-1] if more else None)
 
     def replace(self, tenant_id, project, seen, event, now):
         current = self.rows.get((tenant_id, project["id"]))

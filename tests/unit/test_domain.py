@@ -87,9 +87,11 @@ def test_paging_walks_every_project_once_newest_first():
     assert seen == sorted(made, reverse=True)
 
 
-def test_a_forged_cursor_is_a_validation_error():
-    with pytest.raises(ValidationFailed):
-        projects.list_projects(ctx(), 3, "eyJhZnRlciI6Ii4uLyJ9", MemoryProjects())
+def test_a_cursor_off_the_pattern_is_a_validation_error_naming_it():
+    for cursor in ("eyJhZnRlciI6Ii4uLyJ9", "", "A" * 21 + "B", "A" * 22 + "\n"):
+        with pytest.raises(ValidationFailed) as refused:
+            projects.list_projects(ctx(), 3, cursor, MemoryProjects())
+        assert [f["field"] for f in refused.value.details["fields"]] == ["cursor"]
 
 
 def test_keys_cannot_hold_scopes_their_creator_lacks():

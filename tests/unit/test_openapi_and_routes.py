@@ -98,15 +98,22 @@ def test_every_resource_with_routes_answers_other_methods_with_405():
     assert paths <= any_paths
 
 
-def test_every_list_with_a_cursor_is_in_the_fuzzers_cursor_entry():
-    """A cursor the service did not issue is 400 by design; the fuzzer must know it for every list."""
-    import tomllib
-    config = tomllib.loads((openapi.ROOT / "devstack" / "fuzz" / "schemathesis.toml").read_text())
-    entry = next(e for e in config["operations"] if "list_projects" in e["include-operation-id"])
+def test_every_list_documents_the_cursor_pattern_the_server_checks():
+    """The document's cursor pattern is the one decoding checks (svc_core/cursors.py): every string it
+    allows is a position, so a schema-valid cursor is never refused."""
+    from svc_core import cursors
     document = json.loads(openapi.DOCUMENT.read_text())
-    with_cursor = {op["operationId"] for ops in document["paths"].values() for op in ops.values()
-                   if any(p.get("name") == "cursor" for p in op.get("parameters", []))}
-    assert with_cursor - set(entry["include-operation-id"]) == set()
+    patterns = {}
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []):
+                if parameter["name"] == "cursor":
+                    string, = [s for s in parameter["schema"]["anyOf"] if s.get("type") == "string"]
+                    patterns[f"{method.upper()} {path}"] = string
+    lists = {"/projects", "/api-keys", "/oauth/connections", "/secrets", "/webhooks", "/agents", "/agents/{id}/runs",
+             "/chat/sessions", "/billing/invoices", "/billing/ledger"}
+    assert patterns == {**{f"GET /api/v1{p}": {"type": "string", "pattern": cursors.ID_CURSOR} for p in lists},
+                        "GET /api/v1/webhooks/{id}/deliveries": {"type": "string", "pattern": cursors.ATTEMPT_CURSOR}}
 
 
 def test_a_functions_own_variables_are_the_defaults_the_local_stack_runs_with(monkeypatch):

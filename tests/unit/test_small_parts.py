@@ -7,8 +7,10 @@ import re
 
 import pytest
 
-from svc_core import dynamo, envelope, ids, rate_limit
-from svc_core.data.common import decode_cursor, encode_cursor
+from hypothesis import given, strategies as st
+
+from svc_core import cursors, dynamo, envelope, ids, rate_limit
+from svc_core.errors import ValidationFailed
 from svc_core.log import scrub
 
 
@@ -39,10 +41,48 @@ def test_envelope_bodies_have_the_spec_shape():
     assert err["meta"]["request_id"] == "req-2" and "data" not in err
 
 
-def test_cursors_round_trip_and_garbage_is_refused():
-    assert decode_cursor(encode_cursor({"after": "proj_X"})) == {"after": "proj_X"}
-    for garbage in ["", "!!!", "bm90IGpzb24", "WzFd", encode_cursor({"after": 1})]:
-        assert decode_cursor(garbage) is None
+def test_an_id_cursor_is_the_ulid_as_unpadded_base64url_and_comes_back_as_the_id():
+    item_id = ids.new_id("proj")
+    cursor = cursors.id_cursor(item_id)
+    assert cursor == base64.urlsafe_b64encode(ids.ulid_value(item_id[5:]).to_bytes(16, "big")).decode().rstrip("=")
+    assert cursors.id_after(cursor, "proj") == item_id and cursors.id_after(None, "proj") is None
+    # Positions keep the ids' order: a later id's cursor continues after a later point.
+    earlier, later = ids.new_id("sec").replace("sec_0", "sec_1"), ids.new_id("sec").replace("sec_0", "sec_2")
+    assert cursors.id_after(cursors.id_cursor(earlier), "sec") < cursors.id_after(cursors.id_cursor(later), "sec")
+
+
+@given(st.from_regex(cursors.ID_CURSOR, fullmatch=True))
+def test_every_string_of_the_id_cursor_pattern_is_a_position(cursor):
+    after = cursors.id_after(cursor, "whk")
+    assert ids.is_id(after, "whk") and cursors.id_cursor(after) == cursor
+
+
+@given(st.from_regex(cursors.ATTEMPT_CURSOR, fullmatch=True))
+def test_every_string_of_the_attempt_cursor_pattern_is_a_position(cursor):
+    position = cursors.attempt_after(cursor, "evt")
+    assert ids.is_id(position.event_id, "evt") and 0 <= position.attempt < 100
+    assert len(str(position.attempted_at_ms)) <= 13   # the attempt keys' 13-digit time keeps their order
+    assert cursors.attempt_cursor(position) == cursor
+
+
+def test_an_attempt_cursor_comes_back_as_its_position():
+    position = cursors.AttemptPosition(1_764_000_000_123, ids.new_id("evt"), 7)
+    assert cursors.attempt_after(cursors.attempt_cursor(position), "evt") == position
+
+
+@given(st.text(max_size=40).filter(lambda s: not re.fullmatch(cursors.ID_CURSOR, s)))
+def test_a_string_off_the_pattern_is_refused_naming_the_cursor(cursor):
+    with pytest.raises(ValidationFailed) as refused:
+        cursors.id_after(cursor, "proj")
+    assert refused.value.details["fields"][0]["field"] == "cursor"
+
+
+@pytest.mark.parametrize("cursor", ["", "A" * 21 + "B", "A" * 23, "A" * 22 + "\n", "A" * 21 + "=", "bm90IGpzb24"])
+def test_malformed_cursors_are_refused(cursor):
+    with pytest.raises(ValidationFailed):
+        cursors.id_after(cursor, "proj")
+    with pytest.raises(ValidationFailed):
+        cursors.attempt_after("A" * 7 + cursor + "A", "evt")   # the event part malformed
 
 
 def test_window_start_and_headers():

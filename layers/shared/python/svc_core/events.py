@@ -11,6 +11,8 @@ from typing import Any
 from svc_core import timeutil
 from svc_core.ids import new_id
 
+EVENT_PREFIX = "evt"   # event ids: evt_ and a ULID
+
 EVENT_TYPES = (
     "project.created", "project.updated", "project.deleted",
     "agent.started", "agent.completed", "agent.failed",
@@ -21,5 +23,5 @@ EVENT_TYPES = (
 def new_event(event_type: str, tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
     if event_type not in EVENT_TYPES:
         raise ValueError(f"unknown event type {event_type}")
-    return {"id": new_id("evt"), "type": event_type, "timestamp": timeutil.iso(timeutil.now()),
+    return {"id": new_id(EVENT_PREFIX), "type": event_type, "timestamp": timeutil.iso(timeutil.now()),
             "tenantId": tenant_id, "data": data}

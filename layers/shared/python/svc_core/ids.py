@@ -10,17 +10,34 @@ import re
 import time
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_ULID_RE = r"[0-9A-HJKMNP-TV-Z]{26}"
+_DIGIT = "[0-9A-HJKMNP-TV-Z]"
+_ULID_RE = f"{_DIGIT}{{26}}"
+_ULID_128_RE = re.compile(f"[0-7]{_DIGIT}{{25}}")   # 26 digits are 130 bits: a ULID's first is at most 7
+ULID_BITS = 128
 
 
 def new_ulid(now_ms: int | None = None) -> str:
     ms = int(time.time() * 1000) if now_ms is None else now_ms
-    value = (ms << 80) | int.from_bytes(os.urandom(10), "big")
+    return ulid_text((ms << 80) | int.from_bytes(os.urandom(10), "big"))
+
+
+def ulid_text(value: int) -> str:
+    """A 128-bit number as a ULID: 26 Crockford base-32 digits, most significant first."""
     chars = []
     for _ in range(26):
         chars.append(_CROCKFORD[value & 31])
         value >>= 5
     return "".join(reversed(chars))
+
+
+def ulid_value(text: str) -> int:
+    """The 128-bit number a ULID (26 upper-case Crockford digits, the first 0 to 7) stands for."""
+    if not _ULID_128_RE.fullmatch(text):
+        raise ValueError(f"not a ULID: {text!r}")
+    value = 0
+    for char in text:
+        value = value * 32 + _CROCKFORD.index(char)
+    return value
 
 
 def new_id(prefix: str) -> str:

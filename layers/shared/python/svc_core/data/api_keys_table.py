@@ -65,13 +65,14 @@ def get(tenant_id: str, key_id: str) -> dict[str, Any] | None:
     return _public(item)
 
 
-def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    """Newest first; the cursor names the last key of the previous page."""
+def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """Newest first, after the key id `after` (the last of the previous page, or any position)."""
     query = {"TableName": _table(), "IndexName": BY_TENANT_INDEX,
              "KeyConditionExpression": "tenantId = :t", "ExpressionAttributeValues": values(t=tenant_id),
              "ScanIndexForward": False, "Limit": limit}
-    return query_page(query, cursor, lambda after: {"tenantId": {"S": tenant_id}, "id": {"S": after},
-                                                    "pk": {"S": f"KEY#{after}"}}, _public)
+    # The index's key and the table's, as a key record with that id would have them.
+    start = {"tenantId": {"S": tenant_id}, "id": {"S": after}, "pk": {"S": f"KEY#{after}"}} if after else None
+    return query_page(query, start, _public)
 
 
 def touch(key_id: str, now: int) -> None:

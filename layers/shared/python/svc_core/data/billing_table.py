@@ -108,16 +108,17 @@ def put_entry(tenant_id: str, entry: dict[str, Any]) -> dict[str, Any]:
                     "Item": to_item({"pk": tenant_id, "sk": ENTRY + entry["id"], **entry})}}
 
 
-def _page(tenant_id: str, prefix: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+def _page(tenant_id: str, prefix: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """Items whose sort key is prefix + id, newest first, after the id `after`."""
     query = {"TableName": _table(), "KeyConditionExpression": "pk = :t AND begins_with(sk, :p)",
              "ExpressionAttributeValues": values(t=tenant_id, p=prefix), "ScanIndexForward": False,
              "Limit": limit, "ConsistentRead": True}
-    return query_page(query, cursor, lambda after: _key(tenant_id, prefix + after), _public)
+    return query_page(query, _key(tenant_id, prefix + after) if after else None, _public)
 
 
-def list_entries(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    """A page of the ledger, newest first."""
-    return _page(tenant_id, ENTRY, limit, cursor)
+def list_entries(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of the ledger, newest first (entry ids are ULIDs: by the time they were made)."""
+    return _page(tenant_id, ENTRY, limit, after)
 
 
 def all_entries(tenant_id: str) -> list[dict[str, Any]]:
@@ -150,8 +151,8 @@ def get_invoice(tenant_id: str, invoice_id: str) -> dict[str, Any] | None:
     return _get(tenant_id, INVOICE + invoice_id)
 
 
-def list_invoices(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    return _page(tenant_id, INVOICE, limit, cursor)
+def list_invoices(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    return _page(tenant_id, INVOICE, limit, after)
 
 
 def put_purchase(tenant_id: str, purchase: dict[str, Any]) -> None:

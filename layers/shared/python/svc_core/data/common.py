@@ -1,9 +1,7 @@
-"""What the table modules share: cursors, conditional-failure detection, transactions."""
+"""What the table modules share: paged queries, conditional-failure detection, transactions."""
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 import uuid
 from decimal import Decimal
@@ -38,14 +36,14 @@ def read_item(table: str, key: dict[str, Any], public: Callable[[dict[str, Any]]
     return public(item) if item else None
 
 
-def tenant_page(table: str, tenant_id: str, limit: int, cursor: str | None,
+def tenant_page(table: str, tenant_id: str, limit: int, after: str | None,
                 key: Callable[[str, str], dict[str, Any]], public: Callable[[dict[str, Any]], dict[str, Any]],
                 **query: Any) -> tuple[list[dict[str, Any]], str | None]:
-    """One page of a table partitioned by tenantId and sorted by id, newest first."""
+    """One page of a table partitioned by tenantId and sorted by id, newest first, after the id `after`."""
     request = {"TableName": table, "KeyConditionExpression": "tenantId = :t",
                "ExpressionAttributeValues": {":t": {"S": tenant_id}}, "ScanIndexForward": False,
                "Limit": limit, **query}
-    return query_page(request, cursor, lambda after: key(tenant_id, after), public)
+    return query_page(request, key(tenant_id, after) if after else None, public)
 
 
 BATCH_WRITE_LIMIT = 25   # DynamoDB's most requests in one BatchWriteItem
@@ -201,35 +199,18 @@ def create_item(table: str, item: dict[str, Any], key_attribute: str, client: An
         raise ConditionFailed() from None
 
 
-def encode_cursor(position: dict[str, str]) -> str:
-    raw = json.dumps(position, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-def decode_cursor(cursor: str) -> dict[str, str] | None:
-    """The position a cursor names, or None when it is not one this service made."""
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        value = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, TypeError):
-        return None
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        return None
-    return value
-
-
-def query_page(query: dict[str, Any], cursor: str | None, start_key: Callable[[str], dict[str, Any]],
+def query_page(query: dict[str, Any], start_key: dict[str, Any] | None,
                public: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
-    """One page of a Query (its Limit set): the items as `public` shows them, and a cursor
-    naming the last one's id when more may follow. start_key(id) is that item's full key."""
-    if cursor:
-        query = {**query, "ExclusiveStartKey": start_key(decode_cursor(cursor)["after"])}
+    """One page of a Query (its Limit set) sorted by id, continuing after start_key: the full key (of
+    the table, and of the index when the Query names one) an item with the position's id would
+    have, whether or not it exists. The items as `public` shows them, and the last one's id when more
+    may follow."""
+    if start_key:
+        query = {**query, "ExclusiveStartKey": start_key}
     answer = aws.client("dynamodb").query(**query)
     items = [public(i) for i in answer.get("Items", [])]
-    next_cursor = None
-    if answer.get("LastEvaluatedKey") and items:
-        next_cursor = encode_cursor({"after": items[-1]["id"]})
-    return items, next_cursor
+    last_id = items[-1]["id"] if answer.get("LastEvaluatedKey") and items else None
+    return items, last_id
 
 
 def projection(names: tuple[str, ...]) -> dict[str, Any]:

@@ -44,9 +44,9 @@ def get(tenant_id: str, connection_id: str) -> dict[str, Any] | None:
     return read_item(_table(), _key(tenant_id, connection_id), _public)
 
 
-def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
     # The sealed tokens stay in the table: a list never needs them.
-    return tenant_page(_table(), tenant_id, limit, cursor, _key, _public, **projection(_LISTED))
+    return tenant_page(_table(), tenant_id, limit, after, _key, _public, **projection(_LISTED))
 
 
 def delete(tenant_id: str, connection_id: str) -> None:

@@ -33,8 +33,8 @@ def get(tenant_id: str, project_id: str) -> dict[str, Any] | None:
     return read_item(_table(), _key(tenant_id, project_id), _public)
 
 
-def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    return tenant_page(_table(), tenant_id, limit, cursor, _key, _public)
+def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    return tenant_page(_table(), tenant_id, limit, after, _key, _public)
 
 
 def create(tenant_id: str, project: dict[str, Any], event: dict[str, Any], now: float) -> None:

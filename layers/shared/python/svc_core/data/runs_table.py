@@ -52,13 +52,15 @@ def get(tenant_id: str, run_id: str) -> dict[str, Any] | None:
     return read_item(_table(), _key(tenant_id, run_id), _public)
 
 
-def list_for_agent(tenant_id: str, agent_id: str, limit: int, cursor: str | None
+def list_for_agent(tenant_id: str, agent_id: str, limit: int, after: str | None
                    ) -> tuple[list[dict[str, Any]], str | None]:
+    """Newest first, after the run id `after` (the last of the previous page, or any position)."""
     agent_key = _agent_key(tenant_id, agent_id)
     query = {"TableName": _table(), "IndexName": BY_AGENT_INDEX, "KeyConditionExpression": "agentKey = :a",
              "ExpressionAttributeValues": values(a=agent_key), "ScanIndexForward": False, "Limit": limit}
-    return query_page(query, cursor, lambda after: {**_key(tenant_id, after), "agentKey": {"S": agent_key}},
-                      _public)
+    # The index's key and the table's, as this agent's run with that id would have them.
+    start = {**_key(tenant_id, after), "agentKey": {"S": agent_key}} if after else None
+    return query_page(query, start, _public)
 
 
 def start(tenant_id: str, run: dict[str, Any], event: dict[str, Any], now: float) -> None:

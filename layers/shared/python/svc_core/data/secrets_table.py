@@ -63,11 +63,12 @@ def id_of_name(tenant_id: str, name: str) -> str | None:
     return from_item(item)["secretId"] if item else None
 
 
-def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """Newest first, after the secret id `after` (the last of the previous page, or any position)."""
     query = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t AND begins_with(sk, :kind)",
              "ExpressionAttributeValues": values(t=tenant_id, kind=SECRET), "ScanIndexForward": False,
              "Limit": limit, **projection(_LISTED)}
-    return query_page(query, cursor, lambda after: _secret_key(tenant_id, after), _public)
+    return query_page(query, _secret_key(tenant_id, after) if after else None, _public)
 
 
 def create(tenant_id: str, secret: dict[str, Any]) -> None:

@@ -19,7 +19,8 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import decode_cursor, encode_cursor, is_condition_failure
+from svc_core.cursors import AttemptPosition
+from svc_core.data.common import is_condition_failure
 from svc_core.dynamo import from_item, to_item, values
 
 RETENTION_SECONDS = 30 * 86400
@@ -96,22 +97,27 @@ def record(attempt: dict[str, Any], attempted_at: float) -> None:
     aws.client("dynamodb").put_item(TableName=_table(), Item=to_item(item))
 
 
-def list_for_webhook(tenant_id: str, webhook_id: str, limit: int,
-                     cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    """Newest first. Only the tenant's own attempts (the webhook id was checked by the caller too)."""
+def list_for_webhook(tenant_id: str, webhook_id: str, limit: int, after: AttemptPosition | None
+                     ) -> tuple[list[dict[str, Any]], AttemptPosition | None]:
+    """Newest first, after the position `after` (the last read of the previous page, or any
+    position), and the position of the last attempt read when more may follow. Only the tenant's
+    own attempts (the webhook id was checked by the caller too): the filter may leave a page short,
+    so the next page continues after the last attempt read, shown or not."""
     query: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "webhookId = :w AND attemptKey >= :a",
                              "FilterExpression": "tenantId = :t",
                              "ExpressionAttributeValues": values(w=webhook_id, t=tenant_id, a=FIRST_ATTEMPT_KEY),
                              "ScanIndexForward": False, "Limit": limit}
-    if cursor:
-        query["ExclusiveStartKey"] = {"webhookId": {"S": webhook_id},
-                                      "attemptKey": {"S": decode_cursor(cursor)["after"]}}
+    if after:
+        query["ExclusiveStartKey"] = {"webhookId": {"S": webhook_id}, "attemptKey": {"S": attempt_key(*after)}}
     answer = aws.client("dynamodb").query(**query)
     items = [from_item(i) for i in answer.get("Items", [])]
-    next_cursor = None
-    if answer.get("LastEvaluatedKey"):
-        next_cursor = encode_cursor({"after": answer["LastEvaluatedKey"]["attemptKey"]["S"]})
+    last = answer.get("LastEvaluatedKey")
     for item in items:
         for hidden in ("ttl", "tenantId"):
             item.pop(hidden, None)
-    return items, next_cursor
+    return items, _position(last["attemptKey"]["S"]) if last else None
+
+
+def _position(key: str) -> AttemptPosition:
+    attempted_at_ms, event_id, attempt = key.split("#")
+    return AttemptPosition(int(attempted_at_ms), event_id, int(attempt))

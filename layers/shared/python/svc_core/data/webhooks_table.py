@@ -16,7 +16,7 @@ from typing import Any
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.data.common import ConditionFailed, create_item, is_condition_failure, query_page, read_item
+from svc_core.data.common import ConditionFailed, create_item, is_condition_failure, projection, read_item, tenant_page
 from svc_core.dynamo import from_item, to_item, values
 
 _LISTED = ("id", "url", "events", "enabled", "description", "disabledReason", "disabledAt", "failingSince",
@@ -57,13 +57,9 @@ def get(tenant_id: str, webhook_id: str) -> dict[str, Any] | None:
     return read_item(_table(), _key(tenant_id, webhook_id), _public)
 
 
-def list_for_tenant(tenant_id: str, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    """Newest first, without the sealed secrets."""
-    query = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t",
-             "ExpressionAttributeValues": values(t=tenant_id), "ScanIndexForward": False, "Limit": limit,
-             "ProjectionExpression": ", ".join(f"#p{i}" for i in range(len(_LISTED))),
-             "ExpressionAttributeNames": {f"#p{i}": n for i, n in enumerate(_LISTED)}}
-    return query_page(query, cursor, lambda after: _key(tenant_id, after), _public)
+def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """Newest first, after the webhook id `after`, without the sealed secrets."""
+    return tenant_page(_table(), tenant_id, limit, after, _key, _public, **projection(_LISTED))
 
 
 def count_for_tenant(tenant_id: str) -> int:

@@ -341,9 +341,9 @@ def set_user_status(user_id: str, status: str) -> dict[str, Any]:
 
 
 def _cli_keys_of(user_id: str, tenant_id: str) -> list[dict[str, Any]]:
-    found, cursor = [], None
+    found, after = [], None
     while True:
-        keys, cursor = api_keys_table.list_for_tenant(tenant_id, 100, cursor)
+        keys, after = api_keys_table.list_for_tenant(tenant_id, 100, after)
         found += [k for k in keys if k["type"] == "cli" and k["createdBy"] == user_id and not k.get("revokedAt")]
-        if cursor is None:
+        if after is None:
             return found

@@ -68,13 +68,13 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
-from svc_core import agent_tools, events, ids, metering, project_files, sealing, timeutil
+from svc_core import agent_tools, cursors, events, ids, metering, project_files, sealing, timeutil
 from svc_core.config import settings
 from svc_core.context import TenantContext
 from svc_core.data import agent_run_queue, agents_table, projects_table, runs_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agents, projects, tenant_secrets
-from svc_core.domain.paging import check_cursor, page
+from svc_core.domain.paging import id_page
 from svc_core.domain.references import referenced
 from svc_core.errors import Conflict, ModelThrottled, ModelUnavailable, NotFound
 from svc_core.models import registry
@@ -198,9 +198,8 @@ def get_run(ctx: TenantContext, agent_id: str, run_id: str, agent_store=agents_t
 def list_runs(ctx: TenantContext, agent_id: str, limit: int, cursor: str | None, agent_store=agents_table,
               store=runs_table) -> dict[str, Any]:
     agents.get_agent(ctx, agent_id, agent_store)
-    check_cursor(cursor, lambda after: ids.is_id(after, PREFIX))
-    items, next_cursor = store.list_for_agent(ctx.tenant_id, agent_id, limit, cursor)
-    return page([_view(i) for i in items], next_cursor)
+    items, last_id = store.list_for_agent(ctx.tenant_id, agent_id, limit, cursors.id_after(cursor, PREFIX))
+    return id_page(items, last_id, _view)
 
 
 # ---- the tools ---------------------------------------------------------------------------------

@@ -14,13 +14,13 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from svc_core import ids, plans, timeutil
+from svc_core import cursors, ids, plans, timeutil
 from svc_core.config import settings
 from svc_core.context import TenantContext
 from svc_core.data import billing_table, tenants_table, usage_table
 from svc_core.domain import billing_ledger as ledger
 from svc_core.domain import tenants
-from svc_core.domain.paging import check_cursor, page
+from svc_core.domain.paging import id_page
 from svc_core.errors import Conflict, NotFound, RateLimited
 from svc_core.payments import PaymentProvider, provider as payment_provider
 from svc_core.schemas import RequestBody, whole_number
@@ -306,9 +306,8 @@ _ENTRY_FIELDS = tuple(BillingLedgerEntry.model_fields)
 
 
 def list_invoices(ctx: TenantContext, limit: int, cursor: str | None) -> dict[str, Any]:
-    check_cursor(cursor, lambda after: ids.is_id(after, "inv"))
-    items, next_cursor = billing_table.list_invoices(ctx.tenant_id, limit, cursor)
-    return page([{k: i.get(k) for k in _INVOICE_FIELDS} for i in items], next_cursor)
+    items, last_id = billing_table.list_invoices(ctx.tenant_id, limit, cursors.id_after(cursor, "inv"))
+    return id_page(items, last_id, lambda i: {k: i.get(k) for k in _INVOICE_FIELDS})
 
 
 def get_invoice(ctx: TenantContext, invoice_id: str) -> dict[str, Any]:
@@ -319,10 +318,10 @@ def get_invoice(ctx: TenantContext, invoice_id: str) -> dict[str, Any]:
 
 
 def list_ledger(ctx: TenantContext, limit: int, cursor: str | None) -> dict[str, Any]:
-    check_cursor(cursor, lambda after: ids.is_id(after, "led"))
+    after = cursors.id_after(cursor, "led")
     ledger.ensure_account(ctx.tenant_id)
-    items, next_cursor = billing_table.list_entries(ctx.tenant_id, limit, cursor)
-    return page([{k: i.get(k) for k in _ENTRY_FIELDS} for i in items], next_cursor)
+    items, last_id = billing_table.list_entries(ctx.tenant_id, limit, after)
+    return id_page(items, last_id, lambda i: {k: i.get(k) for k in _ENTRY_FIELDS})
 
 
 # ---- credit purchases --------------------------------------------------------------------------

@@ -1,33 +1,26 @@
-"""List parameters shared by every list endpoint."""
+"""List parameters shared by every list endpoint (the cursors themselves: svc_core/cursors.py)."""
 
 from __future__ import annotations
 
-from svc_core import ids
-from svc_core.data.common import decode_cursor
-from svc_core.errors import ValidationFailed
+from svc_core import cursors
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
-
-
-def check_cursor(cursor: str | None, id_check) -> str | None:
-    """The cursor when it is one we issued for this list, else VALIDATION_ERROR."""
-    if cursor is None:
-        return None
-    position = decode_cursor(cursor)
-    if not position or not id_check(position.get("after", "")):
-        raise ValidationFailed("The cursor is not valid.",
-                               {"fields": [{"field": "cursor", "in": "query", "reason": "not a cursor of this list"}]})
-    return cursor
 
 
 def page(items: list, next_cursor: str | None) -> dict:
     return {"items": items, "nextCursor": next_cursor}
 
 
+def id_page(items: list, last_id: str | None, view) -> dict:
+    """A page of a list sorted by id: its items shown by view, and the cursor after the last one
+    when more may follow."""
+    return page([view(i) for i in items], cursors.id_cursor(last_id) if last_id else None)
+
+
 def tenant_page(store, tenant_id: str, limit: int, cursor: str | None, *, id_prefix: str, view) -> dict:
     """One page of a tenant's records whose ids carry id_prefix, newest first, each shown by view:
-    what every list endpoint over a tenant's table does."""
-    check_cursor(cursor, lambda after: ids.is_id(after, id_prefix))
-    items, next_cursor = store.list_for_tenant(tenant_id, limit, cursor)
-    return page([view(i) for i in items], next_cursor)
+    what every list endpoint over a tenant's table does. The cursor is a position in the tenant's
+    own records, whichever id it was made from."""
+    items, last_id = store.list_for_tenant(tenant_id, limit, cursors.id_after(cursor, id_prefix))
+    return id_page(items, last_id, view)

@@ -33,14 +33,14 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints, WithJsonSchema
 
-from svc_core import ids, sealing, timeutil, webhook_messages, webhook_url
+from svc_core import cursors, ids, sealing, timeutil, webhook_messages, webhook_url
 from svc_core.config import settings
 from svc_core.context import TenantContext
 from svc_core.data import webhook_deliveries_table, webhooks_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain.paging import check_cursor, page, tenant_page
+from svc_core.domain.paging import page, tenant_page
 from svc_core.errors import Conflict, NotFound, ValidationFailed
-from svc_core.events import EVENT_TYPES
+from svc_core.events import EVENT_PREFIX, EVENT_TYPES
 from svc_core.schemas import DocumentedPattern, PatchBody, RequestBody, description_text, whole_number
 
 PREFIX = "whk"
@@ -58,7 +58,6 @@ MAX_SIGNING_SECRETS = 5            # the current one and at most four still in t
 DEFAULT_OVERLAP_SECONDS = 86400
 MAX_OVERLAP_SECONDS = 7 * 86400
 DISABLED_BY_REQUEST = "disabled through the API"
-_ATTEMPT_KEY = re.compile(r"^\d{13}#[A-Za-z0-9_]{1,64}#\d{2,3}$")
 _BASE64 = "[A-Za-z0-9+/]"
 
 
@@ -446,7 +445,7 @@ def send_test(ctx: TenantContext, webhook_id: str, store=webhooks_table,
     if not current.get("enabled"):
         raise Conflict("The webhook is disabled; enable it (PATCH enabled: true) to send it a test event.",
                        {"id": webhook_id})
-    event = {"id": ids.new_id("evt"), "type": TEST_EVENT, "timestamp": timeutil.iso(timeutil.now()),
+    event = {"id": ids.new_id(EVENT_PREFIX), "type": TEST_EVENT, "timestamp": timeutil.iso(timeutil.now()),
              "tenantId": ctx.tenant_id,
              "data": {"webhookId": webhook_id, "message": "This is a test event sent through the API."}}
     enqueue([webhook_messages.delivery_message(event, webhook_id)])
@@ -456,7 +455,7 @@ def send_test(ctx: TenantContext, webhook_id: str, store=webhooks_table,
 def list_deliveries(ctx: TenantContext, webhook_id: str, limit: int, cursor: str | None, store=webhooks_table,
                     deliveries=webhook_deliveries_table) -> dict[str, Any]:
     _read(ctx.tenant_id, webhook_id, store)
-    check_cursor(cursor, lambda after: _ATTEMPT_KEY.fullmatch(after) is not None)
-    items, next_cursor = deliveries.list_for_webhook(ctx.tenant_id, webhook_id, limit, cursor)
-    return page([_attempt_view(i) for i in items], next_cursor)
+    after = cursors.attempt_after(cursor, EVENT_PREFIX)
+    items, last = deliveries.list_for_webhook(ctx.tenant_id, webhook_id, limit, after)
+    return page([_attempt_view(i) for i in items], cursors.attempt_cursor(last) if last else None)
 

@@ -1,0 +1,140 @@
+"""Every list continues after any position, on moto and on DynamoDB Local.
+
+A cursor carries only a position (svc_core/cursors.py): the last item's id, or any id the caller
+made up. Each table module builds its ExclusiveStartKey from that position, also for an item that
+does not exist, and on an index (api keys, runs) with the table's key too. These tests page each
+list and start it after positions that name no item, in one tenant's data among another's.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import pytest
+
+from svc_core import aws, events, ids
+from svc_core.config import settings
+from svc_core.cursors import AttemptPosition
+from svc_core.data import (
+    agents_table, api_keys_table, billing_table, chat_sessions_table, oauth_connections_table, projects_table,
+    runs_table, secrets_table, webhook_deliveries_table, webhooks_table,
+)
+from svc_core.dynamo import to_item
+
+STEP_MS = 10
+AGENT = "agt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
+
+
+def _project(tenant, item_id):
+    projects_table.create(tenant, {"id": item_id, "name": item_id},
+                          events.new_event("project.created", tenant, {"id": item_id}), time.time())
+
+
+def _connection(tenant, item_id):
+    aws.client("dynamodb").put_item(TableName=settings().oauth_connections_table,
+                                    Item=to_item({"tenantId": tenant, "id": item_id}))
+
+
+def _key(tenant, item_id):
+    api_keys_table.create({"id": item_id, "tenantId": tenant, "scopes": [], "type": "sdk", "environment": "test"},
+                          secrets.token_hex(16))
+
+
+def _run(tenant, item_id):
+    runs_table.start(tenant, {"id": item_id, "agentId": AGENT},
+                     events.new_event("agent.started", tenant, {"id": item_id}), time.time())
+
+
+# list name: (id prefix, store one item of a tenant, one page of a tenant's items after an id)
+LISTS = {
+    "projects": ("proj", _project, projects_table.list_for_tenant),
+    "agents": ("agt", lambda t, i: agents_table.create(t, {"id": i}), agents_table.list_for_tenant),
+    "chat sessions": ("chs", lambda t, i: chat_sessions_table.create(t, {"id": i}),
+                      chat_sessions_table.list_for_tenant),
+    "oauth connections": ("ocn", _connection, oauth_connections_table.list_for_tenant),
+    "api keys (index)": ("key", _key, api_keys_table.list_for_tenant),
+    "runs (index)": ("run", _run, lambda t, limit, after: runs_table.list_for_agent(t, AGENT, limit, after)),
+    "secrets": ("sec", lambda t, i: secrets_table.create(t, {"id": i, "name": i}), secrets_table.list_for_tenant),
+    "webhooks": ("whk", lambda t, i: webhooks_table.create(t, {"id": i}), webhooks_table.list_for_tenant),
+    "ledger": ("led", lambda t, i: billing_table.write([billing_table.put_entry(t, {"id": i})]),
+               billing_table.list_entries),
+    "invoices": ("inv", lambda t, i: billing_table.write([billing_table.put_invoice(t, {"id": i})]),
+                 billing_table.list_invoices),
+}
+
+
+def id_at(prefix: str, ms: int, random_bits: int = 0) -> str:
+    """An id made at this instant; random_bits 0 makes it the first id of that millisecond."""
+    return f"{prefix}_{ids.ulid_text(ms << 80 | random_bits)}"
+
+
+def walk(read, limit: int, after=None) -> list[list]:
+    """Every page from `after` on, following the position each page ends at."""
+    pages = []
+    while True:
+        items, after = read(limit, after)
+        pages.append(items)
+        if after is None:
+            return pages
+
+
+@pytest.mark.parametrize("name", LISTS)
+def test_a_list_continues_after_any_position_within_the_tenant(data_backend, name):
+    prefix, store, page = LISTS[name]
+    mine, theirs = ids.new_id("ten"), ids.new_id("ten")
+    start = int(time.time() * 1000)
+    made = [id_at(prefix, start + STEP_MS * n, 1 + n) for n in range(5)]           # at 0, 10, 20, 30, 40 ms
+    foreign = [id_at(prefix, start + STEP_MS * n + 5, 1 + n) for n in range(5)]    # at 5, 15, ... 45 ms
+    for own, other in zip(made, foreign):
+        store(mine, own)
+        store(theirs, other)
+    newest_first = made[::-1]
+
+    def read(limit, after):
+        items, last = page(mine, limit, after)
+        return [i["id"] for i in items], last
+
+    for limit in (1, 2, 3):
+        pages = walk(read, limit)
+        assert [i for p in pages for i in p] == newest_first, (name, limit)
+        assert all(len(p) <= limit for p in pages)
+    # A position between two items that names none: the older items follow.
+    assert [i for p in walk(read, 2, id_at(prefix, start + 25)) for i in p] == made[2::-1]
+    # Another tenant's item is only a position in mine: nothing of theirs shows.
+    assert [i for p in walk(read, 2, foreign[3]) for i in p] == made[3::-1]
+    # Positions after everything and before everything.
+    assert [i for p in walk(read, 3, f"{prefix}_7{'Z' * 25}") for i in p] == newest_first
+    assert read(3, f"{prefix}_{'0' * 26}") == ([], None)
+
+
+def test_delivery_attempts_continue_after_any_position_within_the_tenant(data_backend):
+    mine, theirs, webhook = ids.new_id("ten"), ids.new_id("ten"), ids.new_id("whk")
+    start = time.time()
+
+    def attempt(tenant, event_id, n, at):
+        webhook_deliveries_table.record({"webhookId": webhook, "tenantId": tenant, "eventId": event_id,
+                                         "eventType": "project.created", "attempt": n, "outcome": "retrying",
+                                         "attemptedAt": "t"}, at)
+    made = []
+    for n in range(6):
+        event_id, at = ids.new_id("evt"), start + n * STEP_MS / 1000
+        attempt(mine, event_id, 1 + n % 2, at)
+        made.append((event_id, 1 + n % 2))
+        if n % 2:   # filed under this webhook by another tenant: filtered out, pages may be short
+            attempt(theirs, ids.new_id("evt"), 1, at + 0.005)
+    newest_first = made[::-1]
+
+    def read(limit, after):
+        items, last = webhook_deliveries_table.list_for_webhook(mine, webhook, limit, after)
+        return [(i["eventId"], i["attempt"]) for i in items], last
+
+    for limit in (1, 2, 3):
+        pages = walk(read, limit)
+        assert [i for p in pages for i in p] == newest_first, limit
+        assert all(len(p) <= limit for p in pages)
+    start_ms = int(start * 1000)
+    between = AttemptPosition(start_ms + 25, ids.new_id("evt"), 1)
+    assert [i for p in walk(read, 2, between) for i in p] == made[2::-1]
+    assert [i for p in walk(read, 2, AttemptPosition(2 ** 42 - 1, f"evt_7{'Z' * 25}", 63)) for i in p] == newest_first
+    assert read(2, AttemptPosition(0, f"evt_{'0' * 26}", 0)) == ([], None)
