@@ -73,6 +73,12 @@ class _DocumentedPattern:
         return schema
 
 
+def documented_pattern(pattern: str) -> Any:
+    """Annotated metadata: the JSON schema's pattern, for a field whose validator checks it itself
+    (e.g. with an exception the deployment allows, or a readable reason)."""
+    return _DocumentedPattern(pattern)
+
+
 _IN_NAMES = f"{CONTROLS}{BIDI}"
 _IN_DESCRIPTIONS = r"\x00-\x08\x0b-\x1f\x7f-\x9f" + BIDI  # tab and line feed allowed
 _NOT_IN_NAMES = re.compile(f"[{_IN_NAMES}]")
