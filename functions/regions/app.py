@@ -10,7 +10,7 @@ from svc_core.api import AUTHENTICATED, Api
 from svc_core.domain import region_preferences, routing, storage
 from svc_core.domain.region_preferences import Preferences, PreferencesUpdate, RegionList
 from svc_core.domain.routing import FeatureCheck, RoutingInfo
-from svc_core.domain.storage import StorageConfig, StorageConfigBody, StorageValidation
+from svc_core.domain.storage import ByosConfigBody, StorageConfig, StorageConfigBody, StorageValidation
 
 api = Api()
 TAGS = ["Regions and storage"]
@@ -32,10 +32,13 @@ def get_preferences(tenantId: str):  # noqa: N803 - the path parameter's name
 
 @api.patch("/api/v1/regions/preferences/{tenantId}", scope="tenants:write", response_model=Preferences, tags=TAGS,
            errors=(409,), summary="Change the regional preferences sent; the result is checked as a whole",
-           description="Regions must be in the catalogue and available; secondaryRegion differs from the primary; "
-                       "dataResidencyRequired needs dataResidencyRegion and both regions inside it; gdpr and hipaa "
-                       "need regions certified for them. " + PLAN_403 + " 409 CONFLICT when data residency "
-                       "would exclude the stored platform storage region.")
+           description="Regions must be available regions of the catalogue; secondaryRegion differs from the "
+                       "primary; dataResidencyRequired needs dataResidencyRegion and both regions inside it; gdpr "
+                       "and hipaa need regions certified for them. The body's allOf says these rules for the "
+                       "fields sent (400 otherwise). " + PLAN_403 + " 409 CONFLICT when the fields sent break a "
+                       "rule with the current preferences (details.fields, and details.current with the current "
+                       "values of the fields not sent), or when data residency would exclude the stored platform "
+                       "storage region.")
 def update_preferences(tenantId: str, body: PreferencesUpdate):  # noqa: N803
     return region_preferences.update_preferences(api.tenant_context(), tenantId, body)
 
@@ -47,12 +50,13 @@ def get_storage(tenantId: str):  # noqa: N803
 
 
 @api.put("/api/v1/regions/storage/{tenantId}", scope="tenants:write", response_model=StorageConfig, tags=TAGS,
-         summary="Set the storage configuration: platform, or BYOS (s3, r2, gcs, azure)",
+         errors=(409,), summary="Set the storage configuration: platform, or BYOS (s3, r2, gcs, azure)",
          description="BYOS keys are sealed with KMS and never answered; leaving both out keeps the stored ones while "
-                     "byosProvider, byosEndpoint and byosBucket stay the same. The endpoint must be https and must "
-                     "not resolve to loopback, private, link-local or other non-public addresses (400 on "
-                     "byosEndpoint). " + PLAN_403)
-def put_storage(tenantId: str, body: StorageConfigBody):  # noqa: N803
+                     "byosProvider, byosEndpoint and byosBucket stay the same (else 409 CONFLICT). The endpoint is "
+                     "https with a DNS name; what the name resolves to is checked before every connection (the "
+                     "validation reports a refused one), not here. " + PLAN_403 + " 409 CONFLICT when "
+                     "platformRegion lies outside the stored data residency region.")
+def put_storage(tenantId: str, body: Annotated[StorageConfigBody, Body()]):  # noqa: N803
     return storage.put_storage(api.tenant_context(), tenantId, body)
 
 
@@ -62,9 +66,12 @@ def put_storage(tenantId: str, body: StorageConfigBody):  # noqa: N803
           description="Without a body, the stored configuration; with one, that configuration (not stored; keys left "
                       "out are taken from the stored configuration under the PUT's rule). A failed step is a 200 "
                       "with ok false and the step's reason (bad_credentials, no_such_bucket, access_denied, "
-                      "wrong_region, unreachable, timeout, unexpected_response). " + PLAN_403)
+                      "wrong_region, unreachable, timeout, unexpected_response, endpoint_refused: the endpoint "
+                      "resolves to an address the service may not connect to). " + PLAN_403 + " 409 CONFLICT "
+                      "without a body when the stored storage is the platform's (details.storageMode), or when "
+                      "keys are left out and none are stored for that place.")
 def validate_storage(tenantId: str,  # noqa: N803
-                     body: Annotated[Optional[StorageConfigBody], Body()] = None):
+                     body: Annotated[Optional[ByosConfigBody], Body()] = None):
     return storage.validate_storage(api.tenant_context(), tenantId, body)
 
 

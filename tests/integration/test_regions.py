@@ -91,14 +91,15 @@ def test_patch_changes_only_the_fields_sent_and_stores_the_whole(stack):
 @pytest.mark.parametrize("plan, body, fields", [
     ("growth", {"primaryRegion": "mars-1"}, {"primaryRegion"}),
     ("growth", {"primaryRegion": "ap-northeast-1"}, {"primaryRegion"}),           # not available
-    ("growth", {"secondaryRegion": "us-east-1"}, {"secondaryRegion"}),             # same as the primary
+    ("growth", {"primaryRegion": "us-east-1", "secondaryRegion": "us-east-1"}, {"secondaryRegion"}),  # the same
     ("growth", {"secondaryRegion": "nowhere-9"}, {"secondaryRegion"}),
-    ("starter", {"dataResidencyRequired": True}, {"dataResidencyRegion"}),          # needs its region
+    ("starter", {"dataResidencyRequired": True, "dataResidencyRegion": None}, {"dataResidencyRegion"}),
     ("starter", {"dataResidencyRequired": True, "dataResidencyRegion": "atlantis"}, {"dataResidencyRegion"}),
-    ("starter", {"dataResidencyRequired": True, "dataResidencyRegion": "eu"}, {"primaryRegion"}),  # us-east-1
+    ("starter", {"primaryRegion": "us-east-1", "dataResidencyRequired": True, "dataResidencyRegion": "eu"},
+     {"primaryRegion"}),
     ("growth", {"primaryRegion": "eu-west-1", "secondaryRegion": "us-west-2", "dataResidencyRequired": True,
                 "dataResidencyRegion": "eu"}, {"secondaryRegion"}),
-    ("starter", {"complianceLevel": "gdpr"}, {"primaryRegion"}),                    # us-east-1 lists no gdpr
+    ("starter", {"primaryRegion": "us-east-1", "complianceLevel": "gdpr"}, {"primaryRegion"}),  # no gdpr there
     ("enterprise", {"primaryRegion": "eu-north-1", "complianceLevel": "hipaa"}, {"primaryRegion"}),
     ("enterprise", {"primaryRegion": "eu-west-1", "secondaryRegion": "eu-north-1", "complianceLevel": "hipaa"},
      {"secondaryRegion"}),
@@ -114,6 +115,24 @@ def test_bad_preferences_are_400_naming_the_field_and_change_nothing(stack, plan
     before = tenant_item(tenant)
     reply = patch_prefs(key, tenant, body)
     assert fields <= bad_fields(reply), reply
+    assert tenant_item(tenant) == before
+
+
+@pytest.mark.parametrize("plan, body, problems, current", [
+    # each body is valid alone, not with the defaults stored (us-east-1, no residency region)
+    ("growth", {"secondaryRegion": "us-east-1"}, {"secondaryRegion"}, {"primaryRegion": "us-east-1"}),
+    ("starter", {"dataResidencyRequired": True}, {"dataResidencyRegion"}, {"dataResidencyRegion": None}),
+    ("starter", {"dataResidencyRequired": True, "dataResidencyRegion": "eu"}, {"primaryRegion"},
+     {"primaryRegion": "us-east-1"}),
+    ("starter", {"dataResidencyRegion": "eu", "complianceLevel": "gdpr"},  # the fuzzer's find
+     {"primaryRegion"}, {"primaryRegion": "us-east-1"}),
+])
+def test_a_patch_that_conflicts_with_the_stored_preferences_is_409_naming_them(stack, plan, body, problems, current):
+    tenant, key = tenant_on(stack, plan)
+    before = tenant_item(tenant)
+    details = assert_error(patch_prefs(key, tenant, body), 409, "CONFLICT")
+    assert details["resource"] == "regionPreferences" and details["current"] == current
+    assert {p["field"] for p in details["fields"]} == problems
     assert tenant_item(tenant) == before
 
 
@@ -152,7 +171,9 @@ def test_a_patch_is_judged_with_what_is_stored(stack):
                                      "dataResidencyRegion": "eu"}).status == 200
     before = tenant_item(tenant)
     reply = patch_prefs(key, tenant, {"primaryRegion": "us-east-1"})  # alone fine, not with eu residency
-    assert bad_fields(reply) == {"primaryRegion"}
+    details = assert_error(reply, 409, "CONFLICT")
+    assert {p["field"] for p in details["fields"]} == {"primaryRegion"}
+    assert details["current"] == {"dataResidencyRequired": True, "dataResidencyRegion": "eu"}
     assert tenant_item(tenant) == before
     # A downgraded tenant keeps its stored secondary region, but any change must drop it first.
     set_plan(tenant, "growth")

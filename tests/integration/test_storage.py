@@ -125,8 +125,11 @@ def test_platform_storage_stays_inside_the_data_residency_region(stack):
     tenant, key = tenant_on(stack, "starter")
     assert patch_prefs(key, tenant, {"primaryRegion": "eu-west-1", "dataResidencyRequired": True,
                                      "dataResidencyRegion": "eu"}).status == 200
-    assert bad_fields(put_storage(key, tenant, {"storageMode": "platform", "platformRegion": "us-east-1"})) == \
-        {"platformRegion"}
+    # The body is valid; the stored preferences are what it conflicts with.
+    details = assert_error(put_storage(key, tenant, {"storageMode": "platform", "platformRegion": "us-east-1"}),
+                           409, "CONFLICT")
+    assert {p["field"] for p in details["fields"]} == {"platformRegion"}
+    assert details["current"] == {"dataResidencyRequired": True, "dataResidencyRegion": "eu"}
     assert put_storage(key, tenant, {"storageMode": "platform"}).data["platformRegion"] == "eu-west-1"
 
 
@@ -145,10 +148,10 @@ def test_byos_needs_the_plan_that_includes_it(stack):
 
 
 @pytest.mark.parametrize("provider, missing", [
-    ("s3", {"byosBucket", "byosRegion", "byosAccessKey", "byosSecretKey"}),
-    ("r2", {"byosEndpoint", "byosBucket", "byosAccessKey", "byosSecretKey"}),
-    ("gcs", {"byosEndpoint", "byosBucket", "byosAccessKey", "byosSecretKey"}),
-    ("azure", {"byosEndpoint", "byosBucket", "byosAccessKey", "byosSecretKey"}),
+    ("s3", {"byosBucket", "byosRegion"}),
+    ("r2", {"byosEndpoint", "byosBucket"}),
+    ("gcs", {"byosEndpoint", "byosBucket"}),
+    ("azure", {"byosEndpoint", "byosBucket"}),
 ])
 def test_each_provider_names_every_field_it_misses(stack, provider, missing):
     tenant, key = tenant_on(stack, "growth")
@@ -198,11 +201,14 @@ def test_keys_are_sealed_never_answered_kept_while_the_place_stays_and_dropped_w
     assert kept.status == 200 and kept.data["byosAccessKeySet"] is True
     assert tenant_item(tenant)["storage"]["byosCredentials"] == stored["byosCredentials"]
     assert steps_of(validate(key, tenant)) == PASSED
-    # Another bucket without keys: refused, naming both keys; nothing changes.
+    # Another bucket without keys: 409 (no keys stored for that place), naming both keys and the stored
+    # place; nothing changes.
     before = tenant_item(tenant)
     moved = {k: v for k, v in body.items() if k not in ("byosAccessKey", "byosSecretKey")}
-    assert bad_fields(put_storage(key, tenant, {**moved, "byosBucket": "another-bucket"})) == \
-        {"byosAccessKey", "byosSecretKey"}
+    details = assert_error(put_storage(key, tenant, {**moved, "byosBucket": "another-bucket"}), 409, "CONFLICT")
+    assert {p["field"] for p in details["fields"]} == {"byosAccessKey", "byosSecretKey"}
+    assert details["current"] == {"storageMode": "byos", "byosProvider": "s3", "byosEndpoint": s3.endpoint,
+                                  "byosBucket": bucket, "byosAccessKeySet": True}
     assert bad_fields(put_storage(key, tenant, {**moved, "byosAccessKey": access_key_id()})) == \
         {"byosSecretKey"}
     assert tenant_item(tenant) == before
@@ -210,7 +216,7 @@ def test_keys_are_sealed_never_answered_kept_while_the_place_stays_and_dropped_w
     assert put_storage(key, tenant, {"storageMode": "platform"}).status == 200
     assert "byosCredentials" not in tenant_item(tenant)["storage"]
     assert put_storage(key, tenant, {k: v for k, v in body.items()
-                                     if k not in ("byosAccessKey", "byosSecretKey")}).status == 400
+                                     if k not in ("byosAccessKey", "byosSecretKey")}).status == 409
 
 
 # ---- validation against real servers -------------------------------------------------------
@@ -277,9 +283,11 @@ def test_validation_reports_what_the_user_can_act_on(stack, s3, setting):
     assert tenant_item(tenant) == before  # a configuration sent to validate is never stored
 
 
-def test_validating_platform_storage_is_400(stack):
+def test_validating_platform_storage(stack):
     tenant, key = tenant_on(stack, "growth")
-    assert bad_fields(validate(key, tenant)) == {"storageMode"}
+    # nothing to validate is a state of the tenant: 409 with the stored mode
+    assert assert_error(validate(key, tenant), 409, "CONFLICT") == {"resource": "storage", "storageMode": "platform"}
+    # a platform body is not what the document accepts here
     assert bad_fields(validate(key, tenant, {"storageMode": "platform"})) == {"storageMode"}
 
 
@@ -323,9 +331,10 @@ def test_loopback_is_allowed_only_by_the_development_setting(stack, s3, setting)
                            ("https://127.0.0.2", "loopback"), ("https://[::1]", "loopback")):
         reply = put_storage(key, tenant, s3_body(s3, bucket, byosEndpoint=endpoint))
         assert assert_error(reply, 400, "VALIDATION_ERROR")["fields"][0]["code"] == code, endpoint
-    # The stored configuration is checked again before connecting.
-    details = assert_error(validate(key, tenant), 400, "VALIDATION_ERROR")
-    assert details["fields"][0]["code"] == "loopback"
+    # The stored configuration is checked again before connecting: not connected, and said why.
+    reply = validate(key, tenant)
+    assert steps_of(reply) == [("write", False, "endpoint_refused")]
+    assert "loopback" in reply.data["steps"][0]["message"]
 
 
 # ---- secrets -------------------------------------------------------------------------------

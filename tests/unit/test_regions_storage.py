@@ -7,13 +7,14 @@ from __future__ import annotations
 import copy
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from svc_core import endpoint_guard, plans, regions
 from svc_core.auth.principal import Principal
 from svc_core.context import TenantContext
 from svc_core.domain import region_preferences, routing, storage
 from svc_core.domain.region_preferences import DEFAULTS, PreferencesUpdate
-from svc_core.domain.storage import StorageConfigBody
+from svc_core.domain.storage import ByosConfigBody, StorageConfigBody
 from svc_core.endpoint_guard import EndpointRefused, address_problem, check
 from svc_core.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from tests.support.fake_keys import access_key_id
@@ -228,8 +229,15 @@ def test_another_tenant_and_a_missing_one_are_the_same_404():
 
 def test_a_refused_patch_writes_nothing():
     store = MemoryTenants(tenant("starter"))
-    with pytest.raises(ValidationFailed):
+    with pytest.raises(ValidationFailed):  # the fields sent disagree among themselves
+        region_preferences.update_preferences(ctx(), "ten_A", PreferencesUpdate(
+            dataResidencyRequired=True, dataResidencyRegion=None), store)
+    with pytest.raises(Conflict) as conflict:  # ...or with what is stored (here: the defaults)
         region_preferences.update_preferences(ctx(), "ten_A", PreferencesUpdate(dataResidencyRequired=True), store)
+    assert conflict.value.details == {
+        "resource": "regionPreferences", "current": {"dataResidencyRegion": None},
+        "fields": [{"field": "dataResidencyRegion", "in": "body",
+                    "reason": "is required when dataResidencyRequired is true"}]}
     with pytest.raises(Forbidden):
         region_preferences.update_preferences(ctx(), "ten_A", PreferencesUpdate(complianceLevel="hipaa"), store)
     assert store.writes == 0
@@ -248,16 +256,37 @@ def never_called(*_args, **_kwargs):
     raise AssertionError("the endpoint must not be checked")
 
 
-def test_storage_rules_per_provider_before_any_endpoint_check():
+def storage_body(adapter=StorageConfigBody, **fields):
+    return TypeAdapter(adapter).validate_python(fields)
+
+
+def test_storage_rules_per_provider_are_the_bodys_model():
+    with pytest.raises(ValidationError) as refused:
+        storage_body(storageMode="byos", byosProvider="azure", byosBucket="bad--name")
+    assert {e["loc"] for e in refused.value.errors()} == {("byosEndpoint",), ("byosBucket",)}
+    with pytest.raises(ValidationError) as refused:  # the keys come together
+        storage_body(storageMode="byos", byosProvider="azure", byosBucket="good-name", byosAccessKey="acct",
+                     byosEndpoint="https://acct.blob.core.windows.net")
+    assert [e["loc"] for e in refused.value.errors()] == [("byosSecretKey",)]
+    with pytest.raises(ValidationError) as refused:
+        storage_body(storageMode="byos")
+    assert [e["loc"] for e in refused.value.errors()] == [("byosProvider",)]
+    with pytest.raises(ValidationError) as refused:
+        storage_body(ByosConfigBody, storageMode="platform")
+    assert [e["loc"] for e in refused.value.errors()] == [("storageMode",)]
+
+
+def test_keys_left_out_with_none_stored_for_the_place_are_409():
     store = MemoryTenants(tenant("growth"))
-    body = StorageConfigBody(storageMode="byos", byosProvider="azure", byosBucket="bad--name")
-    with pytest.raises(ValidationFailed) as refused:
+    body = storage_body(storageMode="byos", byosProvider="r2", byosBucket="acme-1",
+                        byosEndpoint="https://acct.r2.cloudflarestorage.com")
+    with pytest.raises(Conflict) as conflict:
         storage.put_storage(ctx(), "ten_A", body, store, guard=never_called)
-    assert fields(refused.value.details["fields"]) == {"byosEndpoint", "byosBucket", "byosAccessKey", "byosSecretKey"}
-    assert store.writes == 0
+    assert fields(conflict.value.details["fields"]) == {"byosAccessKey", "byosSecretKey"}
+    assert conflict.value.details["current"]["storageMode"] == "platform" and store.writes == 0
 
 
-def test_s3_without_an_endpoint_is_checked_at_aws_regional_endpoint():
+def test_a_put_never_resolves_a_name_and_validation_checks_it_before_connecting():
     seen = []
 
     def guard(url, **kwargs):
@@ -267,17 +296,39 @@ def test_s3_without_an_endpoint_is_checked_at_aws_regional_endpoint():
     assert storage.endpoint_of({"byosProvider": "s3", "byosRegion": "eu-west-1"}) == \
         "https://s3.eu-west-1.amazonaws.com"
     store = MemoryTenants(tenant("growth"))
-    body = StorageConfigBody(storageMode="byos", byosProvider="s3", byosBucket="acme-1", byosRegion="eu-west-1",
-                             byosAccessKey=access_key_id(), byosSecretKey="s" * 40)
+    body = storage_body(storageMode="byos", byosProvider="s3", byosBucket="acme-1", byosRegion="eu-west-1",
+                        byosAccessKey=access_key_id(), byosSecretKey="s" * 40)
     with pytest.raises(Exception):  # sealing needs KMS, which unit tests do not have
         storage.put_storage(ctx(), "ten_A", body, store, guard=guard)
+    assert seen == []
+    answer = storage.validate_storage(ctx(), "ten_A", body, store, guard=guard, probe=lambda _conn: [])
     assert seen == [("https://s3.eu-west-1.amazonaws.com", {"allow_loopback": False, "require_resolution": False})]
+    assert answer["ok"] is False
+
+
+def test_an_endpoint_refused_when_connecting_is_reported_not_400():
+    def guard(url, **_kwargs):
+        raise EndpointRefused("private", resolved=True)
+
+    store = MemoryTenants(tenant("growth"))
+    body = storage_body(storageMode="byos", byosProvider="r2", byosBucket="acme-1",
+                        byosEndpoint="https://inside.example.com", byosAccessKey=access_key_id(), byosSecretKey="s" * 40)
+    answer = storage.validate_storage(ctx(), "ten_A", body, store, guard=guard, probe=never_called)
+    assert answer["ok"] is False and [s["reason"] for s in answer["steps"]] == ["endpoint_refused"]
+    assert "private" in answer["steps"][0]["message"]
+
+
+def test_validating_stored_platform_storage_is_409_with_the_stored_mode():
+    with pytest.raises(Conflict) as conflict:
+        storage.validate_storage(ctx(), "ten_A", None, MemoryTenants(tenant("growth")), guard=never_called)
+    assert conflict.value.details == {"resource": "storage", "storageMode": "platform"}
 
 
 def test_the_keys_stay_out_of_every_repr():
     access_key = access_key_id()
-    body = StorageConfigBody(storageMode="byos", byosProvider="s3", byosAccessKey=access_key,
-                             byosSecretKey="very-secret-value")
+    body = storage.BYOS_MODELS["s3"](storageMode="byos", byosProvider="s3", byosBucket="acme-1",
+                                     byosRegion="eu-west-1", byosAccessKey=access_key,
+                                     byosSecretKey="very-secret-value")
     assert "very-secret-value" not in repr(body) and access_key not in repr(body)
     from svc_core.storage_probe import Connection
     target = endpoint_guard.Target("https://x", "https", "x", 443, ("8.8.8.8",))

@@ -1,29 +1,40 @@
 """Storage configuration: the platform's storage in a region of the catalogue, or the tenant's
 own (BYOS: an S3, R2, GCS or Azure bucket), and the check that BYOS really works.
 
-What each provider needs (400 naming each missing field):
+A body is one of the variants of the document (oneOf, told apart by storageMode and byosProvider;
+what each provider needs is PROVIDER_RULES below, which makes both the models and the document):
     s3     byosBucket, byosRegion (byosEndpoint optional: AWS's regional endpoint by default)
     r2     byosEndpoint, byosBucket
     gcs    byosEndpoint (its S3-interoperable endpoint), byosBucket
     azure  byosEndpoint (the account's blob endpoint), byosBucket (the container)
-and byosAccessKey + byosSecretKey (for azure: the account name and the account key).
+and byosAccessKey + byosSecretKey together (for azure: the account name and the account key), or
+neither, to keep the stored ones.
 
 The two keys are sealed together with KMS (svc_core/sealing.py) under the context
 {purpose: byos-credentials, tenantId}; only the sealed value and the last four characters of
 the access key are stored, and no answer carries either key. A PUT that leaves both keys out
-keeps the stored ones while byosProvider, byosEndpoint and byosBucket stay the same; switching
-to platform storage drops them. An endpoint must pass svc_core/endpoint_guard.py (SSRF rules)
-when it is saved and again before each validation connects to it (its name resolved anew each
-time; a name that does not resolve is accepted on save and reported unreachable by validation).
+keeps the stored ones while byosProvider, byosEndpoint and byosBucket stay the same (else 409
+CONFLICT: there are no stored keys for that place); switching to platform storage drops them.
+
+An endpoint is https://host[:port][/path] with a DNS name for host (ENDPOINT_PATTERN, the
+document's pattern): an IP address or a one-label name never names a storage service. Whether
+the name resolves, and to what, is not known from the text: a PUT does not resolve it, and every
+connection (validation, the agents' tools) checks it first with svc_core/endpoint_guard.py (SSRF
+rules, its name resolved anew each time, the connection pinned to the checked address); a
+refused or unresolvable endpoint is reported by the validation (200, ok false). For local
+development (AllowLoopbackEndpoints) an endpoint on loopback is accepted too.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Callable, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, Literal, Union
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import (BaseModel, ConfigDict, Discriminator, Tag, Field, StringConstraints, ValidationError,
+                      WrapValidator, create_model, model_validator)
+from pydantic_core import PydanticCustomError
 
 from svc_core import endpoint_guard, regions, sealing, storage_probe, timeutil
 from svc_core.config import settings
@@ -34,40 +45,134 @@ from svc_core.domain import region_preferences
 from svc_core.domain.tenant_access import not_found, own_tenant, require_feature
 from svc_core.errors import Conflict, ValidationFailed
 from svc_core.log import logger
-from svc_core.schemas import SPACE, RequestBody
+from svc_core.schemas import DocumentedPattern, RequestBody
 
 SECTION = "storage"
-PROVIDERS = ("s3", "r2", "gcs", "azure")
 BYOS_FIELDS = ("byosProvider", "byosEndpoint", "byosBucket", "byosRegion", "byosAccessKey", "byosSecretKey")
-REQUIRED = {"s3": ("byosBucket", "byosRegion"), "r2": ("byosEndpoint", "byosBucket"),
-            "gcs": ("byosEndpoint", "byosBucket"), "azure": ("byosEndpoint", "byosBucket")}
-_BUCKETS = {  # the providers' own naming rules
-    "s3": (re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"), "3-63 characters: a-z 0-9 . -"),
-    "r2": (re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$"), "3-63 characters: a-z 0-9 -"),
-    "gcs": (re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$"), "3-222 characters: a-z 0-9 . _ -"),
-    "azure": (re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?!-)){1,61}[a-z0-9]$"),
-              "a container name: 3-63 characters a-z 0-9 -, no double hyphen"),
-}
+KEYS = ("byosAccessKey", "byosSecretKey")
 CREDENTIALS_CONTEXT_PURPOSE = "byos-credentials"
 
-Endpoint = Annotated[str, StringConstraints(min_length=8, max_length=2048, pattern=f"^https?://[^{SPACE}]+$")]
-Bucket = Annotated[str, StringConstraints(min_length=3, max_length=222, pattern=r"^[a-z0-9][a-z0-9._-]*[a-z0-9]$")]
+
+@dataclass(frozen=True)
+class ProviderRules:
+    required: tuple[str, ...]    # besides byosBucket
+    bucket_pattern: str          # the provider's own naming rule (with bucket_max characters, 3 at least)
+    bucket_max: int
+    bucket_rule: str
+
+
+PROVIDER_RULES = {
+    "s3": ProviderRules(("byosRegion",), r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$", 63, "3-63 characters: a-z 0-9 . -"),
+    "r2": ProviderRules(("byosEndpoint",), r"^[a-z0-9][a-z0-9-]*[a-z0-9]$", 63, "3-63 characters: a-z 0-9 -"),
+    "gcs": ProviderRules(("byosEndpoint",), r"^[a-z0-9][a-z0-9._-]*[a-z0-9]$", 222, "3-222 characters: a-z 0-9 . _ -"),
+    "azure": ProviderRules(("byosEndpoint",), r"^[a-z0-9]+(-[a-z0-9]+)*$", 63,
+                           "a container name: 3-63 characters a-z 0-9 -, no double hyphen"),
+}
+PROVIDERS = tuple(PROVIDER_RULES)
+
+# https, a DNS name of two labels or more whose last label starts with a letter (so that no
+# resolver reads it as an IPv4 number, e.g. 2130706433 or 0x7f.1), a port from 1 to 65535, and a
+# path of visible ASCII without ? and #: what endpoint_guard.parse accepts, minus IP literals.
+_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_LAST_LABEL = "[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_PORT = "(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
+_PATH_CHARACTER = r"[\x21\x22\x24-\x3e\x40-\x7e]"
+ENDPOINT_PATTERN = f"^https://(?:{_LABEL}\\.)+{_LAST_LABEL}(?::{_PORT})?(?:/{_PATH_CHARACTER}*)?$"
+_ENDPOINT = re.compile(ENDPOINT_PATTERN)
+ENDPOINT_RULE = ("must be https://host[:port][/path] with a DNS name of two labels or more for host (no IP "
+                 "address, user, query or fragment)")
+
+Endpoint = Annotated[str, StringConstraints(min_length=8, max_length=2048), DocumentedPattern(ENDPOINT_PATTERN)]
 AwsRegion = Annotated[str, StringConstraints(min_length=1, max_length=32, pattern=r"^[a-z0-9][a-z0-9-]*$")]
 Secret = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^[\x21-\x7e]+$")]
 
 
-class StorageConfigBody(RequestBody):
-    """A whole storage configuration: platform (platformRegion) or byos (the byos* fields)."""
-    storageMode: Literal["platform", "byos"]
+class PlatformStorageBody(RequestBody):
+    """The platform's storage."""
+    storageMode: Literal["platform"]
     platformRegion: region_preferences.RegionId | None = Field(
-        None, description="platform storage only; default: the tenant's primary region")
-    byosProvider: Literal["s3", "r2", "gcs", "azure"] | None = None
-    byosEndpoint: Endpoint | None = Field(None, description="https URL; s3: optional; azure: the account endpoint")
-    byosBucket: Bucket | None = Field(None, description="for azure: the container")
-    byosRegion: AwsRegion | None = Field(None, description="s3: required; others: optional")
-    # repr=False: the keys stay out of every repr of the body (Powertools logs a route's arguments at DEBUG)
-    byosAccessKey: Secret | None = Field(None, repr=False, description="for azure: the account name; write-only")
-    byosSecretKey: Secret | None = Field(None, repr=False, description="for azure: the account key; write-only")
+        None, description="an available region of the catalogue; default: the tenant's primary region")
+
+
+class _ByosBody(RequestBody):
+    """A bucket of the tenant's own; the keys come together, or neither to keep the stored ones."""
+    model_config = ConfigDict(json_schema_extra={"dependentRequired": {"byosAccessKey": ["byosSecretKey"],
+                                                                       "byosSecretKey": ["byosAccessKey"]}})
+    storageMode: Literal["byos"]
+    byosEndpoint: Endpoint | None = Field(None, description="s3: optional; azure: the account endpoint")
+    byosRegion: AwsRegion | None = Field(None, description="s3: the bucket's region; others: optional")
+    # Not nullable: a key sent is a key. repr=False: the keys stay out of every repr of the body
+    # (Powertools logs a route's arguments at DEBUG).
+    byosAccessKey: Secret = Field(None, repr=False,  # type: ignore[assignment]
+                                  description="for azure: the account name; write-only; with byosSecretKey")
+    byosSecretKey: Secret = Field(None, repr=False,  # type: ignore[assignment]
+                                  description="for azure: the account key; write-only; with byosAccessKey")
+
+    @model_validator(mode="after")
+    def _keys_together(self) -> "_ByosBody":
+        sent = [k for k in KEYS if k in self.model_fields_set]
+        if len(sent) == 1:
+            missing = next(k for k in KEYS if k not in sent)
+            raise PydanticCustomError("keys_together", "is required with {sent} (send both keys, or neither to keep "
+                                      "the stored ones)", {"sent": sent[0], "field": missing})
+        return self
+
+
+def _provider_model(provider: str, rules: ProviderRules) -> type[_ByosBody]:
+    bucket = Annotated[str, StringConstraints(min_length=3, max_length=rules.bucket_max, pattern=rules.bucket_pattern)]
+    fields: dict[str, Any] = {"byosProvider": (Literal[provider], ...),  # type: ignore[valid-type]
+                              "byosBucket": (bucket, Field(description=f"{rules.bucket_rule}"))}
+    for name in rules.required:  # the same type as the optional field, now required and not null
+        annotation = _ByosBody.model_fields[name].annotation.__args__[0]  # type: ignore[union-attr]
+        fields[name] = (annotation, Field(description=_ByosBody.model_fields[name].description))
+    return create_model(f"{provider.capitalize()}StorageBody", __base__=_ByosBody, **fields)
+
+
+BYOS_MODELS = {provider: _provider_model(provider, rules) for provider, rules in PROVIDER_RULES.items()}
+
+
+def _variant(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return None
+    if value.get("storageMode") == "platform":
+        return "platform"
+    provider = value.get("byosProvider")
+    return provider if value.get("storageMode") == "byos" and provider in PROVIDERS else None
+
+
+def _field_names(value: Any, handler: Callable[[Any], Any]) -> Any:
+    """The union's errors as the fields of the body: pydantic puts the variant's tag first in
+    `loc` (byos.s3.byosBucket); a body without a known variant names storageMode or byosProvider;
+    the keys' rule names the key missing."""
+    try:
+        return handler(value)
+    except ValidationError as invalid:
+        errors = []
+        for error in invalid.errors():
+            loc = tuple(error["loc"])
+            if loc and loc[0] in ("platform", *PROVIDERS):
+                loc = loc[1:]
+            if error["type"] == "storage_variant":
+                byos = isinstance(value, dict) and value.get("storageMode") == "byos"
+                loc = ("byosProvider",) if byos else ("storageMode",)
+            elif error["type"] == "keys_together":
+                loc = (error["ctx"]["field"],)
+            errors.append({"type": PydanticCustomError(error["type"], error["msg"]), "loc": loc,
+                           "input": error["input"]})
+        raise ValidationError.from_exception_data(invalid.title, errors) from None
+
+
+def _union(models: dict[str, type[BaseModel]], message: str) -> Any:
+    variants = tuple(Annotated[model, Tag(tag)] for tag, model in models.items())
+    return Annotated[Union[variants], Discriminator(_variant, custom_error_type="storage_variant",  # type: ignore[valid-type]
+                                                    custom_error_message=message),
+                     WrapValidator(_field_names)]
+
+
+VARIANT_MESSAGE = ("storageMode must be platform or byos, and byos needs byosProvider, one of " + ", ".join(PROVIDERS))
+# A whole storage configuration (PUT), and a BYOS one (what validation can check).
+StorageConfigBody = _union({"platform": PlatformStorageBody, **BYOS_MODELS}, VARIANT_MESSAGE)
+ByosConfigBody = _union(BYOS_MODELS, "a byos configuration: storageMode byos, byosProvider one of " + ", ".join(PROVIDERS))
 
 
 class StorageConfig(BaseModel):
@@ -91,7 +196,7 @@ class ValidationStep(BaseModel):
     ok: bool
     latencyMs: int
     reason: Literal["bad_credentials", "no_such_bucket", "access_denied", "wrong_region", "unreachable",
-                    "timeout", "unexpected_response"] | None = None
+                    "timeout", "unexpected_response", "endpoint_refused"] | None = None
     message: str | None = None
     providerCode: str | None = Field(None, description="the storage's own error code, when it gave one")
 
@@ -162,61 +267,62 @@ def endpoint_of(config: dict[str, Any]) -> str | None:
     return None
 
 
-def _check_platform(body: StorageConfigBody, tenant: dict[str, Any]) -> dict[str, Any]:
-    problems = [_problem(f, "is not used with platform storage") for f in BYOS_FIELDS if getattr(body, f) is not None]
-    region_id = body.platformRegion or _platform_default(tenant)
-    field_problem = region_preferences.region_problem(region_id)
-    if field_problem:
-        problems.append(_problem("platformRegion", field_problem))
+def _check_platform(body: PlatformStorageBody, tenant: dict[str, Any]) -> dict[str, Any]:
+    """The body is valid (its model); what can still fail is the stored preferences: 409."""
     prefs = region_preferences.effective(tenant)
-    if not field_problem and prefs["dataResidencyRequired"] \
+    region_id = body.platformRegion or prefs["primaryRegion"]
+    read = {} if body.platformRegion else {"primaryRegion": region_id}  # the default is the stored primary
+    problem = region_preferences.region_problem(region_id)
+    if not problem and prefs["dataResidencyRequired"] \
             and regions.REGIONS[region_id].jurisdiction != prefs["dataResidencyRegion"]:
-        problems.append(_problem("platformRegion", f"{region_id} lies outside the data residency region "
-                                                   f"{prefs['dataResidencyRegion']}"))
-    if problems:
-        raise _invalid(problems)
+        problem = f"{region_id} lies outside the data residency region {prefs['dataResidencyRegion']}"
+        read.update(dataResidencyRequired=True, dataResidencyRegion=prefs["dataResidencyRegion"])
+    if problem:
+        raise Conflict("The platform region conflicts with the regional preferences: change them first "
+                       "(PATCH /regions/preferences/:tenantId) or choose another platformRegion.",
+                       {"resource": "regionPreferences", "fields": [_problem("platformRegion", problem)],
+                        "current": read})
     return {"storageMode": "platform", "platformRegion": region_id}
 
 
-def _check_byos(body: StorageConfigBody, tenant: dict[str, Any], *,
-                guard: Callable[..., endpoint_guard.Target]) -> tuple[dict[str, Any], endpoint_guard.Target | None]:
-    """The configuration (keys in clear, or the stored sealed ones) and its checked endpoint."""
-    problems: list[dict[str, str]] = []
-    if body.platformRegion is not None:
-        problems.append(_problem("platformRegion", "is not used with byos storage"))
-    provider = body.byosProvider
-    if provider is None:
-        raise _invalid(problems + [_problem("byosProvider", f"is required with byos storage ({', '.join(PROVIDERS)})")])
-    for field in REQUIRED[provider]:
-        if getattr(body, field) is None:
-            problems.append(_problem(field, f"is required with the {provider} provider"))
-    pattern, rule = _BUCKETS[provider]
-    if body.byosBucket is not None and not pattern.match(body.byosBucket):
-        problems.append(_problem("byosBucket", f"is not a valid {provider} bucket name ({rule})"))
+def check_endpoint(url: str, guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check
+                   ) -> endpoint_guard.Target | None:
+    """400 when a byosEndpoint sent is refused by its text: ENDPOINT_PATTERN, the document's rule.
+    Only the development setting lets more through, an endpoint on loopback (its checked Target is
+    returned, not to resolve it twice); when the pattern refuses, the guard says why if it can."""
+    if _ENDPOINT.fullmatch(url):
+        return None
+    allow_loopback = settings().allow_loopback_endpoints
+    try:
+        target = guard(url, allow_loopback=allow_loopback, require_resolution=False)
+    except endpoint_guard.EndpointRefused as refused:
+        raise _invalid([_problem("byosEndpoint", refused.reason, code=refused.code)]) from None
+    if allow_loopback and target.addresses \
+            and all(endpoint_guard.address_problem(a) == "loopback" for a in target.addresses):
+        return target
+    raise _invalid([_problem("byosEndpoint", ENDPOINT_RULE, code="malformed")])
+
+
+def _byos_config(body: _ByosBody, tenant: dict[str, Any], guard: Callable[..., endpoint_guard.Target]
+                 ) -> tuple[dict[str, Any], endpoint_guard.Target | None]:
+    """The configuration sent, with its keys in clear or the stored sealed ones (and the endpoint's
+    Target if checking its text resolved it already)."""
+    target = None if body.byosEndpoint is None else check_endpoint(body.byosEndpoint, guard)
     config = {"storageMode": "byos", **{f: getattr(body, f) for f in BYOS_FIELDS}}
+    if config["byosAccessKey"] is not None:
+        return config, target
     stored = tenant.get(SECTION) or {}
-    keys_sent = [f for f in ("byosAccessKey", "byosSecretKey") if config[f] is not None]
-    keep = (not keys_sent and stored.get("storageMode") == "byos" and bool(stored.get("byosCredentials"))
-            and _same_place(stored, config))
-    if keep:
-        config["byosCredentials"] = stored["byosCredentials"]
-        config["byosAccessKeyLast4"] = stored.get("byosAccessKeyLast4")
-    else:
-        for field in ("byosAccessKey", "byosSecretKey"):
-            if config[field] is None:
-                problems.append(_problem(field, "is required (the stored keys are kept only when both are left "
-                                                "out and byosProvider, byosEndpoint and byosBucket are unchanged)"))
-    target = None
-    url = endpoint_of(config)
-    if url is not None and not any(p["field"] == "byosEndpoint" for p in problems):
-        try:
-            # A name that does not resolve passes here; the probe reports it as unreachable.
-            target = guard(url, allow_loopback=settings().allow_loopback_endpoints, require_resolution=False)
-        except endpoint_guard.EndpointRefused as refused:
-            problems.append(_problem("byosEndpoint", refused.reason, code=refused.code))
-    if problems:
-        raise _invalid(problems)
-    return config, target
+    if stored.get("storageMode") == "byos" and stored.get("byosCredentials") and _same_place(stored, config):
+        return {**config, "byosCredentials": stored["byosCredentials"],
+                "byosAccessKeyLast4": stored.get("byosAccessKeyLast4")}, target
+    view = view_of(tenant)
+    raise Conflict("No keys are stored for this byosProvider, byosEndpoint and byosBucket: send byosAccessKey and "
+                   "byosSecretKey.",
+                   {"resource": "storage",
+                    "fields": [_problem(k, "is required: the stored keys are kept only while byosProvider, "
+                                           "byosEndpoint and byosBucket stay the same") for k in KEYS],
+                    "current": {f: view[f] for f in ("storageMode", "byosProvider", "byosEndpoint", "byosBucket",
+                                                     "byosAccessKeySet")}})
 
 
 def _sealed_section(config: dict[str, Any], tenant_id: str, stamp: str) -> dict[str, Any]:
@@ -232,11 +338,11 @@ def _sealed_section(config: dict[str, Any], tenant_id: str, stamp: str) -> dict[
 def put_storage(ctx: TenantContext, tenant_id: str, body: StorageConfigBody, store=tenants_table,
                 guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check) -> dict[str, Any]:
     tenant = own_tenant(ctx, tenant_id, store)
-    if body.storageMode == "platform":
+    if isinstance(body, PlatformStorageBody):
         config = _check_platform(body, tenant)
     else:
         require_feature(tenant, "byos", "Bring-your-own storage")
-        config, _ = _check_byos(body, tenant, guard=guard)
+        config, _ = _byos_config(body, tenant, guard)
     stamp = timeutil.iso(timeutil.now())
     section = _sealed_section(config, tenant["id"], stamp)
     try:
@@ -261,31 +367,43 @@ def _open_keys(config: dict[str, Any], tenant_id: str) -> tuple[str, str]:
     return opened["accessKey"], opened["secretKey"]
 
 
-def validate_storage(ctx: TenantContext, tenant_id: str, body: StorageConfigBody | None, store=tenants_table,
+def _refused(refused: endpoint_guard.EndpointRefused) -> list[dict[str, Any]]:
+    """The check's answer when the endpoint may not be connected to (what it resolves to is known
+    only now): the first step fails, nothing was sent."""
+    return [{"step": "write", "ok": False, "latencyMs": 0, "reason": "endpoint_refused",
+             "message": f"Not connected: {refused.reason} ({refused.code})."}]
+
+
+def validate_storage(ctx: TenantContext, tenant_id: str, body: _ByosBody | None, store=tenants_table,
                      guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check,
                      probe: Callable[[storage_probe.Connection], list[dict[str, Any]]] | None = None
                      ) -> dict[str, Any]:
     """Connect with the configuration sent (not stored) or, without a body, the stored one."""
     tenant = own_tenant(ctx, tenant_id, store)
+    stored = tenant.get(SECTION) or {}
+    if body is None and stored.get("storageMode") != "byos":
+        raise Conflict("The stored storage is the platform's: there is no BYOS connection to validate (send a byos "
+                       "configuration).", {"resource": "storage", "storageMode": "platform"})
+    require_feature(tenant, "byos", "Bring-your-own storage")
+    target = None
     if body is None:
-        stored = tenant.get(SECTION) or {}
-        if stored.get("storageMode") != "byos":
-            raise _invalid([_problem("storageMode", "the stored storage is the platform's: there is no BYOS "
-                                                    "connection to validate (send a byos configuration)")])
-        body = StorageConfigBody.model_validate(
-            {"storageMode": "byos", **{f: stored[f] for f in BYOS_FIELDS if stored.get(f) is not None}})
         source = "stored"
+        config = {"storageMode": "byos", **{f: stored.get(f) for f in BYOS_FIELDS},
+                  "byosCredentials": stored.get("byosCredentials")}
     else:
         source = "body"
-        if body.storageMode != "byos":
-            raise _invalid([_problem("storageMode", "only a byos configuration can be validated")])
-    require_feature(tenant, "byos", "Bring-your-own storage")
-    config, target = _check_byos(body, tenant, guard=guard)
-    access_key, secret_key = _open_keys(config, tenant["id"])
-    connection = storage_probe.Connection(provider=config["byosProvider"], target=target,
-                                          bucket=config["byosBucket"], region=config.get("byosRegion"),
-                                          access_key=access_key, secret_key=secret_key)
-    steps = (probe or storage_probe.probe)(connection)
+        config, target = _byos_config(body, tenant, guard)
+    try:  # the SSRF rules, with the name resolved now; the probe connects to the address checked here
+        target = target or guard(endpoint_of(config) or "", allow_loopback=settings().allow_loopback_endpoints,
+                                 require_resolution=False)
+    except endpoint_guard.EndpointRefused as refused:
+        steps = _refused(refused)
+    else:
+        access_key, secret_key = _open_keys(config, tenant["id"])
+        connection = storage_probe.Connection(provider=config["byosProvider"], target=target,
+                                              bucket=config["byosBucket"], region=config.get("byosRegion"),
+                                              access_key=access_key, secret_key=secret_key)
+        steps = (probe or storage_probe.probe)(connection)
     ok = len(steps) == 3 and all(s["ok"] for s in steps)
     logger.info("storage validated", extra={"byos_provider": config["byosProvider"], "ok": ok,
                                             "reasons": [s.get("reason") for s in steps if not s["ok"]]})
