@@ -72,6 +72,7 @@ def build_document() -> dict[str, Any]:
             _refuse_clashing_models(schema, models, code_dir.name)
             merge.add_schema(schema)
     document = _event_streams_as_text(_without_unused_validation_response(json.loads(merge.get_openapi_json_schema())))
+    _request_strings_hold_no_nul(document)
     return deployment_document.fill(document, template_default_lists(resolver))
 
 
@@ -100,21 +101,62 @@ def _refuse_clashing_models(schema: Any, models: dict[str, tuple[str, str]], fun
 
 
 EVENT_STREAM = "text/event-stream"
+NO_NUL = "^[^\\u0000]*$"
+
+
+def _may_match_nul(pattern: str) -> bool:
+    """False only when the pattern surely refuses every string holding a NUL: anchored at both
+    ends, and made of positive character classes and escapes (no negation, no dot, no NUL named)."""
+    anchored = pattern.startswith("^") and pattern.endswith("$")
+    return not anchored or any(token in pattern for token in ("[^", "\\S", "\\W", "\\D", ".", "\\x00", "\\u0000"))
+
+
+def _request_strings_hold_no_nul(document: dict[str, Any]) -> None:
+    """A body's strings may not hold a NUL anywhere (svc_core/json_body.py refuses it, in every
+    field): every string schema a request body reaches says so, with its own pattern if it has
+    none, else beside it in an allOf (a schema has one pattern)."""
+    schemas = document.get("components", {}).get("schemas", {})
+    seen: set[str] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                visit(item)
+        if not isinstance(node, dict):
+            return
+        reference = node.get("$ref", "").rpartition("/")[2]
+        if reference and reference not in seen:
+            seen.add(reference)
+            visit(schemas[reference])
+        if node.get("type") == "string" and "enum" not in node and "const" not in node:
+            if "pattern" not in node:
+                node["pattern"] = NO_NUL
+            elif _may_match_nul(node["pattern"]) and {"pattern": NO_NUL} not in node.get("allOf", []):
+                node.setdefault("allOf", []).append({"pattern": NO_NUL})
+        for key, value in node.items():
+            if key != "allOf":
+                visit(value)
+
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            visit(operation.get("requestBody"))
 
 
 def _event_streams_as_text(document: dict[str, Any]) -> dict[str, Any]:
-    """In OpenAPI 3.1 a media type's `schema` describes the whole body, and a stream of Server-Sent
-    Events is text: a generated client reading the body as one event fails. Each event's schema
-    (the route's model) moves to `x-itemSchema`, which is what OpenAPI 3.2 calls `itemSchema`."""
+    """OpenAPI 3.1 does not say whether the `schema` of text/event-stream describes the whole body
+    or one event (3.2 added itemSchema for the second), and readers differ: a generated client
+    reads the body as text, schemathesis checks each event against it. The schema says both, as
+    `anyOf` of the body's text and the route's event model."""
     for operations in document.get("paths", {}).values():
         for operation in operations.values():
             for response in operation.get("responses", {}).values():
                 media = response.get("content", {}).get(EVENT_STREAM)
                 if media and "$ref" in media.get("schema", {}):
-                    media["x-itemSchema"] = media["schema"]
-                    media["schema"] = {"type": "string", "description": (
-                        "Server-Sent Events (read it with an SSE parser or EventSource); each event is as "
-                        "x-itemSchema describes (OpenAPI 3.2's itemSchema)")}
+                    media["schema"] = {"anyOf": [
+                        {"type": "string", "description": "the whole body: Server-Sent Events (read it with an "
+                                                          "SSE parser or EventSource)"},
+                        media["schema"]],
+                        "description": "the stream as text, or one of its events (OpenAPI 3.2's itemSchema)"}
     return document
 
 

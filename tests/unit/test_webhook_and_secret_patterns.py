@@ -151,9 +151,13 @@ def test_any_text_is_a_secret_exactly_when_the_document_allows_it(text):
 # ---- secret values --------------------------------------------------------------------------
 
 def value_accepted(text: str) -> bool:
+    """As the API takes it: the body rules (svc_core/json_body.py: no NUL in any string), then the model."""
+    from svc_core import json_body
+    from svc_core.errors import ValidationFailed
     try:
+        json_body.parse(json.dumps({"value": text}))
         SecretUpdate(value=text)
-    except ValidationError:
+    except (ValidationError, ValidationFailed):
         return False
     return True
 

@@ -53,10 +53,12 @@ ComplianceLevel = Annotated[str, StringConstraints(pattern=f"^[a-z][a-z0-9_-]{{0
 # pairs of region sets that cover every primary/secondary pair but equal ones (_differ), and one
 # per context (how residency and the
 # compliance level are sent; contexts that allow the same regions share a branch), each allowing
-# the regions the catalogue allows there. `false` marks a field that must not be sent; a
-# `properties` constraint applies only to a field that is sent.
+# the regions the catalogue allows there. NOT_SENT marks a field that must not be sent (the
+# boolean schema `false` says the same, but client generators refuse it); a `properties`
+# constraint applies only to a field that is sent.
+NOT_SENT: dict[str, Any] = {"not": {}}
 _RESIDENCY_OFF = ({"properties": {"dataResidencyRequired": {"const": False}}},  # or not sent
-                  {"properties": {"dataResidencyRequired": {"const": True}, "dataResidencyRegion": False}})
+                  {"properties": {"dataResidencyRequired": {"const": True}, "dataResidencyRegion": NOT_SENT}})
 
 
 def _class(chars: str) -> str:
@@ -101,7 +103,7 @@ def _merge(*parts: dict[str, Any]) -> dict[str, Any]:
 
 def _only(allowed: tuple[str, ...]) -> dict[str, Any]:
     """primaryRegion, if sent, one of `allowed`; secondaryRegion, if sent, one of them or null."""
-    return {"properties": {"primaryRegion": {"enum": list(allowed)} if allowed else False,
+    return {"properties": {"primaryRegion": {"enum": list(allowed)} if allowed else NOT_SENT,
                            "secondaryRegion": {"enum": [*allowed, None]}}}
 
 
@@ -125,7 +127,7 @@ def _differ() -> dict[str, Any]:
     not; two different regions always meet in some branch, a region never meets itself."""
     k = next(k for k in range(1, len(AVAILABLE) + 2) if math.comb(k, k // 2) >= len(AVAILABLE))
     labels = dict(zip(AVAILABLE, itertools.combinations(range(k), k // 2)))
-    branches: list[dict[str, Any]] = [{"properties": {"primaryRegion": False}}]
+    branches: list[dict[str, Any]] = [{"properties": {"primaryRegion": NOT_SENT}}]
     for j in range(k):
         primaries = [r for r in AVAILABLE if j in labels[r]]
         if primaries:
