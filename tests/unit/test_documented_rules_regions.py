@@ -154,7 +154,8 @@ def test_an_endpoint_matching_the_documented_pattern_is_accepted_without_resolvi
 
 @pytest.mark.parametrize("url", ["https://10.0.0.8", "https://[::1]", "http://storage.example.com",
                                  "https://localhost", "https://2130706433", "https://0x7f.1",
-                                 "https://a.example.com:0", "https://a.example.com?x=1", "https://u@a.example.com"])
+                                 "https://a.example.com:0", "https://a.example.com?x=1", "https://u@a.example.com",
+                                 "https://minio.local", "https://s3.corp.INTERNAL:9000", "https://a.localhost/x"])
 def test_endpoints_outside_the_pattern_are_400(url):
     assert not re.fullmatch(storage.ENDPOINT_PATTERN, url)
     with pytest.raises(ValidationFailed):

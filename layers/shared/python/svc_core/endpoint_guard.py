@@ -32,6 +32,24 @@ import urllib3
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
+# The text of an endpoint a tenant registers (a webhook URL, a BYOS endpoint), as the document's
+# patterns say it: a DNS name of two labels or more whose last label starts with a letter (so no
+# resolver reads it as an address: 127.1, 0x7f000001, 2130706433) and is not a name of this
+# machine or a private network (RFC 6761, mDNS, ICANN's private-use TLD), and a port of 1-65535.
+# Lookahead and classes only: the same in ECMA-262 (the document) and Python's re (the API).
+LOCAL_NAMES = ("localhost", "local", "localdomain", "internal")
+LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+LAST_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+PORT = r"(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
+
+
+def _any_case(word: str) -> str:
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in word)
+
+
+_NOT_LOCAL = "(?!(?:" + "|".join(map(_any_case, LOCAL_NAMES)) + r")(?:[:/?]|$))"
+HOST_NAME = rf"(?:{LABEL}\.)+{_NOT_LOCAL}{LAST_LABEL}"
+
 _SHARED = ipaddress.ip_network("100.64.0.0/10")
 _RFC1918 = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 _UNIQUE_LOCAL = ipaddress.ip_network("fc00::/7")

@@ -32,21 +32,10 @@ import re
 from svc_core import endpoint_guard
 
 MAX_URL = 2048
-LOCAL_NAMES = ("localhost", "local", "localdomain", "internal")
-
-_ANY_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_LAST_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_PORT = r"(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
+LOCAL_NAMES = endpoint_guard.LOCAL_NAMES
 _REST = r'(?:[/?][!"$-~]*)?'   # printable ASCII but "#"
 
-
-def _any_case(word: str) -> str:
-    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in word)
-
-
-# Lookahead and classes only: the same in ECMA-262 (the document) and Python's re (the API).
-_NOT_LOCAL = "(?!(?:" + "|".join(map(_any_case, LOCAL_NAMES)) + r")(?:[:/?]|$))"
-PATTERN = rf"^https://(?:{_ANY_LABEL}\.)+{_NOT_LOCAL}{_LAST_LABEL}(?::{_PORT})?{_REST}$"
+PATTERN = rf"^https://{endpoint_guard.HOST_NAME}(?::{endpoint_guard.PORT})?{_REST}$"
 _URL = re.compile(PATTERN)
 
 HELP = (f"https://, a host name, an optional port (1-65535), then an optional path and query of printable "
@@ -103,6 +92,6 @@ def problem(url: str) -> tuple[str, str] | None:
     last = host.rsplit(".", 1)[-1]
     if last.lower() in LOCAL_NAMES:
         return "local_name", REASONS["local_name"]
-    if not re.fullmatch(rf"(?:{_ANY_LABEL}\.)+{_LAST_LABEL}", host):
+    if not re.fullmatch(rf"(?:{endpoint_guard.LABEL}\.)+{endpoint_guard.LAST_LABEL}", host):
         return "host", REASONS["host"]
     return "malformed", REASONS["malformed"]

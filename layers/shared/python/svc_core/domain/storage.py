@@ -70,14 +70,10 @@ PROVIDER_RULES = {
 }
 PROVIDERS = tuple(PROVIDER_RULES)
 
-# https, a DNS name of two labels or more whose last label starts with a letter (so that no
-# resolver reads it as an IPv4 number, e.g. 2130706433 or 0x7f.1), a port from 1 to 65535, and a
-# path of visible ASCII without ? and #: what endpoint_guard.parse accepts, minus IP literals.
-_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_LAST_LABEL = "[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_PORT = "(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
+# https, a host name and port as endpoint_guard's text rules say (no IP address, no local name),
+# and a path of visible ASCII without ? and #: what endpoint_guard.parse accepts, minus IP literals.
 _PATH_CHARACTER = r"[\x21\x22\x24-\x3e\x40-\x7e]"
-ENDPOINT_PATTERN = f"^https://(?:{_LABEL}\\.)+{_LAST_LABEL}(?::{_PORT})?(?:/{_PATH_CHARACTER}*)?$"
+ENDPOINT_PATTERN = f"^https://{endpoint_guard.HOST_NAME}(?::{endpoint_guard.PORT})?(?:/{_PATH_CHARACTER}*)?$"
 _ENDPOINT = re.compile(ENDPOINT_PATTERN)
 ENDPOINT_RULE = ("must be https://host[:port][/path] with a DNS name of two labels or more for host (no IP "
                  "address, user, query or fragment)")
