@@ -44,6 +44,7 @@ def build_document() -> dict[str, Any]:
     from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
     from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer, Server
 
+    from svc_core.domain.chat_stream import STREAM_TOKEN_PARAMETER, STREAM_TOKEN_SCHEME
     from svc_core.payments.stripe_provider import SIGNATURE_HEADER, SIGNATURE_SCHEME
 
     schemes = {
@@ -52,6 +53,10 @@ def build_document() -> dict[str, Any]:
         SIGNATURE_SCHEME: APIKey(name=SIGNATURE_HEADER, in_=APIKeyIn.header,
                                  description="Stripe's signature of the body (t=<time>,v1=<HMAC-SHA256 with the "
                                              "webhook secret>); only POST /billing/stripe/webhook"),
+        # The chat stream only, instead of the Authorization header (EventSource cannot send one).
+        STREAM_TOKEN_SCHEME: APIKey(name=STREAM_TOKEN_PARAMETER, in_=APIKeyIn.query,
+                                    description="A stream token (POST /chat/sessions/{id}/stream-token): good "
+                                                "for that session's stream only, 5 minutes at most"),
     }
     merge = OpenAPIMerge(
         title="Multi-tenant AI application service API", version="1.0.0", description=DESCRIPTION,

@@ -18,7 +18,7 @@ import asyncio
 import json
 import re
 import time
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 from urllib.parse import parse_qsl
 
 from aws_lambda_powertools.event_handler import Response
@@ -41,7 +41,7 @@ _STREAM_PATH = re.compile(r"^/api/v1/chat/sessions/(?P<id>[^/]+)/stream/?$")
 class StreamApi(Api):
     def authenticate(self, event: dict[str, Any], headers: dict[str, str]) -> Principal:
         """The Authorization header as on every route; without one, the session's stream token."""
-        token = (event.get("queryStringParameters") or {}).get("token")
+        token = (event.get("queryStringParameters") or {}).get(chat_stream.STREAM_TOKEN_PARAMETER)
         if headers.get("authorization") or token is None:
             return super().authenticate(event, headers)
         return chat_stream.verify_stream_token(token, (event.get("pathParameters") or {}).get("id"))
@@ -60,7 +60,7 @@ DESCRIPTION = (
 
 
 @api.get(STREAM_PATH, scope=chat_stream.STREAM_SCOPE, raw=True, media_type=EVENT_STREAM, tags=["Chat"],
-         response_model=chat_stream.ChatStreamEvent,
+         response_model=chat_stream.ChatStreamEvent, or_scheme=chat_stream.STREAM_TOKEN_SCHEME,
          summary="Stream a chat session's answer as Server-Sent Events", description=DESCRIPTION, also=(204,))
 def stream_chat_session(
         id: str,  # noqa: A002 - the path parameter's name
@@ -69,13 +69,12 @@ def stream_chat_session(
         last_event_id: Annotated[str, Header(alias="Last-Event-ID", pattern=EVENT_ID_PATTERN,
                                              description="Resume after this event id")] = None,  # type: ignore[assignment]
         lastEventId: Annotated[str, Query(pattern=EVENT_ID_PATTERN,  # noqa: N803 - no-header clients
-                                          description="Resume after this event id")] = None,  # type: ignore[assignment]
-        token: Annotated[Optional[str], Query(description="A stream token (POST .../stream-token), "
-                                                          "instead of the Authorization header")] = None):
+                                          description="Resume after this event id")] = None):  # type: ignore[assignment]
     """The buffered answer (the proxy integration): the same body, collected. The parameters are
-    declared for validation and the OpenAPI document; the header and token are read where the
-    streamed entry point reads them too (parse_last_event_id, StreamApi.authenticate)."""
-    del last_event_id, token
+    declared for validation and the OpenAPI document (the ?token= as a security scheme); the header
+    and token are read where the streamed entry point reads them too (parse_last_event_id,
+    StreamApi.authenticate)."""
+    del last_event_id
     follower = chat_stream.open_stream(api.tenant_context(), id,
                                        chat_stream.parse_last_event_id(api.header("last-event-id"), lastEventId))
     api.set_response_header("Cache-Control", "no-cache")

@@ -181,3 +181,18 @@ def test_the_served_document_offers_exactly_the_models_the_deployment_accepts(mo
     finally:
         config.settings.cache_clear()
         load_function("meta")._openapi_document.cache_clear()
+
+
+def test_the_stream_token_is_declared_as_the_streams_other_credential():
+    """?token= authenticates the chat stream instead of the header (EventSource sends none): a
+    security alternative, so tools that strip credentials strip it too; no other route takes it."""
+    from svc_core.domain.chat_stream import STREAM_PATH, STREAM_SCOPE, STREAM_TOKEN_PARAMETER, STREAM_TOKEN_SCHEME
+    document = json.loads(openapi.DOCUMENT.read_text())
+    scheme = document["components"]["securitySchemes"][STREAM_TOKEN_SCHEME]
+    assert (scheme["type"], scheme["in"], scheme["name"]) == ("apiKey", "query", STREAM_TOKEN_PARAMETER)
+    takers = {(path, method): operation["security"] for path, operations in document["paths"].items()
+              for method, operation in operations.items()
+              if any(STREAM_TOKEN_SCHEME in alternative for alternative in operation.get("security", []))}
+    assert takers == {(STREAM_PATH, "get"): [{"bearerAuth": [STREAM_SCOPE]}, {STREAM_TOKEN_SCHEME: []}]}
+    stream = document["paths"][STREAM_PATH]["get"]
+    assert STREAM_TOKEN_PARAMETER not in [p["name"] for p in stream.get("parameters", [])]

@@ -162,14 +162,16 @@ class Api:
               description: str | None = None, tags: list[str] | None = None,
               raw: bool = False, media_type: str = JSON, cache_seconds: int = 0,
               errors: tuple[int, ...] = (), also: tuple[int, ...] = (), throttle: str | None = None,
-              security_scheme: str | None = None) -> Callable:
+              security_scheme: str | None = None, or_scheme: str | None = None) -> Callable:
         """raw: the body is the result itself, not the envelope (for documents whose format a
         standard fixes, such as a JWKS); with another media_type (a page), the result is the
         body's text. cache_seconds: let clients cache a public document. throttle: on a public
         route, the group (register, sign-in...) whose requests are counted per source address
         (ADDRESS_RATE_LIMIT_PER_WINDOW in each window). security_scheme: on a public route that checks
         a credential of its own (a provider's signature header), the OpenAPI security scheme that
-        declares it (devstack/openapi.py); the route answers 401 when it does not verify."""
+        declares it (devstack/openapi.py); the route answers 401 when it does not verify. or_scheme:
+        on a scoped route, a credential it takes instead of the bearer one (the chat stream's token
+        in the query, for EventSource), declared as the security alternative it is."""
         if not public and scope is None:
             raise ValueError(f"{method} {path}: a route is either public or names its scope "
                              "(AUTHENTICATED when any credential will do)")
@@ -205,6 +207,10 @@ class Api:
             responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
         security = ([{security_scheme: []}] if security_scheme else [] if public
                     else [{"bearerAuth": [] if scope == AUTHENTICATED else [scope]}])
+        if or_scheme is not None:
+            if public:
+                raise ValueError(f"{method} {path}: or_scheme is an alternative to a scoped route's bearer credential")
+            security.append({or_scheme: []})
         rule = re.sub(r"\{([^/]+?)\}", r"<\1>", path)
 
         def decorator(func: Callable) -> Callable:

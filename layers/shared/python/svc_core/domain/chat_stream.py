@@ -41,6 +41,9 @@ from svc_core.errors import NotFound, Unauthorized, ValidationFailed
 EVENT_STREAM = "text/event-stream"
 STREAM_PATH = "/api/v1/chat/sessions/{id}/stream"
 STREAM_SCOPE = "chat:read"
+# The stream token goes in the query (EventSource sends no header): an OpenAPI security scheme.
+STREAM_TOKEN_SCHEME = "streamToken"
+STREAM_TOKEN_PARAMETER = "token"
 RETRY_MS = 2000                 # how long EventSource waits before it reconnects
 # A comment line: clients ignore it, proxies and load balancers see traffic. No blank line after it
 # (nor after retry:): a blank line ends an event block, and some clients (httpx-sse) then hand out
