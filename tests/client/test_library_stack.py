@@ -138,8 +138,9 @@ def test_agents_and_runs(svc):
     assert run.usage.input_tokens > 0 and run.model == "offline"
     assert svc.agents.get_run(agent.id, run.id).id == run.id
     assert [r.id for r in svc.agents.iter_runs(agent.id)] == [run.id]
-    with pytest.raises(ValidationError):
+    with pytest.raises(NotFound) as missing:  # a well-formed id naming nothing: 404 naming the field
         svc.agents.execute(agent.id, "Go.", MISSING_PROJECT)
+    assert missing.value.details["resource"] == "project"
 
 
 def test_api_keys_created_listed_and_revoked(svc, account):
@@ -179,7 +180,7 @@ def test_secrets_metadata_only(svc):
     made = svc.secrets.create("OPENAI_KEY", "not-a-real-value", description="for tests")
     assert made.version == 1 and "value" not in made.raw()
     assert svc.secrets.update(made.id, value="another").version == 2
-    with pytest.raises(ValidationError):
+    with pytest.raises(Conflict):
         svc.secrets.create("openai_key", "x")  # the name is taken whatever its case
 
 
