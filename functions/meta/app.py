@@ -1,7 +1,7 @@
 """Public documents (not authenticated, not rate limited): the JWKS that verifies service
 tokens, the OpenAPI description, and the API reference page drawn from it (Redoc, vendored in
-redoc/, see its README.md: nothing is fetched from another site). Every other path under /api/v1 also lands here, and gets
-the envelope's 404 (or 401 without a credential)."""
+redoc/, see its README.md: nothing is fetched from another site). Every other path under /api/v1
+also lands here, and gets the envelope's 404 (or 401 without a credential)."""
 
 import json
 from functools import lru_cache
