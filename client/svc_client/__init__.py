@@ -1,5 +1,5 @@
 """The Python client of the svc service: `Client`, `AsyncClient`, typed models, errors, chat
-streaming, webhook verification. See the repository README, "Client library and CLI"."""
+streaming, webhook verification. See docs/client-library.md and docs/cli.md in the repository."""
 
 from svc_client._core import NULL, VERSION, RetryPolicy
 from svc_client.client import AsyncClient, Client

@@ -1,6 +1,7 @@
 """Public documents (not authenticated, not rate limited): the JWKS that verifies service
-tokens and the OpenAPI description. Every other path under /api/v1 also lands here, and gets
-the envelope's 404 (or 401 without a credential)."""
+tokens, the OpenAPI description, and the API reference page drawn from it (Redoc, vendored in
+redoc/, see its README.md: nothing is fetched from another site). Every other path under /api/v1
+also lands here, and gets the envelope's 404 (or 401 without a credential)."""
 
 import json
 from functools import lru_cache
@@ -11,6 +12,7 @@ from svc_core.api import Api
 from svc_core.auth import signing_keys
 from svc_core.config import settings
 from svc_core.models.registry import allowed_models
+from svc_core.pages import renderer_page
 
 api = Api()
 
@@ -34,6 +36,39 @@ def _openapi_document() -> dict:
          description="Generated from the code (python -m devstack.openapi --write); not wrapped in the envelope.")
 def openapi_document():
     return _openapi_document()
+
+
+REFERENCE_PAGE = renderer_page(Path(__file__).parent / "reference_page.html")
+
+
+@api.get("/api/v1/docs", public=True, raw=True, media_type="text/html", tags=["Meta"],
+         summary="The API reference: this document rendered as a page",
+         description="Redoc, served by this API with the document (no other site is asked for anything).")
+def reference_page():
+    for name, value in REFERENCE_PAGE.headers.items():
+        api.set_response_header(name, value)
+    return REFERENCE_PAGE.html
+
+
+# Redoc's menu shows Redocly's logo from their CDN, whatever the options: an empty address makes it
+# fail at once without a request, and Redoc then leaves it out. The file itself stays as published.
+REDOCLY_LOGO = '"https://cdn.redoc.ly/redoc/logo-mini.svg"'
+
+
+@lru_cache(maxsize=1)
+def _redoc() -> str:
+    # Read on first use: 1 MB that the other routes' cold starts need not pay for.
+    script = (Path(__file__).parent / "redoc" / "redoc.standalone.js").read_text()
+    if REDOCLY_LOGO not in script:
+        raise RuntimeError("redoc.standalone.js no longer holds Redocly's logo address: see redoc/README.md")
+    return script.replace(REDOCLY_LOGO, '""')
+
+
+@api.get("/api/v1/docs/redoc.standalone.js", public=True, raw=True, media_type="text/javascript",
+         cache_seconds=86400, tags=["Meta"], summary="The script that renders the API reference page (Redoc)",
+         description="Redoc 2.5.4, its standalone bundle (MIT) as published on npm; the page loads it from here.")
+def reference_script():
+    return _redoc()
 
 
 lambda_handler = api.handler

@@ -44,7 +44,7 @@ class Receiver:
     @property
     def key(self) -> str | bytes:
         """What the reference library is given: a whsec_ secret as is (it base64-decodes a str), a
-        plain secret as its UTF-8 bytes (bytes are the HMAC key itself), as the README says."""
+        plain secret as its UTF-8 bytes (bytes are the HMAC key itself), as docs/webhooks.md says."""
         return self.secret if self.secret.startswith("whsec_") else self.secret.encode("utf-8")
 
     def __post_init__(self) -> None:

@@ -17,7 +17,7 @@ from svc_core.domain import agents
 from svc_core.domain.agents import AgentCreate, AgentUpdate
 from svc_core.errors import Conflict, NotFound, ValidationFailed
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "agents-and-runs.md"
 SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
 
@@ -171,10 +171,10 @@ def test_a_lost_update_is_a_conflict_and_another_tenant_sees_nothing():
     assert store.get("ten_A", agent["id"])["name"] == "Writer"
 
 
-def test_the_api_reference_documents_every_autonomy_level_and_tool():
-    text = README.read_text()
-    section = text[text.index("### Agents"):]
-    section = section[:section.index("\n### ", 1)]
+def test_the_agents_guide_documents_every_autonomy_level_and_tool():
+    text = GUIDE.read_text()
+    section = text[text.index("\n## Agents\n"):]
+    section = section[:section.index("\n## ", 1)]
     for name in (*agents.AUTONOMY_LEVELS, *agent_tools.TOOL_NAMES):
         assert f"`{name}`" in section, name
 

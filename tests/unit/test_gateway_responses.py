@@ -55,7 +55,7 @@ def render(template: str) -> str:
 
 def gateway_timestamp(value: str) -> datetime:
     """meta.timestamp of a gateway answer: ISO 8601, or API Gateway's requestTime (the only date a
-    GatewayResponse template can render; see README, "Errors API Gateway answers itself")."""
+    GatewayResponse template can render; see docs/conventions.md, "Errors API Gateway answers itself")."""
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:

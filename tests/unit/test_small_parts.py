@@ -111,20 +111,20 @@ def test_every_error_code_is_in_the_api_reference_with_its_status():
     from pathlib import Path
 
     from svc_core import errors
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "conventions.md").read_text()
     defined = {cls for cls in vars(errors).values()
                if isinstance(cls, type) and issubclass(cls, errors.ServiceError) and cls.code != "INTERNAL_ERROR"}
     assert defined <= set(errors.ALL_ERRORS)
     for cls in errors.ALL_ERRORS:
-        assert f"| {cls.code} | {cls.status} |" in readme, f"{cls.code} is missing from the README's error table"
+        assert f"| {cls.code} | {cls.status} |" in readme, f"{cls.code} is missing from the error table of docs/conventions.md"
 
 
-def test_every_scope_is_in_the_readme_scope_table():
+def test_every_scope_is_in_the_docs_scope_table():
     from pathlib import Path
 
     from svc_core.scopes import SCOPES
-    readme = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
-    table = readme.split("### Scopes", 1)[1].split("###", 1)[0]
+    guide = Path(__file__).resolve().parents[2].joinpath("docs", "authentication.md").read_text()
+    table = guide.split("\n## Scopes\n", 1)[1].split("\n## ", 1)[0]
     assert [s for s in SCOPES if s not in table] == []
 
 
