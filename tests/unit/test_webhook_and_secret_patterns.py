@@ -166,9 +166,14 @@ BLANKISH = st.sampled_from(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\
                            "\u3000\ufeff\x00\u180e\u200b")
 
 
+# Unicode text: a lone surrogate is no UTF-8 (a body can hold one only as an escape, which
+# svc_core/json_body.py refuses whatever the field; its own tests show it), nor can a validator read it.
+TEXT_CHARACTERS = st.characters(exclude_categories=("Cs",))
+
+
 @RULES
-@given(st.one_of(st.text(BLANKISH, max_size=40), st.text(max_size=40),
-                 st.tuples(st.text(BLANKISH, max_size=10), st.characters(), st.text(BLANKISH, max_size=10))
+@given(st.one_of(st.text(BLANKISH, max_size=40), st.text(TEXT_CHARACTERS, max_size=40),
+                 st.tuples(st.text(BLANKISH, max_size=10), TEXT_CHARACTERS, st.text(BLANKISH, max_size=10))
                  .map("".join)))
 def test_a_value_is_taken_exactly_when_the_document_allows_it(text):
     assert value_accepted(text) == documented(VALUE_SCHEMA, text)
