@@ -39,15 +39,9 @@ class ChatStreamResult:
     events_per_turn: float
     startup_s: float
 
-    @staticmethod
-    def _p(values: list[float], p: int) -> float:
-        if not values:
-            return float("nan")
-        return statistics.median(values) if p == 50 else percentile(values, p)
-
     def figures(self) -> dict[str, float]:
-        return {"first_p50": self._p(self.first_event_ms, 50), "first_p99": self._p(self.first_event_ms, 99),
-                "done_p50": self._p(self.done_ms, 50), "done_p99": self._p(self.done_ms, 99)}
+        return {"first_p50": percentile(self.first_event_ms, 50), "first_p99": percentile(self.first_event_ms, 99),
+                "done_p50": percentile(self.done_ms, 50), "done_p99": percentile(self.done_ms, 99)}
 
 
 def rows(r: ChatStreamResult) -> list[tuple]:

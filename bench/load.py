@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -21,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.fixture import ROOT
-from bench.warm import percentile
+from bench.warm import Latencies
 from devstack.processes import children_of, cpu_seconds
 
 
 @dataclass
-class LoadResult:
+class LoadResult(Latencies):
     clients: int
     requested: int
     completed: int = 0
@@ -41,14 +40,6 @@ class LoadResult:
     @property
     def rps(self) -> float:
         return self.completed / self.seconds if self.seconds else 0.0
-
-    @property
-    def p50(self) -> float:
-        return statistics.median(self.latencies_ms) if self.latencies_ms else float("nan")
-
-    @property
-    def p99(self) -> float:
-        return percentile(self.latencies_ms, 99) if self.latencies_ms else float("nan")
 
 
 def _cpu_snapshot(stack_pid: int) -> dict[str, float]:

@@ -32,9 +32,27 @@ class WarmResult:
 
 
 def percentile(values: list[float], p: float) -> float:
+    """The p-th percentile: the median for 50, else the nearest rank; NaN when there are no values."""
+    if not values:
+        return float("nan")
+    if p == 50:
+        return statistics.median(values)
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))
     return ordered[index]
+
+
+class Latencies:
+    """p50 and p99 of a result's latencies_ms."""
+    latencies_ms: list[float]
+
+    @property
+    def p50(self) -> float:
+        return percentile(self.latencies_ms, 50)
+
+    @property
+    def p99(self) -> float:
+        return percentile(self.latencies_ms, 99)
 
 
 def measure(fixture: Fixture, requests: int, warmup: int = 50) -> WarmResult:
@@ -72,4 +90,4 @@ def measure(fixture: Fixture, requests: int, warmup: int = 50) -> WarmResult:
 
 
 def summary(values: list[float]) -> tuple[float, float]:
-    return statistics.median(values), percentile(values, 99)
+    return percentile(values, 50), percentile(values, 99)

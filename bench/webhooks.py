@@ -18,7 +18,6 @@ delivery, every hop polled as the stack polls it.
 from __future__ import annotations
 
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from threading import Thread
 from typing import Any
 
 from bench.fixture import ROOT, quiet_stdout
-from bench.warm import percentile
+from bench.warm import Latencies
 
 
 @dataclass
@@ -48,18 +47,10 @@ class ThroughputResult:
 
 
 @dataclass
-class LatencyResult:
+class LatencyResult(Latencies):
     events: int
     latencies_ms: list[float]
     startup_s: float
-
-    @property
-    def p50(self) -> float:
-        return statistics.median(self.latencies_ms) if self.latencies_ms else float("nan")
-
-    @property
-    def p99(self) -> float:
-        return percentile(self.latencies_ms, 99) if self.latencies_ms else float("nan")
 
 
 def _receiver(secret: str, verify_every: int = 50):
@@ -106,7 +97,7 @@ def throughput(fixture, messages: int = 500) -> ThroughputResult:
             for _ in range(count):
                 event = events.new_event("project.created", fixture.tenant_id, {"id": "proj_bench", "name": "x"})
                 made.append({"messageId": str(uuid.uuid4()), "receiptHandle": "unused-on-success",
-                             "body": json.dumps(delivery_message(event, webhook_id)),
+                             "body": delivery_message(event, webhook_id).to_json(),
                              "attributes": {"ApproximateReceiveCount": "1"}, "messageAttributes": {},
                              "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:0:WebhookDeliveryQueue",
                              "awsRegion": "us-east-1", "md5OfBody": ""})

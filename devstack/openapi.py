@@ -4,7 +4,8 @@
     python -m devstack.openapi --check   # exit 1 when the committed file and the code disagree,
                                          # or when the document is not valid OpenAPI 3.1
 
-The meta function serves the committed file at GET /api/v1/openapi.json.
+The meta function serves the committed file at GET /api/v1/openapi.json. scripts/generate writes
+it together with the other derived files.
 """
 
 from __future__ import annotations
@@ -210,7 +211,7 @@ def main() -> int:
         print(f"wrote {DOCUMENT.relative_to(ROOT)}")
         return 0
     if DOCUMENT.read_text() != text:
-        print(f"{DOCUMENT.relative_to(ROOT)} is out of date: run python -m devstack.openapi --write")
+        print(f"{DOCUMENT.relative_to(ROOT)} is out of date: run scripts/generate (or python -m devstack.openapi --write)")
         return 1
     invalid = problems(json.loads(text))
     if invalid:

@@ -382,6 +382,19 @@ def _list_command(group: click.Group, name: str, columns: list[tuple[str, str]],
     group.command(name)(decorated)
 
 
+def _call_command(group: click.Group, name: str, parameter: Callable[[Callable], Callable],
+                  call: Callable[[Client, Any], Any], show: list[str] | Callable[[Any], str],
+                  summary: str | None = None) -> None:
+    """A command that makes one call with its one parameter and shows the answer: the fields named in
+    `show`, or the line `show` makes of it (or, with --output json, its JSON)."""
+    def command(state: State, **arguments: Any) -> None:
+        with state.client() as svc:
+            answer = call(svc, *arguments.values())
+        state.emit(answer, lambda a: state.fields(a, show) if isinstance(show, list) else state.out.print(show(a)))
+    command.__doc__ = summary
+    group.command(name)(parameter(pass_state(command)))
+
+
 _list_command(projects, "list", PROJECT_COLUMNS, lambda svc, **page: svc.projects.list(**page),
               "One page of projects, newest first.")
 
@@ -397,23 +410,10 @@ def projects_create(state: State, name: str, description: str | None, language: 
     state.emit(project, lambda p: state.out.print(f"Created project {p.id} ({p.name})."))
 
 
-@projects.command("show")
-@click.argument("project_id")
-@pass_state
-def projects_show(state: State, project_id: str) -> None:
-    with state.client() as svc:
-        project = svc.projects.get(project_id)
-    state.emit(project, lambda p: state.fields(p, ["id", "name", "description", "language", "created_at",
-                                                   "updated_at"]))
-
-
-@projects.command("delete")
-@click.argument("project_id")
-@pass_state
-def projects_delete(state: State, project_id: str) -> None:
-    with state.client() as svc:
-        deleted = svc.projects.delete(project_id)
-    state.emit(deleted, lambda d: state.out.print(f"Deleted project {d.id}."))
+_call_command(projects, "show", click.argument("project_id"), lambda svc, id: svc.projects.get(id),
+              ["id", "name", "description", "language", "created_at", "updated_at"])
+_call_command(projects, "delete", click.argument("project_id"), lambda svc, id: svc.projects.delete(id),
+              lambda d: f"Deleted project {d.id}.")
 
 
 # ---- agents -----------------------------------------------------------------------------------
@@ -451,13 +451,8 @@ def agents_create(state: State, name: str, system_prompt: str, autonomy: str, mo
     state.emit(agent, lambda a: state.out.print(f"Created agent {a.id} ({a.name}, {a.config.autonomy_level})."))
 
 
-@agents.command("show")
-@click.argument("agent_id")
-@pass_state
-def agents_show(state: State, agent_id: str) -> None:
-    with state.client() as svc:
-        agent = svc.agents.get(agent_id)
-    state.emit(agent, lambda a: state.fields(a, ["id", "name", "systemPrompt", "config", "created_at"]))
+_call_command(agents, "show", click.argument("agent_id"), lambda svc, id: svc.agents.get(id),
+              ["id", "name", "systemPrompt", "config", "created_at"])
 
 
 @agents.command("run")
@@ -597,13 +592,8 @@ _list_command(keys, "list", [("ID", "id"), ("NAME", "name"), ("TYPE", "type"), (
               lambda svc, **page: svc.api_keys.list(**page), "One page of API keys (never their values).")
 
 
-@keys.command("revoke")
-@click.argument("key_id")
-@pass_state
-def keys_revoke(state: State, key_id: str) -> None:
-    with state.client() as svc:
-        key = svc.api_keys.revoke(key_id)
-    state.emit(key, lambda k: state.out.print(f"Revoked key {k.id} ({k.status})."))
+_call_command(keys, "revoke", click.argument("key_id"), lambda svc, id: svc.api_keys.revoke(id),
+              lambda k: f"Revoked key {k.id} ({k.status}).")
 
 
 # ---- webhooks ---------------------------------------------------------------------------------
@@ -644,13 +634,8 @@ _list_command(webhooks, "deliveries", [("EVENT", "eventId"), ("TYPE", "eventType
               "One page of a webhook's delivery attempts.", argument="webhook_id")
 
 
-@webhooks.command("test")
-@click.argument("webhook_id")
-@pass_state
-def webhooks_test(state: State, webhook_id: str) -> None:
-    with state.client() as svc:
-        event = svc.webhooks.test(webhook_id)
-    state.emit(event, lambda e: state.out.print(f"Queued test event {e.id} for webhook {webhook_id}."))
+_call_command(webhooks, "test", click.argument("webhook_id"), lambda svc, id: svc.webhooks.test(id),
+              lambda e: f"Queued test event {e.id} for webhook {e.data['webhookId']}.")
 
 
 # ---- billing ----------------------------------------------------------------------------------
@@ -708,20 +693,14 @@ def billing_buy(state: State, pack: str | None, credits: int | None, idempotency
     state.emit(purchase, text)
 
 
-@billing.command("redeem")
-@click.argument("code")
-@pass_state
-def billing_redeem(state: State, code: str) -> None:
-    """Redeem a gift card's code."""
-    with state.client() as svc:
-        redeemed = svc.billing.redeem_gift_card(code)
-    state.emit(redeemed, lambda r: state.out.print(f"Redeemed: {r.micro_credits / 1_000_000:.6f} credits; "
-                                                   f"balance {r.balance.credits}."))
+_call_command(billing, "redeem", click.argument("code"), lambda svc, code: svc.billing.redeem_gift_card(code),
+              lambda r: f"Redeemed: {r.micro_credits / 1_000_000:.6f} credits; balance {r.balance.credits}.",
+              "Redeem a gift card's code.")
 
 
 # ---- tenants and regions ----------------------------------------------------------------------
 
-def _tenant_id(state: State, svc: Client, tenant_id: str | None) -> str:
+def _tenant_id(svc: Client, tenant_id: str | None) -> str:
     return tenant_id or svc.auth.me().tenant.id
 
 
@@ -739,14 +718,9 @@ def tenants_list(state: State) -> None:
                              ("STATUS", "status")], page)
 
 
-@tenants.command("show")
-@click.argument("tenant_id", required=False)
-@pass_state
-def tenants_show(state: State, tenant_id: str | None) -> None:
-    """The tenant (default: the credential's)."""
-    with state.client() as svc:
-        tenant = svc.tenants.get(_tenant_id(state, svc, tenant_id))
-    state.emit(tenant, lambda t: state.fields(t, ["id", "name", "plan", "status", "role", "settings", "created_at"]))
+_call_command(tenants, "show", click.argument("tenant_id", required=False),
+              lambda svc, tenant_id: svc.tenants.get(_tenant_id(svc, tenant_id)),
+              ["id", "name", "plan", "status", "role", "settings", "created_at"], "The tenant (default: the credential's).")
 
 
 @tenants.command("set")
@@ -766,7 +740,7 @@ def tenants_set(state: State, tenant_id: str | None, display_name: str | None, d
     if not settings:
         raise click.UsageError("Give at least one setting to change.")
     with state.client() as svc:
-        tenant = svc.tenants.update_settings(_tenant_id(state, svc, tenant_id), **settings)
+        tenant = svc.tenants.update_settings(_tenant_id(svc, tenant_id), **settings)
     state.emit(tenant, lambda t: state.fields(t, ["id", "name", "settings"]))
 
 
@@ -789,14 +763,10 @@ def preferences() -> None:
     """The tenant's regional preferences."""
 
 
-@preferences.command("show")
-@click.option("--tenant", "tenant_id")
-@pass_state
-def preferences_show(state: State, tenant_id: str | None) -> None:
-    with state.client() as svc:
-        prefs = svc.regions.preferences(_tenant_id(state, svc, tenant_id))
-    state.emit(prefs, lambda p: state.fields(p, ["primaryRegion", "secondaryRegion", "dataResidencyRequired",
-                                                 "dataResidencyRegion", "complianceLevel", "isDefault"]))
+_call_command(preferences, "show", click.option("--tenant", "tenant_id"),
+              lambda svc, tenant_id: svc.regions.preferences(_tenant_id(svc, tenant_id)),
+              ["primaryRegion", "secondaryRegion", "dataResidencyRequired", "dataResidencyRegion", "complianceLevel",
+               "isDefault"])
 
 
 @preferences.command("set")
@@ -818,20 +788,15 @@ def preferences_set(state: State, tenant_id: str | None, primary_region: str | N
     if not fields:
         raise click.UsageError("Give at least one preference to change.")
     with state.client() as svc:
-        prefs = svc.regions.update_preferences(_tenant_id(state, svc, tenant_id), **fields)
+        prefs = svc.regions.update_preferences(_tenant_id(svc, tenant_id), **fields)
     state.emit(prefs, lambda p: state.fields(p, ["primaryRegion", "secondaryRegion", "dataResidencyRequired",
                                                  "dataResidencyRegion", "complianceLevel"]))
 
 
-@regions.command("storage")
-@click.option("--tenant", "tenant_id")
-@pass_state
-def regions_storage(state: State, tenant_id: str | None) -> None:
-    """The tenant's storage configuration (never its keys)."""
-    with state.client() as svc:
-        storage = svc.regions.storage(_tenant_id(state, svc, tenant_id))
-    state.emit(storage, lambda s: state.fields(s, ["storageMode", "platformRegion", "byosProvider", "byosBucket",
-                                                   "byosRegion", "isDefault"]))
+_call_command(regions, "storage", click.option("--tenant", "tenant_id"),
+              lambda svc, tenant_id: svc.regions.storage(_tenant_id(svc, tenant_id)),
+              ["storageMode", "platformRegion", "byosProvider", "byosBucket", "byosRegion", "isDefault"],
+              "The tenant's storage configuration (never its keys).")
 
 
 def main() -> None:

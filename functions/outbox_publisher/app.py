@@ -7,14 +7,14 @@ Consumers deduplicate by the event id: a retried batch may publish an event twic
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
 from svc_core import aws
 from svc_core.config import settings
-from svc_core.dynamo import from_item
+from svc_core.data import outbox_table
+from svc_core.events import Event
 from svc_core.log import logger
 
 # The stream is mapped with ReportBatchItemFailures: a batch whose every record failed is
@@ -26,24 +26,23 @@ class PublishFailed(Exception):
     pass
 
 
-def to_entry(event: dict[str, Any]) -> dict[str, Any]:
+def to_entry(event: Event) -> dict[str, Any]:
     cfg = settings()
-    return {"EventBusName": cfg.event_bus_name, "Source": cfg.event_source, "DetailType": event["type"],
-            "Detail": json.dumps(event, separators=(",", ":")), "Resources": []}
+    return {"EventBusName": cfg.event_bus_name, "Source": cfg.event_source, "DetailType": event.type,
+            "Detail": event.to_json(), "Resources": []}
 
 
 def publish(record) -> None:
     image = record.raw_event["dynamodb"].get("NewImage")
     if not image:
         return  # removals (TTL clean-up) carry nothing to publish
-    event = from_item(image)
-    event.pop("ttl", None)
+    event = outbox_table.stored_event(image)
     answer = aws.client("events").put_events(Entries=[to_entry(event)])
     if answer.get("FailedEntryCount"):
         code = answer["Entries"][0].get("ErrorCode")
-        raise PublishFailed(f"EventBridge refused event {event['id']}: {code}")
-    logger.info("event published", extra={"event_id": event["id"], "event_type": event["type"],
-                                           "tenant_id": event["tenantId"]})
+        raise PublishFailed(f"EventBridge refused event {event.id}: {code}")
+    logger.info("event published", extra={"event_id": event.id, "event_type": event.type,
+                                           "tenant_id": event.tenantId})
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -18,17 +18,18 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 
 from svc_core import webhook_messages
 from svc_core.data import webhooks_table
+from svc_core.events import Event
 from svc_core.log import logger
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 def fan_out(record) -> None:
-    event = json.loads(record.body)["detail"]
-    subscriptions = webhooks_table.subscribers(event["tenantId"], event["type"])
+    event = Event.of(json.loads(record.body)["detail"])  # the bus's envelope around ours
+    subscriptions = webhooks_table.subscribers(event.tenantId, event.type)
     webhook_messages.enqueue([webhook_messages.delivery_message(event, s["id"]) for s in subscriptions])
-    logger.info("event fanned out", extra={"event_id": event["id"], "event_type": event["type"],
-                                           "tenant_id": event["tenantId"], "subscriptions": len(subscriptions)})
+    logger.info("event fanned out", extra={"event_id": event.id, "event_type": event.type,
+                                           "tenant_id": event.tenantId, "subscriptions": len(subscriptions)})
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -95,3 +95,34 @@ def test_an_unknown_type_is_a_plain_event_and_user_events_are_typed():
                                 "data": {"id": "usr_01", "email": "a@example.com", "name": "A", "status": "active",
                                          "created_at": str(time.time())}})
     assert isinstance(user, UserEvent) and user.data.email == "a@example.com"
+
+
+def test_the_clients_webhook_event_is_the_services_envelope_field_by_field():
+    # The service's Event (svc_core/events.py) is what every delivery's body is; the client keeps its
+    # own model of it (it cannot import the service's layer). Same JSON names in the same order, the
+    # same JSON types (the client may accept more), required alike.
+    from svc_core.events import Event
+    ours = Event.model_json_schema()
+    theirs = WebhookEvent.model_json_schema(by_alias=True)
+    assert list(theirs["properties"]) == list(ours["properties"])
+    for name, schema in ours["properties"].items():
+        client_type = theirs["properties"][name].get("type")
+        assert client_type in (None, schema["type"]), name  # None: the client takes any JSON value
+    assert set(theirs["required"]) == set(ours["required"]) - {"data"}  # a missing data reads as {}
+
+
+def test_every_event_the_service_sends_parses_as_a_typed_event_with_the_same_fields():
+    from svc_client.webhook_events import _BY_PREFIX
+    from svc_core.domain.webhooks import TEST_EVENT
+    from svc_core.events import EVENT_TYPES, Event, new_event
+    for kind in (*EVENT_TYPES, TEST_EVENT):
+        assert [cls for prefix, cls in _BY_PREFIX.items() if kind.startswith(prefix)], f"{kind} has no typed event"
+    sent = new_event("user.created", "ten_01", {"id": "usr_01", "email": "a@example.com", "name": "A",
+                                                "status": "active", "created_at": "2026-11-21T21:00:00.000Z"})
+    key = secret()
+    body = sent.to_json()  # the delivery's body, as the service sends it
+    headers = {"webhook-id": sent.id, "webhook-timestamp": str(int(time.time())),
+               "webhook-signature": Webhook(key).sign(sent.id, datetime.now(UTC), body)}
+    received = verify_webhook(body.encode(), headers, key)
+    assert isinstance(received, UserEvent) and received.raw() == sent.payload()
+    assert Event.of(received.raw()) == sent

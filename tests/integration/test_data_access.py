@@ -107,12 +107,12 @@ def test_outbox_event_item_carries_its_ttl_and_is_written_once(data_backend, clo
     event = events.new_event("project.created", "ten_A", {"id": "proj_1", "name": "Apollo", "tags": ["a"],
                                                           "description": None})
     transact([outbox_table.put_event_item(event, T0 + 0.9)])
-    stored = data_backend.item(settings().outbox_table, {"id": event["id"]})
-    assert stored == {**event, "data": {"id": "proj_1", "name": "Apollo", "tags": ["a"], "description": None},
+    stored = data_backend.item(settings().outbox_table, {"id": event.id})
+    assert stored == {**event.payload(), "data": {"id": "proj_1", "name": "Apollo", "tags": ["a"], "description": None},
                       "ttl": T0 + WEEK}
     with pytest.raises(ConditionFailed):
-        transact([outbox_table.put_event_item({**event, "type": "project.updated"}, T0 + 5)])
-    assert data_backend.item(settings().outbox_table, {"id": event["id"]})["type"] == "project.created"
+        transact([outbox_table.put_event_item(event.model_copy(update={"type": "project.updated"}), T0 + 5)])
+    assert data_backend.item(settings().outbox_table, {"id": event.id})["type"] == "project.created"
 
 
 @pytest.mark.fresh_stack  # reads the stream, where a wipe between tests leaves REMOVE records
@@ -135,7 +135,7 @@ def test_outbox_stream_carries_committed_events_only(data_backend, clock):
             answer = streams.get_records(ShardIterator=iterator)
             records.extend(answer.get("Records", []))
             iterator = answer.get("NextShardIterator") if answer.get("Records") else None
-    assert [(r["eventName"], r["dynamodb"]["Keys"]) for r in records] == [("INSERT", {"id": {"S": kept["id"]}})]
+    assert [(r["eventName"], r["dynamodb"]["Keys"]) for r in records] == [("INSERT", {"id": {"S": kept.id}})]
     image = records[0]["dynamodb"]["NewImage"]
     assert image["type"] == {"S": "project.created"} and image["ttl"] == {"N": str(T0 + WEEK)}
 
@@ -148,7 +148,7 @@ def project(ms: int, name: str = "Apollo", **extra) -> dict:
             "created_at": stamp, "updated_at": stamp, **extra}
 
 
-def project_event(kind: str, tenant_id: str, record: dict) -> dict:
+def project_event(kind: str, tenant_id: str, record: dict) -> events.Event:
     return events.new_event(f"project.{kind}", tenant_id, record)
 
 
@@ -160,7 +160,7 @@ def test_project_create_then_get_and_the_event_in_the_same_transaction(data_back
     assert projects_table.get("ten_A", p["id"]) == stored_record(p)
     assert projects_table.get("ten_B", p["id"]) is None  # another tenant's project is absent
     assert projects_table.get("ten_A", new_id("proj", T0 * 1000)) is None
-    stored_event = data_backend.item(settings().outbox_table, {"id": event["id"]})
+    stored_event = data_backend.item(settings().outbox_table, {"id": event.id})
     assert stored_event["ttl"] == T0 + 1 + WEEK and stored_event["data"]["id"] == p["id"]
 
     # The same id again: the condition fails and neither the project nor its event is written.
@@ -168,7 +168,7 @@ def test_project_create_then_get_and_the_event_in_the_same_transaction(data_back
     with pytest.raises(ConditionFailed):
         projects_table.create("ten_A", {**p, "name": "Other"}, again, T0 + 2)
     assert projects_table.get("ten_A", p["id"])["name"] == "Apollo"
-    assert outbox_ids(data_backend) == {event["id"]}
+    assert outbox_ids(data_backend) == {event.id}
 
 
 def test_project_list_pages_newest_first_with_a_cursor(data_backend, clock):
@@ -205,7 +205,7 @@ def test_project_replace_is_conditional_on_the_version_read(data_backend, clock)
     updated = project_event("updated", "ten_A", v2)
     projects_table.replace("ten_A", v2, p["updated_at"], updated, T0 + 5)
     assert projects_table.get("ten_A", p["id"]) == v2
-    assert outbox_ids(data_backend) == {created["id"], updated["id"]}
+    assert outbox_ids(data_backend) == {created.id, updated.id}
 
     # A writer that read version 1 loses: ConditionFailed, and neither its version nor its event lands.
     stale = {**p, "name": "Lost update", "updated_at": timeutil.iso(T0 + 6)}
@@ -213,7 +213,7 @@ def test_project_replace_is_conditional_on_the_version_read(data_backend, clock)
     with pytest.raises(ConditionFailed):
         projects_table.replace("ten_A", stale, p["updated_at"], lost, T0 + 6)
     assert projects_table.get("ten_A", p["id"]) == v2
-    assert outbox_ids(data_backend) == {created["id"], updated["id"]}
+    assert outbox_ids(data_backend) == {created.id, updated.id}
 
     # Replacing a project that does not exist (or another tenant's) creates nothing.
     ghost = project(T0 * 1000 + 1)
@@ -223,7 +223,7 @@ def test_project_replace_is_conditional_on_the_version_read(data_backend, clock)
         projects_table.replace("ten_B", v2, v2["updated_at"], project_event("updated", "ten_B", v2), T0)
     assert projects_table.get("ten_A", ghost["id"]) is None and projects_table.get("ten_B", p["id"]) is None
     assert len(data_backend.items(settings().projects_table)) == 1
-    assert outbox_ids(data_backend) == {created["id"], updated["id"]}
+    assert outbox_ids(data_backend) == {created.id, updated.id}
 
 
 def test_project_concurrent_replacements_of_one_version_let_exactly_one_win(data_backend, clock):
@@ -239,7 +239,7 @@ def test_project_concurrent_replacements_of_one_version_let_exactly_one_win(data
     assert sorted(results) == ["ConditionFailed"] * 7 + ["ok"]
     winner = results.index("ok")
     assert projects_table.get("ten_A", p["id"]) == stored_record(versions[winner])
-    assert outbox_ids(data_backend) == {created["id"], evts[winner]["id"]}
+    assert outbox_ids(data_backend) == {created.id, evts[winner].id}
 
 
 def test_project_delete_is_conditional_on_the_version_read(data_backend, clock):
@@ -251,16 +251,16 @@ def test_project_delete_is_conditional_on_the_version_read(data_backend, clock):
         with pytest.raises(ConditionFailed):
             projects_table.delete(tenant_id, p["id"], seen, project_event("deleted", tenant_id, p), T0 + 1)
     assert projects_table.get("ten_A", p["id"]) == stored_record(p)
-    assert outbox_ids(data_backend) == {created["id"]}
+    assert outbox_ids(data_backend) == {created.id}
 
     deleted = project_event("deleted", "ten_A", {"id": p["id"]})
     projects_table.delete("ten_A", p["id"], p["updated_at"], deleted, T0 + 2)
     assert projects_table.get("ten_A", p["id"]) is None
-    assert outbox_ids(data_backend) == {created["id"], deleted["id"]}
+    assert outbox_ids(data_backend) == {created.id, deleted.id}
 
     with pytest.raises(ConditionFailed):  # deleting twice: the second finds nothing
         projects_table.delete("ten_A", p["id"], p["updated_at"], project_event("deleted", "ten_A", p), T0 + 3)
-    assert outbox_ids(data_backend) == {created["id"], deleted["id"]}
+    assert outbox_ids(data_backend) == {created.id, deleted.id}
 
 
 # ---- API keys ------------------------------------------------------------------------------

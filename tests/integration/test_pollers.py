@@ -27,7 +27,7 @@ def _put_events(stack, count):
     made = [events.new_event("project.created", "ten_X", {"n": i}) for i in range(count)]
     for event in made:
         transact([outbox_table.put_event_item(event, timeutil.now())])
-    return [e["id"] for e in made]
+    return [e.id for e in made]
 
 
 def _clients(stack):

@@ -16,7 +16,7 @@ from standardwebhooks import Webhook
 
 from devstack.pollers import QueuePoller
 from devstack.template import Resolver
-from svc_core import endpoint_guard, events
+from svc_core import endpoint_guard, events, webhook_messages
 from svc_core.config import settings
 from svc_core.data import webhook_deliveries_table, webhooks_table
 from tests.support.functions import call, load_function
@@ -46,7 +46,7 @@ class Path:
     def _invoker(self, function: str):
         return lambda event: self.handlers[function](event, None)
 
-    def publish(self, event: dict[str, Any]) -> None:
+    def publish(self, event: events.Event) -> None:
         entry = load_function("outbox_publisher").to_entry(event)
         assert not self.stack.client("events").put_events(Entries=[entry]).get("FailedEntryCount")
 
@@ -120,7 +120,7 @@ def attempts(tenant_id: str, webhook_id: str) -> list[dict[str, Any]]:
     return sorted(items, key=lambda a: a["attempt"])
 
 
-def project_event(tenant_id: str, name: str = "Apollo") -> dict[str, Any]:
+def project_event(tenant_id: str, name: str = "Apollo") -> events.Event:
     return events.new_event("project.created", tenant_id, {"id": "proj_01TEST", "name": name})
 
 
@@ -133,17 +133,20 @@ def test_a_delivery_is_signed_and_verifies_with_the_reference_library(stack, pat
     path.pump()
 
     [delivery] = receiver.deliveries
-    assert delivery.verify_error is None and delivery.payload == event
+    assert delivery.verify_error is None and delivery.payload == event.payload()
     assert delivery.path == "/hooks?source=svc&x=1"
-    assert delivery.headers["webhook-id"] == event["id"]
+    assert delivery.headers["webhook-id"] == event.id
     assert abs(int(delivery.headers["webhook-timestamp"]) - time.time()) < 30
     assert delivery.headers["webhook-signature"].startswith("v1,")
     assert delivery.headers["user-agent"].startswith("svc-webhooks/")
     assert delivery.headers["content-type"] == "application/json"
-    assert json.loads(delivery.body) == event
+    # The body is the envelope as compact JSON, in its order: what the signature covers.
+    assert delivery.body == json.dumps({"id": event.id, "type": "project.created", "timestamp": event.timestamp,
+                                        "tenantId": tenant_id, "data": {"id": "proj_01TEST", "name": "Apollo"}},
+                                       separators=(",", ":")).encode()
     [logged] = attempts(tenant_id, webhook_id)
     assert logged["outcome"] == "delivered" and logged["attempt"] == 1 and logged["statusCode"] == 200
-    assert logged["eventId"] == event["id"] and logged["eventType"] == "project.created"
+    assert logged["eventId"] == event.id and logged["eventType"] == "project.created"
 
 
 def test_a_delivery_to_a_plain_40_character_secret_verifies_with_the_reference_library(stack, path, receivers):
@@ -166,9 +169,9 @@ def test_a_delivery_to_a_plain_40_character_secret_verifies_with_the_reference_l
     path.pump()
 
     [delivery] = receiver.deliveries
-    assert delivery.verify_error is None and delivery.payload == event
-    assert Webhook(plain.encode()).verify(delivery.body, delivery.headers) == event
-    assert verify_webhook(delivery.body, delivery.headers, plain).id == event["id"]  # the client library too
+    assert delivery.verify_error is None and delivery.payload == event.payload()
+    assert Webhook(plain.encode()).verify(delivery.body, delivery.headers) == event.payload()
+    assert verify_webhook(delivery.body, delivery.headers, plain).id == event.id  # the client library too
     with pytest.raises(Exception):  # a str the library would base64-decode is another key
         Webhook(plain).verify(delivery.body, delivery.headers)
     [logged] = attempts(tenant_id, webhook_id)
@@ -186,12 +189,12 @@ def test_an_event_published_twice_is_delivered_once(stack, path, receivers):
     path.pump()
     path.publish(event)
     path.pump()
-    assert [d.headers["webhook-id"] for d in receiver.deliveries] == [event["id"]]
+    assert [d.headers["webhook-id"] for d in receiver.deliveries] == [event.id]
     assert [a["outcome"] for a in attempts(tenant_id, webhook_id)] == ["delivered"]
     other = project_event(tenant_id, "Gemini")
     path.publish(other)
     path.pump()
-    assert [d.headers["webhook-id"] for d in receiver.deliveries] == [event["id"], other["id"]]
+    assert [d.headers["webhook-id"] for d in receiver.deliveries] == [event.id, other.id]
 
 
 def test_two_copies_of_an_event_at_the_same_moment_are_sent_once(stack, path, receivers):
@@ -202,15 +205,15 @@ def test_two_copies_of_an_event_at_the_same_moment_are_sent_once(stack, path, re
     receiver = receivers()
     webhook_id = register(tenant_id, receiver.url, receiver.secret)
     event = project_event(tenant_id)
-    message = {"event": event, "webhookId": webhook_id, "tenantId": tenant_id}
+    message = webhook_messages.delivery_message(event, webhook_id)
     now = time.time()
-    assert webhook_deliveries_table.claim(webhook_id, event["id"], now, 20) == "claimed"  # the first copy
+    assert webhook_deliveries_table.claim(webhook_id, event.id, now, 20) == "claimed"  # the first copy
     second = webhook_delivery.deliver(message, 1, now=now + 1)
     assert second.outcome == "retrying" and 19 <= second.retry_in <= 21 and receiver.deliveries == []
-    webhook_deliveries_table.release(webhook_id, event["id"])  # the first copy's send failed
+    webhook_deliveries_table.release(webhook_id, event.id)  # the first copy's send failed
     assert webhook_delivery.deliver(message, 2, now=now + 2).outcome == "delivered"
     assert webhook_delivery.deliver(message, 1, now=now + 3).outcome == "skipped"
-    assert [d.headers["webhook-id"] for d in receiver.deliveries] == [event["id"]]
+    assert [d.headers["webhook-id"] for d in receiver.deliveries] == [event.id]
     assert [a["outcome"] for a in attempts(tenant_id, webhook_id)] == ["delivered"]
 
 
@@ -236,7 +239,7 @@ def test_a_500_is_retried_with_the_same_webhook_id_until_it_succeeds(stack, path
     path.pump()
 
     assert len(receiver.deliveries) == 3
-    assert {d.headers["webhook-id"] for d in receiver.deliveries} == {event["id"]}
+    assert {d.headers["webhook-id"] for d in receiver.deliveries} == {event.id}
     assert all(d.verify_error is None for d in receiver.deliveries)
     log = attempts(tenant_id, webhook_id)
     assert [(a["attempt"], a["outcome"], a["statusCode"]) for a in log] == [
@@ -323,7 +326,7 @@ def test_a_refused_connection_is_retried_then_kept_as_failed_in_the_log_and_the_
     assert [a["outcome"] for a in log] == ["retrying"] * 7 + ["failed"]
     assert log[-1].get("nextRetryAt") is None
     [dead] = path.dead_letters()
-    assert dead == {"event": event, "webhookId": webhook_id, "tenantId": tenant_id}
+    assert dead == {"event": event.payload(), "webhookId": webhook_id, "tenantId": tenant_id}
     assert webhooks_table.get(tenant_id, webhook_id)["failingSince"] is not None
 
 
@@ -364,7 +367,7 @@ def test_a_crash_mid_batch_loses_nothing(stack, path, receivers):
     finally:
         path.sqs.set_queue_attributes(QueueUrl=delivery_queue, Attributes={"VisibilityTimeout": "60"})
     got = [d.headers["webhook-id"] for d in receiver.deliveries]
-    assert set(got) == {e["id"] for e in sent}   # every event arrived; a repeat carries the same id
+    assert set(got) == {e.id for e in sent}   # every event arrived; a repeat carries the same id
     assert all(d.verify_error is None for d in receiver.deliveries)
 
 
@@ -493,11 +496,10 @@ def test_a_webhook_failing_for_five_days_is_disabled_with_a_reason(stack, path, 
     assert subscription["enabled"] is False
     assert "5 days" in subscription["disabledReason"] and "HTTP 503" in subscription["disabledReason"]
     assert [a["outcome"] for a in attempts(tenant_id, webhook_id)] == ["disabled"]
-    assert [d["event"]["id"] for d in path.dead_letters()] == [event["id"]]
+    assert [d["event"]["id"] for d in path.dead_letters()] == [event.id]
 
 
 def test_a_message_for_a_disabled_or_deleted_webhook_is_skipped(stack, path, receivers):
-    from svc_core import webhook_messages
     tenant_id = stack.new_tenant()
     receiver = receivers()
     disabled = register(tenant_id, receiver.url, receiver.secret, enabled=False)

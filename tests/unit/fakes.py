@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 
 from svc_core.data.common import ConditionFailed
+from svc_core.events import Event
 
 
 class MemoryProjects:
     def __init__(self) -> None:
         self.rows: dict[tuple[str, str], dict] = {}
-        self.events: list[dict] = []
+        self.events: list[Event] = []
 
     def create(self, tenant_id, project, event, now):
         self.rows[(tenant_id, project["id"])] = copy.deepcopy(project)

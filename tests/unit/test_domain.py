@@ -35,9 +35,9 @@ def test_project_lifecycle_emits_one_event_per_change():
     assert updated["name"] == "Apollo" and updated["description"] == "d"
     assert updated["updated_at"] > created["updated_at"] and updated["created_at"] == created["created_at"]
     projects.delete_project(ctx(), created["id"], store)
-    assert [e["type"] for e in store.events] == ["project.created", "project.updated", "project.deleted"]
-    assert all(e["tenantId"] == "ten_A" and e["id"].startswith("evt_") for e in store.events)
-    assert store.events[1]["data"]["changes"] == ["description"]
+    assert [e.type for e in store.events] == ["project.created", "project.updated", "project.deleted"]
+    assert all(e.tenantId == "ten_A" and e.id.startswith("evt_") for e in store.events)
+    assert store.events[1].data["changes"] == ["description"]
 
 
 def test_another_tenants_project_is_not_found_like_a_missing_one():
@@ -64,7 +64,7 @@ def test_update_losing_a_race_is_a_conflict_and_changes_nothing(monkeypatch):
     with pytest.raises(Conflict):
         projects.update_project(ctx(), created["id"], ProjectUpdate(name="b"), store)
     assert store.rows[("ten_A", created["id"])]["name"] == "a"
-    assert [e["type"] for e in store.events] == ["project.created"]
+    assert [e.type for e in store.events] == ["project.created"]
 
 
 @pytest.mark.parametrize("body", [{}, {"name": None}, {"name": ""}, {"name": "x" * 201}, {"colour": "red"},

@@ -32,7 +32,7 @@ PUBLIC |= {"/api/v1/auth/exchange", "/api/v1/cli/auth/start", "/api/v1/cli/auth/
 
 def test_the_committed_document_is_what_the_code_generates():
     assert openapi.DOCUMENT.read_text() == openapi.render(), \
-        "functions/meta/openapi.json is stale: run python -m devstack.openapi --write"
+        "functions/meta/openapi.json is stale: run scripts/generate"
 
 
 def test_the_committed_document_is_valid_openapi_3_1():

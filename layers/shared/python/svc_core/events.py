@@ -1,12 +1,20 @@
-"""Domain events: the payload every consumer sees, {id, type, timestamp, tenantId, data}.
+"""Domain events: the envelope every consumer sees, {id, type, timestamp, tenantId, data}.
 
-Events are written to the outbox with the change that caused them (data/outbox_table.py)
-and reach the EventBridge bus with detail-type = type and detail = this payload.
+`Event` is that envelope, typed once for every hop: built here (new_event, or the webhook test
+event), stored in the outbox with the change that caused it (data/outbox_table.py), put on the
+EventBridge bus by the outbox publisher (detail-type = type, detail = the envelope), fanned out to
+the webhook subscriptions (webhook_messages.py), and POSTed as the body of each delivery
+(domain/webhook_delivery.py). Each hop reads it back with `Event.of`. The client library's
+`WebhookEvent` is the receiving side's model of it (a test holds the two alike).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from svc_core import timeutil
 from svc_core.ids import new_id
@@ -20,8 +28,37 @@ EVENT_TYPES = (
 )
 
 
-def new_event(event_type: str, tenant_id: str, data: dict[str, Any]) -> dict[str, Any]:
+class Event(BaseModel):
+    # A field nobody declared is refused rather than carried along unseen.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    type: str
+    timestamp: str      # ISO 8601, UTC, milliseconds
+    tenantId: str
+    data: dict[str, Any]
+
+    @classmethod
+    def of(cls, payload: Mapping[str, Any]) -> Event:
+        return cls.model_validate(payload)
+
+    def payload(self) -> dict[str, Any]:
+        """The envelope as JSON-ready values, in the order it is sent."""
+        return self.model_dump()
+
+    def to_json(self) -> str:
+        """The envelope's wire form: compact JSON, as the bus detail and the webhook body."""
+        return json.dumps(self.payload(), separators=(",", ":"))
+
+
+def event_now(event_type: str, tenant_id: str, data: dict[str, Any]) -> Event:
+    """An event of any type (the webhook test's too), with a new id and the current time."""
+    return Event(id=new_id(EVENT_PREFIX), type=event_type, timestamp=timeutil.iso(timeutil.now()),
+                 tenantId=tenant_id, data=data)
+
+
+def new_event(event_type: str, tenant_id: str, data: dict[str, Any]) -> Event:
+    """A domain event, one of EVENT_TYPES."""
     if event_type not in EVENT_TYPES:
         raise ValueError(f"unknown event type {event_type}")
-    return {"id": new_id(EVENT_PREFIX), "type": event_type, "timestamp": timeutil.iso(timeutil.now()),
-            "tenantId": tenant_id, "data": data}
+    return event_now(event_type, tenant_id, data)

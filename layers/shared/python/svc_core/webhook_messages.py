@@ -10,24 +10,42 @@ a slow or failing endpoint from delaying or repeating the deliveries to another.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from svc_core import aws
 from svc_core.config import settings
+from svc_core.events import Event
 
 
-def delivery_message(event: dict[str, Any], webhook_id: str) -> dict[str, Any]:
-    return {"event": event, "webhookId": webhook_id, "tenantId": event["tenantId"]}
+class DeliveryMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    event: Event
+    webhookId: str
+    tenantId: str
+
+    @classmethod
+    def of(cls, body: str) -> DeliveryMessage:
+        return cls.model_validate_json(body)
+
+    def to_json(self) -> str:
+        return json.dumps({"event": self.event.payload(), "webhookId": self.webhookId, "tenantId": self.tenantId},
+                          separators=(",", ":"))
 
 
-def enqueue(messages: list[dict[str, Any]]) -> None:
+def delivery_message(event: Event, webhook_id: str) -> DeliveryMessage:
+    return DeliveryMessage(event=event, webhookId=webhook_id, tenantId=event.tenantId)
+
+
+def enqueue(messages: list[DeliveryMessage]) -> None:
     """Put the messages on the delivery queue (in batches of 10, SQS's most). Raises when SQS
     refuses any, so the caller's own message comes back and nothing is lost."""
     sqs = aws.client("sqs")
     for start in range(0, len(messages), 10):
         batch = messages[start:start + 10]
         answer = sqs.send_message_batch(QueueUrl=settings().webhook_delivery_queue_url, Entries=[
-            {"Id": str(i), "MessageBody": json.dumps(m, separators=(",", ":"))} for i, m in enumerate(batch)])
+            {"Id": str(i), "MessageBody": m.to_json()} for i, m in enumerate(batch)])
         if answer.get("Failed"):
             raise RuntimeError(f"SQS refused {len(answer['Failed'])} delivery messages")
 

@@ -10,16 +10,24 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.config import settings
-from svc_core.dynamo import to_item
+from svc_core.dynamo import from_item, to_item
+from svc_core.events import Event
 
 RETENTION_SECONDS = 7 * 24 * 3600
 
 
-def put_event_item(event: dict[str, Any], now: float) -> dict[str, Any]:
+def put_event_item(event: Event, now: float) -> dict[str, Any]:
     """A TransactWriteItems entry that stores one event."""
-    record = {**event, "ttl": int(now) + RETENTION_SECONDS}
+    record = {**event.payload(), "ttl": int(now) + RETENTION_SECONDS}
     return {"Put": {
         "TableName": settings().outbox_table,
         "Item": to_item(record),
         "ConditionExpression": "attribute_not_exists(id)",
     }}
+
+
+def stored_event(image: dict[str, Any]) -> Event:
+    """The event a stored item holds (a stream record's image), without the table's own ttl."""
+    record = from_item(image)
+    record.pop("ttl", None)
+    return Event.of(record)

@@ -36,7 +36,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import random
 import threading
 from collections import OrderedDict
@@ -158,22 +157,22 @@ class Decision:
     dead_letter: bool = False     # failed: keep the message on the dead-letter queue
 
 
-def deliver(message: dict[str, Any], attempt: int, *, now: float | None = None,
+def deliver(message: webhook_messages.DeliveryMessage, attempt: int, *, now: float | None = None,
             post: Callable[..., webhook_http.HttpResult] = webhook_http.post,
             rand: Callable[[], float] = random.random) -> Decision:
     """Make attempt number `attempt` of this delivery message, log it, and say what follows."""
     cfg = settings()
     now = timeutil.now() if now is None else now
-    event, tenant_id, webhook_id = message["event"], message["tenantId"], message["webhookId"]
+    event, tenant_id, webhook_id = message.event, message.tenantId, message.webhookId
     schedule = parse_schedule(cfg.webhook_retry_schedule)
-    entry: dict[str, Any] = {"webhookId": webhook_id, "tenantId": tenant_id, "eventId": event["id"],
-                             "eventType": event["type"], "attempt": attempt, "statusCode": None,
+    entry: dict[str, Any] = {"webhookId": webhook_id, "tenantId": tenant_id, "eventId": event.id,
+                             "eventType": event.type, "attempt": attempt, "statusCode": None,
                              "latencyMs": None, "error": None, "nextRetryAt": None,
                              "attemptedAt": timeutil.iso(now)}
 
     def log(outcome: str, **fields: Any) -> None:
         webhook_deliveries_table.record({**entry, **fields, "outcome": outcome}, now)
-        logger.info("webhook attempt", extra={"webhook_id": webhook_id, "event_id": event["id"],
+        logger.info("webhook attempt", extra={"webhook_id": webhook_id, "event_id": event.id,
                                               "attempt": attempt, "outcome": outcome,
                                               "status_code": fields.get("statusCode"), "error": fields.get("error")})
 
@@ -183,40 +182,40 @@ def deliver(message: dict[str, Any], attempt: int, *, now: float | None = None,
         return Decision("skipped")
 
     # The event may reach the queue twice (a publisher's retried call had gone through): one send.
-    claimed = webhook_deliveries_table.claim(webhook_id, event["id"], now, cfg.webhook_timeout_seconds + 5)
+    claimed = webhook_deliveries_table.claim(webhook_id, event.id, now, cfg.webhook_timeout_seconds + 5)
     if claimed == "delivered":
-        logger.info("already delivered", extra={"webhook_id": webhook_id, "event_id": event["id"]})
+        logger.info("already delivered", extra={"webhook_id": webhook_id, "event_id": event.id})
         return Decision("skipped")
     if claimed != "claimed":  # another attempt is sending it now: look again when its claim ends
         return Decision("retrying", retry_in=max(1, int(claimed - now) + 1))
     try:
         decision = _send(message, attempt, subscription, schedule, now, log, post, rand)
     except Exception:
-        webhook_deliveries_table.release(webhook_id, event["id"])
+        webhook_deliveries_table.release(webhook_id, event.id)
         raise
     if decision.outcome != "delivered":
-        webhook_deliveries_table.release(webhook_id, event["id"])  # the retry (if any) claims it again
+        webhook_deliveries_table.release(webhook_id, event.id)  # the retry (if any) claims it again
     return decision
 
 
-def _send(message: dict[str, Any], attempt: int, subscription: dict[str, Any], schedule: tuple[int, ...],
+def _send(message: webhook_messages.DeliveryMessage, attempt: int, subscription: dict[str, Any], schedule: tuple[int, ...],
           now: float, log: Callable[..., None], post: Callable[..., webhook_http.HttpResult],
           rand: Callable[[], float]) -> Decision:
     """Send the claimed event once and say what follows."""
     cfg = settings()
-    event, tenant_id, webhook_id = message["event"], message["tenantId"], message["webhookId"]
+    event, tenant_id, webhook_id = message.event, message.tenantId, message.webhookId
 
-    body = json.dumps(event, separators=(",", ":")).encode()
+    body = event.to_json().encode()
     timestamp = int(now)
-    headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, "webhook-id": event["id"],
+    headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, "webhook-id": event.id,
                "webhook-timestamp": str(timestamp),
-               "webhook-signature": sign(signing_keys(subscription, tenant_id, now), event["id"], timestamp, body)}
+               "webhook-signature": sign(signing_keys(subscription, tenant_id, now), event.id, timestamp, body)}
     result = post(subscription["url"], body, headers, timeout=cfg.webhook_timeout_seconds,
                   allow_loopback=cfg.allow_loopback_endpoints)
     answered = {"statusCode": result.status, "latencyMs": result.latency_ms}
 
     if is_success(result.status):
-        webhook_deliveries_table.mark_delivered(webhook_id, event["id"], now)
+        webhook_deliveries_table.mark_delivered(webhook_id, event.id, now)
         log("delivered", **answered)
         if subscription.get("failingSince") is not None:
             webhooks_table.clear_failing(tenant_id, webhook_id)
@@ -279,7 +278,7 @@ def process(body: str, attempt: int, receipt_handle: str) -> Decision:
     """What the delivery function does with one SQS message. Raises RetryLater (after hiding the
     message for the delay) when the delivery is to be tried again; returns when the message is
     done with (delivered, disabled, skipped, or failed and copied to the dead-letter queue)."""
-    decision = deliver(json.loads(body), attempt)
+    decision = deliver(webhook_messages.DeliveryMessage.of(body), attempt)
     if decision.retry_in is not None:
         webhook_messages.retry_later(receipt_handle, decision.retry_in)
         raise RetryLater(f"attempt {attempt} failed; next in {decision.retry_in} s")

@@ -40,7 +40,7 @@ from svc_core.data import webhook_deliveries_table, webhooks_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import page, tenant_page
 from svc_core.errors import Conflict, NotFound, ValidationFailed
-from svc_core.events import EVENT_PREFIX, EVENT_TYPES
+from svc_core.events import EVENT_PREFIX, EVENT_TYPES, event_now
 from svc_core.schemas import DocumentedPattern, PatchBody, RequestBody, description_text, whole_number
 
 PREFIX = "whk"
@@ -438,18 +438,18 @@ def rotate_secret(ctx: TenantContext, webhook_id: str, body: WebhookRotate, stor
 
 
 def send_test(ctx: TenantContext, webhook_id: str, store=webhooks_table,
-              enqueue: Callable[[list[dict[str, Any]]], None] = webhook_messages.enqueue) -> dict[str, Any]:
+              enqueue: Callable[[list[webhook_messages.DeliveryMessage]], None] = webhook_messages.enqueue
+              ) -> dict[str, Any]:
     """A webhook.test event, queued for this webhook only (not through the bus: no other
     subscription receives it). Its attempts appear in the deliveries like any other."""
     current = _read(ctx.tenant_id, webhook_id, store)
     if not current.get("enabled"):
         raise Conflict("The webhook is disabled; enable it (PATCH enabled: true) to send it a test event.",
                        {"id": webhook_id})
-    event = {"id": ids.new_id(EVENT_PREFIX), "type": TEST_EVENT, "timestamp": timeutil.iso(timeutil.now()),
-             "tenantId": ctx.tenant_id,
-             "data": {"webhookId": webhook_id, "message": "This is a test event sent through the API."}}
+    event = event_now(TEST_EVENT, ctx.tenant_id,
+                      {"webhookId": webhook_id, "message": "This is a test event sent through the API."})
     enqueue([webhook_messages.delivery_message(event, webhook_id)])
-    return event
+    return event.payload()
 
 
 def list_deliveries(ctx: TenantContext, webhook_id: str, limit: int, cursor: str | None, store=webhooks_table,

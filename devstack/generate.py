@@ -1,0 +1,77 @@
+"""Every derived file of the repository, written from its source (run it as scripts/generate):
+
+- functions/meta/openapi.json   from the API functions' routes and models (devstack/openapi.py)
+- events/*.json                 from template.yaml's Api routes (devstack/sample_events.py)
+
+    scripts/generate           # write them all
+    scripts/generate --check   # exit 1, naming each stale file, when any differs from what would be written
+
+A unit test (tests/unit/test_generated_files.py) fails the same way, so a route added to the
+template or a changed response model cannot go unnoticed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from devstack import openapi, sample_events
+from devstack.template import ROOT
+
+COMMAND = "scripts/generate"
+
+
+def derived_files() -> dict[Path, str]:
+    """Each derived file and the text it should have."""
+    return {openapi.DOCUMENT: openapi.render(), **sample_events.render()}
+
+
+def stale(files: dict[Path, str] | None = None) -> list[str]:
+    """What differs from what would be written: missing or changed files, and files no source writes."""
+    files = derived_files() if files is None else files
+    found = [f"{path.relative_to(ROOT)} is {'missing' if not path.exists() else 'out of date'}"
+             for path, text in files.items() if not path.exists() or path.read_text() != text]
+    found += [f"{path.relative_to(ROOT)} is written by nothing any more" for path in sample_events.obsolete(files)]
+    return found
+
+
+def write(files: dict[Path, str]) -> list[Path]:
+    changed = []
+    for path, text in files.items():
+        if not path.exists() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            changed.append(path)
+    for path in sample_events.obsolete(files):
+        path.unlink()
+        changed.append(path)
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=COMMAND, description="Regenerate every derived file.")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when any file is stale")
+    args = parser.parse_args(argv)
+    files = derived_files()
+    if args.check:
+        problems = stale(files)
+        invalid = openapi.problems(json.loads(files[openapi.DOCUMENT]))
+        problems += [f"{openapi.DOCUMENT.relative_to(ROOT)} is not valid OpenAPI 3.1: {p}" for p in invalid]
+        for problem in problems:
+            print(problem)
+        if problems:
+            print(f"run {COMMAND} and commit the result")
+            return 1
+        print(f"{len(files)} derived files are up to date")
+        return 0
+    changed = write(files)
+    for path in changed:
+        print(f"wrote {path.relative_to(ROOT)}" if path.exists() else f"removed {path.relative_to(ROOT)}")
+    print(f"{len(changed)} of {len(files)} derived files changed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
