@@ -8,16 +8,14 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from svc_core.api import AUTHENTICATED, Api
-from svc_core.pages import load_page
 from svc_core.domain import accounts, device_login, idp_exchange
+from svc_core.domain.accounts import (LoggedOut, LoginBody, LogoutBody, Me, RefreshBody, RegisterBody, Registered,
+                                      TokenPair)
+from svc_core.domain.device_login import (CliToken, DecisionBody, LoginId, LoginInfo, StartBody, Started, Status,
+                                          TokenBody)
 from svc_core.domain.idp_exchange import ExchangeBody, Exchanged
-from svc_core.domain.device_login import (
-    CliToken, DecisionBody, LoginId, LoginInfo, Started, StartBody, Status, TokenBody,
-)
-from svc_core.domain.accounts import (
-    LoggedOut, LoginBody, LogoutBody, Me, RefreshBody, RegisterBody, Registered, TokenPair,
-)
+from svc_core.http.api import AUTHENTICATED, Api
+from svc_core.http.pages import load_page
 
 api = Api()
 TAGS = ["Authentication"]

@@ -12,10 +12,10 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
-from svc_core import aws
-from svc_core.config import settings
-from svc_core.dynamo import from_item
-from svc_core.log import logger
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item
+from svc_core.platform.config import settings
+from svc_core.platform.log import logger
 
 # The stream is mapped with ReportBatchItemFailures: a batch whose every record failed is
 # reported record by record too, rather than raised (which would make Lambda bisect it).

@@ -16,9 +16,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
-from svc_core import webhook_messages
-from svc_core.data import webhooks_table
-from svc_core.log import logger
+from svc_core.data import webhook_delivery_queue, webhooks_table
+from svc_core.platform.log import logger
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
@@ -26,7 +25,7 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 def fan_out(record) -> None:
     event = json.loads(record.body)["detail"]
     subscriptions = webhooks_table.subscribers(event["tenantId"], event["type"])
-    webhook_messages.enqueue([webhook_messages.delivery_message(event, s["id"]) for s in subscriptions])
+    webhook_delivery_queue.enqueue([webhook_delivery_queue.delivery_message(event, s["id"]) for s in subscriptions])
     logger.info("event fanned out", extra={"event_id": event["id"], "event_type": event["type"],
                                            "tenant_id": event["tenantId"], "subscriptions": len(subscriptions)})
 

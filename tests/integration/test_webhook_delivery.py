@@ -16,9 +16,10 @@ from standardwebhooks import Webhook
 
 from devstack.pollers import QueuePoller
 from devstack.template import Resolver
-from svc_core import endpoint_guard, events
-from svc_core.config import settings
+from svc_core.adapters import endpoint_guard
 from svc_core.data import webhook_deliveries_table, webhooks_table
+from svc_core.domain import events
+from svc_core.platform.config import settings
 from tests.support.functions import call, load_function
 from tests.support.webhook_receiver import Receiver, closed_port, new_secret, register
 
@@ -497,13 +498,13 @@ def test_a_webhook_failing_for_five_days_is_disabled_with_a_reason(stack, path, 
 
 
 def test_a_message_for_a_disabled_or_deleted_webhook_is_skipped(stack, path, receivers):
-    from svc_core import webhook_messages
+    from svc_core.data import webhook_delivery_queue
     tenant_id = stack.new_tenant()
     receiver = receivers()
     disabled = register(tenant_id, receiver.url, receiver.secret, enabled=False)
     event = project_event(tenant_id)
-    webhook_messages.enqueue([webhook_messages.delivery_message(event, disabled),
-                              webhook_messages.delivery_message(event, "whk_01GONE")])
+    webhook_delivery_queue.enqueue([webhook_delivery_queue.delivery_message(event, disabled),
+                              webhook_delivery_queue.delivery_message(event, "whk_01GONE")])
     path.pump()
     assert receiver.deliveries == []
     assert [a["outcome"] for a in attempts(tenant_id, disabled)] == ["skipped"]

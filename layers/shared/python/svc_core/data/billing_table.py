@@ -19,10 +19,10 @@ import random
 import time
 from typing import Any
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item, to_item, values
 from svc_core.data.common import create_item, is_condition_failure, query_page, read_item
-from svc_core.dynamo import from_item, to_item, values
+from svc_core.platform.config import settings
 
 BALANCE, SUBSCRIPTION = "BALANCE", "SUBSCRIPTION"
 ENTRY, INVOICE, PURCHASE = "ENTRY#", "INVOICE#", "PURCHASE#"

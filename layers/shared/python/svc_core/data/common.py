@@ -7,8 +7,8 @@ import uuid
 from decimal import Decimal
 from typing import Any, Callable
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.platform.config import settings
 
 
 class ConditionFailed(Exception):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core.config import settings
-from svc_core.dynamo import to_item
+from svc_core.adapters.dynamo import to_item
+from svc_core.platform.config import settings
 
 RETENTION_SECONDS = 7 * 24 * 3600
 

@@ -10,7 +10,7 @@ what each provider needs is PROVIDER_RULES below, which makes both the models an
 and byosAccessKey + byosSecretKey together (for azure: the account name and the account key), or
 neither, to keep the stored ones.
 
-The two keys are sealed together with KMS (svc_core/sealing.py) under the context
+The two keys are sealed together with KMS (svc_core/adapters/sealing.py) under the context
 {purpose: byos-credentials, tenantId}; only the sealed value and the last four characters of
 the access key are stored, and no answer carries either key. A PUT that leaves both keys out
 keeps the stored ones while byosProvider, byosEndpoint and byosBucket stay the same (else 409
@@ -19,7 +19,7 @@ CONFLICT: there are no stored keys for that place); switching to platform storag
 An endpoint is https://host[:port][/path] with a DNS name for host (ENDPOINT_PATTERN, the
 document's pattern): an IP address or a one-label name never names a storage service. Whether
 the name resolves, and to what, is not known from the text: a PUT does not resolve it, and every
-connection (validation, the agents' tools) checks it first with svc_core/endpoint_guard.py (SSRF
+connection (validation, the agents' tools) checks it first with svc_core/adapters/endpoint_guard.py (SSRF
 rules, its name resolved anew each time, the connection pinned to the checked address); a
 refused or unresolvable endpoint is reported by the validation (200, ok false). For local
 development (AllowLoopbackEndpoints) an endpoint on loopback is accepted too.
@@ -36,16 +36,18 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Tag, Field, StringCo
                       WrapValidator, create_model, model_validator)
 from pydantic_core import PydanticCustomError
 
-from svc_core import endpoint_guard, regions, sealing, storage_probe, timeutil
-from svc_core.config import settings
-from svc_core.context import TenantContext
+from svc_core.adapters import endpoint_guard, sealing, storage_probe
+from svc_core.auth.context import TenantContext
 from svc_core.data import tenants_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import region_preferences
 from svc_core.domain.tenant_access import not_found, own_tenant, require_feature
-from svc_core.errors import Conflict, ValidationFailed
-from svc_core.log import logger
-from svc_core.schemas import DocumentedPattern, RequestBody
+from svc_core.platform import timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Conflict, ValidationFailed
+from svc_core.platform.log import logger
+from svc_core.rules import regions
+from svc_core.rules.schemas import DocumentedPattern, RequestBody
 
 SECTION = "storage"
 BYOS_FIELDS = ("byosProvider", "byosEndpoint", "byosBucket", "byosRegion", "byosAccessKey", "byosSecretKey")
