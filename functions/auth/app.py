@@ -91,10 +91,7 @@ CLI_TAGS = ["Command-line login"]
 @api.post("/api/v1/cli/auth/start", public=True, throttle="device-login", status=201, response_model=Started, tags=CLI_TAGS,
           summary="Start a device login: a login id, the browser address and the code to compare")
 def cli_start(body: StartBody):
-    event = api.resolver.current_event
-    base = device_login.public_base_url(event.raw_event.get("requestContext") or {},
-                                        {k.lower(): v for k, v in (event.headers or {}).items()})
-    return device_login.start(body, base)
+    return device_login.start(body, api.public_base_url())
 
 
 @api.get("/api/v1/cli/auth/status", public=True, response_model=Status, tags=CLI_TAGS,

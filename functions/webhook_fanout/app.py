@@ -16,7 +16,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
-from svc_core.data import webhook_delivery_queue, webhooks_table
+from svc_core.domain import webhooks
 from svc_core.platform.log import logger
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
@@ -24,10 +24,9 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 
 def fan_out(record) -> None:
     event = json.loads(record.body)["detail"]
-    subscriptions = webhooks_table.subscribers(event["tenantId"], event["type"])
-    webhook_delivery_queue.enqueue([webhook_delivery_queue.delivery_message(event, s["id"]) for s in subscriptions])
+    subscriptions = webhooks.fan_out(event)
     logger.info("event fanned out", extra={"event_id": event["id"], "event_type": event["type"],
-                                           "tenant_id": event["tenantId"], "subscriptions": len(subscriptions)})
+                                           "tenant_id": event["tenantId"], "subscriptions": subscriptions})
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

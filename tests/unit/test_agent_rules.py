@@ -220,13 +220,14 @@ def test_a_tool_runs_only_after_the_cancel_check_and_the_check_can_stop_it():
 
 def test_project_files_are_the_platform_bucket_unless_the_tenant_chose_byos(monkeypatch):
     from svc_core.adapters import project_files, project_files_bucket
-    assert project_files.for_tenant("ten_A", FakeTenants(None)) is project_files_bucket
-    assert project_files.for_tenant("ten_A", FakeTenants({"storageMode": "platform"})) is project_files_bucket
+    from svc_core.domain.storage import files_for
+    assert files_for("ten_A", FakeTenants(None)) is project_files_bucket
+    assert files_for("ten_A", FakeTenants({"storageMode": "platform"})) is project_files_bucket
     # a stored endpoint the SSRF rules refuse now (the metadata service) is refused before any key opens
     byos = {"storageMode": "byos", "byosProvider": "r2", "byosEndpoint": "https://169.254.169.254",
             "byosBucket": "b-1", "byosCredentials": {"alg": "none"}}
     with pytest.raises(project_files.StorageUnavailable, match="metadata service"):
-        project_files.for_tenant("ten_A", FakeTenants(byos))
+        files_for("ten_A", FakeTenants(byos))
 
 
 def test_a_storage_failure_is_the_tools_error_for_the_model():

@@ -5,10 +5,11 @@ same key layout, `tenants/<tenantId>/projects/<projectId>/files/<path>`:
 - platform: the S3 bucket ProjectFilesBucket (svc_core/adapters/project_files_bucket.py);
 - BYOS s3, r2, gcs: the tenant's bucket through botocore's S3 client, with its endpoint and keys;
 - BYOS azure: the tenant's container through azure-storage-blob (shared key).
-The BYOS clients are storage_probe's: the endpoint passes endpoint_guard (SSRF rules, resolved
-anew each time the files are opened) and every request goes to the checked address (pinned
-pool), with the probe's short timeouts and no retries. The keys are unsealed only here, kept in
-memory for the run's segment, never logged or answered.
+The BYOS clients are storage_probe's: every request goes to the address endpoint_guard checked
+(pinned pool), with the probe's short timeouts and no retries. Which implementation a tenant's
+files use, the endpoint's check (anew each time the files are opened) and the unsealing of the
+keys are the domain's (svc_core/domain/storage.py: files_for); the keys stay in memory for the
+run's segment, never logged or answered.
 
 A BYOS failure (refused endpoint, keys that no longer open, bad credentials, no bucket, timeout)
 is StorageUnavailable with a message a user can act on; the caller (the agent's tools) gives it to
@@ -20,10 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from svc_core.adapters import endpoint_guard, project_files_bucket, storage_probe
-from svc_core.data import tenants_table
-from svc_core.platform.config import settings
-from svc_core.platform.errors import ServiceError
+from svc_core.adapters import project_files_bucket, storage_probe
 
 MAX_LISTED = project_files_bucket.MAX_LISTED
 CONTENT_TYPE = "text/plain; charset=utf-8"
@@ -43,24 +41,8 @@ class StorageUnavailable(Exception):
     """The tenant's own storage could not be used; the message says why (never a key)."""
 
 
-def for_tenant(tenant_id: str, tenants=tenants_table) -> ProjectFiles:
-    """The files of the tenant's projects, where its storage configuration puts them."""
-    from svc_core.domain import storage  # the domain's rules for a stored BYOS configuration
-    tenant = tenants.get_consistent(tenant_id) or {}
-    stored = tenant.get(storage.SECTION) or {}
-    if stored.get("storageMode") != "byos":
-        return project_files_bucket
-    try:
-        target = endpoint_guard.check(storage.endpoint_of(stored) or "", allow_loopback=settings().allow_loopback_endpoints)
-    except endpoint_guard.EndpointRefused as refused:
-        raise StorageUnavailable(f"The tenant's storage may not be used: {refused.reason}.") from None
-    try:
-        access_key, secret_key = storage._open_keys(stored, tenant_id)  # noqa: SLF001 - the one place keys open
-    except ServiceError as exc:
-        raise StorageUnavailable(exc.message) from None
-    connection = storage_probe.Connection(provider=stored["byosProvider"], target=target,
-                                          bucket=stored["byosBucket"], region=stored.get("byosRegion"),
-                                          access_key=access_key, secret_key=secret_key)
+def byos_files(connection: storage_probe.Connection) -> ProjectFiles:
+    """The files in the tenant's own storage, through a connection to a checked address."""
     return AzureFiles(connection) if connection.provider == "azure" else S3CompatibleFiles(connection)
 
 

@@ -73,7 +73,7 @@ from svc_core.adapters.models import registry
 from svc_core.auth.context import TenantContext
 from svc_core.data import agent_run_queue, agents_table, projects_table, runs_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import agent_tools, agents, events, metering, projects, tenant_secrets
+from svc_core.domain import agent_tools, agents, events, metering, projects, storage, tenant_secrets
 from svc_core.domain.paging import id_page
 from svc_core.domain.references import referenced
 from svc_core.platform import ids, timeutil
@@ -236,7 +236,7 @@ class Toolbox:
     def files(self) -> project_files.ProjectFiles:
         """Where the tenant keeps project files (platform or BYOS), found at the first file tool."""
         if self._files is None:
-            self._files = project_files.for_tenant(self.tenant_id)
+            self._files = storage.files_for(self.tenant_id)
         return self._files
 
     def run(self, name: str, arguments: dict[str, Any]) -> tuple[str, str]:

@@ -226,13 +226,3 @@ def exchange(body: TokenBody) -> dict[str, Any]:
             "user": {k: user[k] for k in ("id", "email", "name")},
             "tenant": {"id": tenant["id"], "name": tenant["name"], "role": membership["role"]}}
 
-
-def public_base_url(request_context: dict[str, Any], headers: dict[str, str]) -> str:
-    """Where the browser reaches this API: the configured URL, else the request's own host."""
-    if settings().public_base_url:
-        return settings().public_base_url.rstrip("/")
-    host = request_context.get("domainName") or headers.get("host") or "localhost"
-    stage = request_context.get("stage")
-    if host.endswith(".amazonaws.com") and stage:
-        return f"https://{host}/{stage}"
-    return f"https://{host}"

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from svc_core.domain import billing_ledger
 from svc_core.platform import ids, timeutil
 
 
@@ -97,7 +98,6 @@ def record_call(tenant_id: str, source: str, source_id: str, result: Any) -> dic
     """Meter one model call (a ConverseResult): price it, store its usage record and debit its cost
     from the tenant's credit balance, in one transaction (svc_core/domain/billing_ledger.py);
     returns the record."""
-    from svc_core.domain import billing_ledger
     record = usage_record(tenant_id, source, source_id, result.model_id, result.usage)
     billing_ledger.record_usage(record)
     return record
@@ -105,5 +105,4 @@ def record_call(tenant_id: str, source: str, source_id: str, result: Any) -> dic
 
 def require_credit(tenant_id: str) -> None:
     """Before a run or a chat message calls a model: 402 PAYMENT_REQUIRED when the balance is used up."""
-    from svc_core.domain import billing_ledger
     billing_ledger.require_credit(tenant_id)

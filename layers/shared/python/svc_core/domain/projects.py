@@ -119,5 +119,5 @@ def forget_files(tenant_id: str, project_id: str, files_for=None) -> int:
     """After a project's deletion (its table's stream says so): delete its files where the tenant's
     storage keeps them (the platform bucket or its own); the number deleted. Idempotent."""
     if files_for is None:
-        from svc_core.adapters.project_files import for_tenant as files_for
+        from svc_core.domain.storage import files_for
     return files_for(tenant_id).delete_all(tenant_id, project_id)

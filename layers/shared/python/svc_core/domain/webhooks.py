@@ -454,6 +454,15 @@ def send_test(ctx: TenantContext, webhook_id: str, store=webhooks_table,
     return event
 
 
+def fan_out(event: dict[str, Any], store=webhooks_table,
+            enqueue: Callable[[list[dict[str, Any]]], None] = webhook_delivery_queue.enqueue) -> int:
+    """One delivery message per enabled subscription of the event's tenant that wants its type, on
+    the delivery queue (each pair is then delivered and retried on its own); how many."""
+    subscriptions = store.subscribers(event["tenantId"], event["type"])
+    enqueue([webhook_delivery_queue.delivery_message(event, s["id"]) for s in subscriptions])
+    return len(subscriptions)
+
+
 def list_deliveries(ctx: TenantContext, webhook_id: str, limit: int, cursor: str | None, store=webhooks_table,
                     deliveries=webhook_deliveries_table) -> dict[str, Any]:
     _read(ctx.tenant_id, webhook_id, store)

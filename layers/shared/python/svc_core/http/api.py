@@ -282,6 +282,18 @@ class Api:
             return None
         return authenticate(self.header("authorization"))
 
+    def public_base_url(self) -> str:
+        """Where a browser reaches this API (a login page, a stream URL): the configured
+        PUBLIC_BASE_URL, else the request's own host (and stage, on API Gateway's own domain)."""
+        if settings().public_base_url:
+            return settings().public_base_url.rstrip("/")
+        context = self.resolver.current_event.raw_event.get("requestContext") or {}
+        host = context.get("domainName") or self.header("host") or "localhost"
+        stage = context.get("stage")
+        if host.endswith(".amazonaws.com") and stage:
+            return f"https://{host}/{stage}"
+        return f"https://{host}"
+
     def source_ip(self) -> str:
         """The caller's address: API Gateway's sourceIp (a client's X-Forwarded-For is never read)."""
         return _state.get().source_ip
