@@ -36,7 +36,6 @@ first request's answer was stored, else runs again (see idempotency.py).
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -45,6 +44,8 @@ from typing import Any
 import botocore.loaders
 import botocore.session
 from botocore.config import Config
+
+from svc_core.platform.config import settings
 
 _lock = threading.Lock()
 
@@ -91,10 +92,9 @@ def client(service: str, read_timeout: float | None = None) -> Any:
     """A client of the service, configured as PROFILES says; read_timeout longer only for slow answers (a model's)."""
     chosen = profile(service, read_timeout)
     with _lock:  # botocore sessions are not thread-safe while creating clients
-        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
         return _session().create_client(
             service,
-            region_name=region,
+            region_name=settings().aws_region,
             config=Config(retries={"mode": "standard", "total_max_attempts": chosen.max_attempts},
                           connect_timeout=chosen.connect_timeout, read_timeout=chosen.read_timeout,
                           max_pool_connections=32),
