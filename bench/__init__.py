@@ -40,7 +40,7 @@ child that used it would already hold boto3 and hide the very floor it is compar
 2. Warm overhead (bench/warm.py): ProjectsFunction's handler called in this process, after
    a warm-up, --warm times (default 1000) for GET /api/v1/projects/{id} with the cached key,
    against the moto server. Per request: handler time minus the time inside botocore API
-   calls (before-call to after-call on the clients of svc_core.aws, bench/awstime.py).
+   calls (before-call to after-call on the clients of svc_core.adapters.aws, bench/awstime.py).
    Median and p99 in microseconds (target: median under 300 us); the same in thread CPU
    time, and without botocore's client-side work, to show what the figure is made of.
 

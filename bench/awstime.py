@@ -1,6 +1,6 @@
 """Watching the service's botocore calls: how many, which, and how long they take.
 
-Hooks go on the botocore session of svc_core.aws; clients copy the session's handlers when
+Hooks go on the botocore session of svc_core.adapters.aws; clients copy the session's handlers when
 they are created, so the cached clients are dropped (not the session) to be made again with
 the hooks. Three of botocore's events bound a call (botocore/client.py, _make_api_call):
 
@@ -57,7 +57,7 @@ class AwsCalls:
             self.inside_cpu += time.thread_time() - started_cpu
 
     def install(self) -> "AwsCalls":
-        from svc_core import aws
+        from svc_core.adapters import aws
         session = aws._session()
         session.register("provide-client-params", self._begin, unique_id="bench-aws-begin")
         session.register("before-call", self._before, unique_id="bench-aws-before")
@@ -66,7 +66,7 @@ class AwsCalls:
         return self
 
     def uninstall(self) -> None:
-        from svc_core import aws
+        from svc_core.adapters import aws
         session = aws._session()
         for event, uid in (("provide-client-params", "bench-aws-begin"), ("before-call", "bench-aws-before"),
                            ("after-call", "bench-aws-after")):

@@ -3,7 +3,7 @@
 For each route: one warm-up request (fills the key, secret and signing-key caches and the
 rate-limit window), then one counted request, on fresh resources where the route changes
 them (a new project to delete, a new key to revoke or rotate). Calls are counted at the
-botocore level (before-call), on every client of svc_core.aws, by operation name.
+botocore level (before-call), on every client of svc_core.adapters.aws, by operation name.
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ def _handler(module_name: str, event_file: str) -> dict:
     module = __import__(module_name)
     imported = time.perf_counter()
     # The clients are created at the first request, from this session: hooks registered on it
-    # now are copied into them. (svc_core.aws is already imported by the module.)
-    from svc_core import aws
+    # now are copied into them. (svc_core.adapters.aws is already imported by the module.)
+    from svc_core.adapters import aws
     timer = _AwsTimer()
     session = aws._session()
     session.register("before-call", timer.before, unique_id="bench-aws-before")

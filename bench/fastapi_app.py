@@ -6,7 +6,7 @@ same cached lookup, JWT mint and verify), the request counted by svc_core's rate
 the scope checked, the project read by svc_core.domain.projects, the answer in the same
 {data, meta} envelope validated by a pydantic response model, errors in the error envelope.
 Only the HTTP layer differs: FastAPI's routing, dependency injection and validation, run
-on Lambda through Mangum, instead of svc_core.api over Powertools' resolver.
+on Lambda through Mangum, instead of svc_core.http.api over Powertools' resolver.
 
 Used only by the benchmarks (bench/requirements.txt); nothing in the service imports it.
 """
@@ -21,12 +21,13 @@ from fastapi.responses import JSONResponse
 from mangum import Mangum
 from pydantic import BaseModel
 
-from svc_core import envelope, rate_limit
+from svc_core.auth import rate_limit
 from svc_core.auth.authenticate import authenticate
-from svc_core.context import TenantContext
+from svc_core.auth.context import TenantContext
 from svc_core.domain import projects
 from svc_core.domain.projects import Project
-from svc_core.errors import Forbidden, RateLimited, ServiceError
+from svc_core.http import envelope
+from svc_core.platform.errors import Forbidden, RateLimited, ServiceError
 
 app = FastAPI(title="projects (FastAPI baseline)", docs_url=None, redoc_url=None)
 

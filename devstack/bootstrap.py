@@ -11,9 +11,9 @@ from typing import Any
 
 
 def bootstrap(base_url: str, credentials_file: Path) -> dict[str, Any]:
+    from svc_core.auth.scopes import ALL_SCOPES
     from svc_core.domain.api_keys import issue_key
     from svc_core.domain.tenants import create_tenant_with_owner
-    from svc_core.scopes import ALL_SCOPES
 
     password = secrets.token_urlsafe(18)
     made = create_tenant_with_owner(tenant_name="Development", email="dev@example.com", password=password,

@@ -94,7 +94,7 @@ class DynamoDBLocal:
 
     @property
     def client(self):
-        """A DynamoDB client of its own (not svc_core.aws's, which the tests reset)."""
+        """A DynamoDB client of its own (not svc_core.adapters.aws's, which the tests reset)."""
         if self._client is None:
             self._client = botocore.session.get_session().create_client(
                 "dynamodb", region_name="us-east-1", endpoint_url=self.endpoint,

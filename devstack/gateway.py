@@ -6,7 +6,7 @@ the proxy event AWS would send (requestContext with requestId, identity.sourceIp
 resourcePath; pathParameters; single and multi-value headers and query strings; a base64
 body for binary content) and is passed to the function's real handler. A path no route
 matches gets the API's own 404 envelope, as the template's gateway response gives it, with the CORS
-headers the functions' answers carry (svc_core.cors: for the origins of the AllowedOrigins parameter).
+headers the functions' answers carry (svc_core.http.cors: for the origins of the AllowedOrigins parameter).
 
 Routes API Gateway streams (ResponseTransferMode RESPONSE_STREAM, a Lambda Web Adapter function)
 are served as the adapter serves them: the function's ASGI app gets the HTTP request with API
@@ -200,7 +200,7 @@ class Gateway:
         matched = self.router.match(request.command, path)
         if matched is None:
             request_id = str(uuid.uuid4())
-            from svc_core import cors  # the shared layer's rules, as the functions apply them
+            from svc_core.http import cors  # the shared layer's rules, as the functions apply them
             cors_headers = cors.response_headers(request.headers.get("Origin"), self.allowed_origins)
             self._write(request, 404, [("Content-Type", "application/json"), ("X-Request-Id", request_id),
                                        *cors_headers.items()], _not_found_body(path, request_id))

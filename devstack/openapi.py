@@ -23,7 +23,7 @@ LAYER = ROOT / "layers" / "shared" / "python"
 if str(LAYER) not in sys.path:
     sys.path.insert(0, str(LAYER))
 
-from svc_core import deployment_document  # noqa: E402  (the layer's path is set just above)
+from svc_core.rules import deployment_document  # noqa: E402  (the layer's path is set just above)
 
 DOCUMENT = ROOT / "functions" / "meta" / "openapi.json"
 DESCRIPTION = (
@@ -45,8 +45,8 @@ def build_document() -> dict[str, Any]:
     from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
     from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer, Server
 
+    from svc_core.adapters.payments.stripe_provider import SIGNATURE_HEADER, SIGNATURE_SCHEME
     from svc_core.domain.chat_stream import STREAM_TOKEN_PARAMETER, STREAM_TOKEN_SCHEME
-    from svc_core.payments.stripe_provider import SIGNATURE_HEADER, SIGNATURE_SCHEME
 
     schemes = {
         "bearerAuth": HTTPBearer(bearerFormat="API key (svc_<type>_...) or service JWT"),
@@ -87,7 +87,7 @@ def template_default_lists(resolver: Resolver) -> dict[str, list[str]]:
     function serves the running deployment's own)."""
     from types import SimpleNamespace
 
-    from svc_core.models.registry import allowed_models
+    from svc_core.adapters.models.registry import allowed_models
 
     defaults = SimpleNamespace(model_id=resolver.ref("ModelId"), model_allowed_ids=resolver.ref("ModelAllowedIds"))
     models = allowed_models(defaults)
@@ -118,7 +118,7 @@ def _may_match_nul(pattern: str) -> bool:
 
 
 def _request_strings_hold_no_nul(document: dict[str, Any]) -> None:
-    """A body's strings may not hold a NUL anywhere (svc_core/json_body.py refuses it, in every
+    """A body's strings may not hold a NUL anywhere (svc_core/http/json_body.py refuses it, in every
     field): every string schema a request body reaches says so, with its own pattern if it has
     none, else beside it in an allOf (a schema has one pattern)."""
     schemas = document.get("components", {}).get("schemas", {})

@@ -86,7 +86,7 @@ class LocalStack:
             # (one can undo the other): its DynamoDB gets a read timeout long enough for a loaded
             # machine, so botocore does not retry what moto is still doing.
             from dataclasses import replace
-            from svc_core import aws
+            from svc_core.adapters import aws
             aws.PROFILES["dynamodb"] = replace(aws.PROFILES["dynamodb"], read_timeout=30)
         environment = provision(self.emulator_endpoint, self.parameters, dynamodb_endpoint=self.dynamodb_endpoint,
                                 secret_values=kept_secrets)
@@ -125,7 +125,7 @@ class LocalStack:
         return self
 
     def _allowed_origins(self) -> frozenset[str]:
-        from svc_core import cors
+        from svc_core.http import cors
         return cors.parse_origins(self.parameters.get("AllowedOrigins", ""))
 
     def allow_origins(self, origins: list[str]) -> None:
@@ -134,7 +134,7 @@ class LocalStack:
         self.parameters["AllowedOrigins"] = ",".join(origins)
         value = self.parameters["AllowedOrigins"]
         os.environ["CORS_ALLOWED_ORIGINS"] = self.environment["CORS_ALLOWED_ORIGINS"] = value
-        from svc_core import config
+        from svc_core.platform import config
         config.settings.cache_clear()
         if self.gateway is not None:
             self.gateway.allowed_origins = self._allowed_origins()
@@ -176,7 +176,9 @@ class LocalStack:
 
     @staticmethod
     def _forget_caches() -> None:
-        from svc_core import aws, config, secrets_cache, tenant_policy
+        from svc_core.adapters import aws, secrets_cache
+        from svc_core.auth import tenant_policy
+        from svc_core.platform import config
         config.settings.cache_clear()
         aws.reset_clients()
         secrets_cache.clear()

@@ -102,7 +102,7 @@ def _operator() -> str:
 
 def _billing(args: argparse.Namespace) -> int:
     from svc_core.domain import billing
-    from svc_core.errors import NotFound
+    from svc_core.platform.errors import NotFound
 
     try:
         if args.noun == "gift-cards":

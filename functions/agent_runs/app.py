@@ -15,7 +15,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
 from svc_core.domain import agent_runs
-from svc_core.log import logger
+from svc_core.platform.log import logger
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 

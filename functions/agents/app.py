@@ -5,14 +5,13 @@ from typing import Annotated, Any, Optional
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from svc_core import envelope
-from svc_core import idempotency
-from svc_core.api import JSON, Api
 from svc_core.domain import agent_runs, agents
 from svc_core.domain.agent_runs import Run, RunCreate, RunDecision, RunPage
 from svc_core.domain.agents import Agent, AgentCreate, AgentDeleted, AgentPage, AgentUpdate
-from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+from svc_core.http import envelope, idempotency
+from svc_core.http.api import JSON, Api
+from svc_core.rules.cursors import IdCursor
 
 api = Api()
 TAGS = ["Agents"]

@@ -4,11 +4,11 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from svc_core.api import Api
 from svc_core.domain import api_keys
 from svc_core.domain.api_keys import ApiKey, ApiKeyCreate, ApiKeyPage, ApiKeyRotate, ApiKeyWithSecret
-from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+from svc_core.http.api import Api
+from svc_core.rules.cursors import IdCursor
 
 api = Api()
 TAGS = ["API keys"]

@@ -8,16 +8,14 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from svc_core.api import AUTHENTICATED, Api
-from svc_core.pages import load_page
 from svc_core.domain import accounts, device_login, idp_exchange
+from svc_core.domain.accounts import (LoggedOut, LoginBody, LogoutBody, Me, RefreshBody, RegisterBody, Registered,
+                                      TokenPair)
+from svc_core.domain.device_login import (CliToken, DecisionBody, LoginId, LoginInfo, StartBody, Started, Status,
+                                          TokenBody)
 from svc_core.domain.idp_exchange import ExchangeBody, Exchanged
-from svc_core.domain.device_login import (
-    CliToken, DecisionBody, LoginId, LoginInfo, Started, StartBody, Status, TokenBody,
-)
-from svc_core.domain.accounts import (
-    LoggedOut, LoginBody, LogoutBody, Me, RefreshBody, RegisterBody, Registered, TokenPair,
-)
+from svc_core.http.api import AUTHENTICATED, Api
+from svc_core.http.pages import load_page
 
 api = Api()
 TAGS = ["Authentication"]
@@ -93,10 +91,7 @@ CLI_TAGS = ["Command-line login"]
 @api.post("/api/v1/cli/auth/start", public=True, throttle="device-login", status=201, response_model=Started, tags=CLI_TAGS,
           summary="Start a device login: a login id, the browser address and the code to compare")
 def cli_start(body: StartBody):
-    event = api.resolver.current_event
-    base = device_login.public_base_url(event.raw_event.get("requestContext") or {},
-                                        {k.lower(): v for k, v in (event.headers or {}).items()})
-    return device_login.start(body, base)
+    return device_login.start(body, api.public_base_url())
 
 
 @api.get("/api/v1/cli/auth/status", public=True, response_model=Status, tags=CLI_TAGS,

@@ -5,15 +5,14 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from svc_core import idempotency
-from svc_core.api import AUTHENTICATED, Api
 from svc_core.domain import billing
-from svc_core.domain.billing import (
-    BillingGiftCardRedeem, BillingInvoice, BillingInvoicePage, BillingLedgerPage, BillingPortal, BillingPurchase,
-    BillingPurchaseCreate, BillingRedemption, BillingSubscriptionCreate, BillingSubscriptionState, BillingSummary,
-)
-from svc_core.cursors import IdCursor
+from svc_core.domain.billing import (BillingGiftCardRedeem, BillingInvoice, BillingInvoicePage, BillingLedgerPage,
+                                     BillingPortal, BillingPurchase, BillingPurchaseCreate, BillingRedemption,
+                                     BillingSubscriptionCreate, BillingSubscriptionState, BillingSummary)
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+from svc_core.http import idempotency
+from svc_core.http.api import AUTHENTICATED, Api
+from svc_core.rules.cursors import IdCursor
 
 api = Api()
 TAGS = ["Billing"]

@@ -5,14 +5,13 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from svc_core import idempotency
-from svc_core.api import Api
 from svc_core.domain import chat, chat_stream
 from svc_core.domain.chat import (ChatMessageCreate, ChatSession, ChatSessionCreate, ChatSessionDeleted,
                                   ChatSessionDetail, ChatSessionPage, ChatTurnStarted)
-from svc_core.domain.device_login import public_base_url
-from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+from svc_core.http import idempotency
+from svc_core.http.api import Api
+from svc_core.rules.cursors import IdCursor
 
 api = Api()
 TAGS = ["Chat"]
@@ -59,10 +58,7 @@ def send_chat_message(id: str, body: ChatMessageCreate):  # noqa: A002
                       "is good for this session's stream only and for nothing else; reusable within its life "
                       "(EventSource reconnects reuse the URL).")
 def issue_stream_token(id: str):  # noqa: A002
-    event = api.resolver.current_event
-    base = public_base_url(event.raw_event.get("requestContext") or {},
-                           {k.lower(): v for k, v in (event.headers or {}).items()})
-    return chat_stream.issue_stream_token(api.tenant_context(), id, base)
+    return chat_stream.issue_stream_token(api.tenant_context(), id, api.public_base_url())
 
 
 lambda_handler = api.handler

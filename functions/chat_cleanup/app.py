@@ -11,9 +11,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
+from svc_core.adapters.dynamo import from_item
 from svc_core.domain import chat
-from svc_core.dynamo import from_item
-from svc_core.log import logger
+from svc_core.platform.log import logger
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
 

@@ -8,7 +8,7 @@ Two entry points, one behaviour (svc_core/domain/chat_stream.py decides what is 
 - `lambda_handler`, the proxy integration's handler, buffered: where streaming is off, the same
   text/event-stream body, collected until `done` or a time budget.
 
-Both authenticate as every route does (svc_core.api: credential, rate limit, tenant policy and IP
+Both authenticate as every route does (svc_core.http.api: credential, rate limit, tenant policy and IP
 allowlist, scope), and accept the session's stream token as ?token= in place of the
 Authorization header (EventSource cannot send one).
 """
@@ -24,14 +24,14 @@ from urllib.parse import parse_qsl
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 
-from svc_core import envelope
-from svc_core.api import JSON, Api, RequestState
 from svc_core.auth.principal import Principal
-from svc_core.config import settings
 from svc_core.domain import chat_stream
 from svc_core.domain.chat_stream import EVENT_STREAM, STREAM_PATH
-from svc_core.errors import MethodNotAllowed, NotFound, ServiceError
-from svc_core.log import logger
+from svc_core.http import envelope
+from svc_core.http.api import JSON, Api, RequestState
+from svc_core.platform.config import settings
+from svc_core.platform.errors import MethodNotAllowed, NotFound, ServiceError
+from svc_core.platform.log import logger
 
 EVENT_ID_PATTERN = chat_stream.LAST_EVENT_ID_PATTERN
 BUFFERED_LIMIT_SECONDS = 25.0  # API Gateway answers a buffered proxy integration after 29 s
@@ -95,7 +95,7 @@ lambda_handler = api.handler
 # ---- the streamed entry point (ASGI) ----------------------------------------------------------
 
 def proxy_event(scope: dict[str, Any]) -> dict[str, Any]:
-    """The request as the proxy event svc_core.api reads: API Gateway's own request context from
+    """The request as the proxy event svc_core.http.api reads: API Gateway's own request context from
     x-amzn-request-context (the adapter sets it; outside API Gateway the socket's peer is the
     source address)."""
     headers: dict[str, str] = {}

@@ -7,12 +7,12 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from svc_core import deployment_document
-from svc_core.api import Api
+from svc_core.adapters.models.registry import allowed_models
 from svc_core.auth import signing_keys
-from svc_core.config import settings
-from svc_core.models.registry import allowed_models
-from svc_core.pages import renderer_page
+from svc_core.http.api import Api
+from svc_core.http.pages import renderer_page
+from svc_core.platform.config import settings
+from svc_core.rules import deployment_document
 
 api = Api()
 

@@ -5,13 +5,12 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from svc_core.api import AUTHENTICATED, Api
 from svc_core.domain import oauth_connections
-from svc_core.domain.oauth_connections import (
-    AuthorizeBody, Connection, ConnectionDeleted, ConnectionPage, FlowStarted, OAuthStartBody,
-)
-from svc_core.cursors import IdCursor
+from svc_core.domain.oauth_connections import (AuthorizeBody, Connection, ConnectionDeleted, ConnectionPage,
+                                               FlowStarted, OAuthStartBody)
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+from svc_core.http.api import AUTHENTICATED, Api
+from svc_core.rules.cursors import IdCursor
 
 api = Api()
 TAGS = ["OAuth connections"]

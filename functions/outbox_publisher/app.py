@@ -11,11 +11,11 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
-from svc_core import aws
-from svc_core.config import settings
-from svc_core.data import outbox_table
-from svc_core.events import Event
-from svc_core.log import logger
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item
+from svc_core.platform.config import settings
+from svc_core.platform.log import logger
+from svc_core.rules.events import Event
 
 # The stream is mapped with ReportBatchItemFailures: a batch whose every record failed is
 # reported record by record too, rather than raised (which would make Lambda bisect it).
@@ -36,7 +36,9 @@ def publish(record) -> None:
     image = record.raw_event["dynamodb"].get("NewImage")
     if not image:
         return  # removals (TTL clean-up) carry nothing to publish
-    event = outbox_table.stored_event(image)
+    stored = from_item(image)
+    stored.pop("ttl", None)  # the outbox table's own expiry, not part of the event
+    event = Event.of(stored)
     answer = aws.client("events").put_events(Entries=[to_entry(event)])
     if answer.get("FailedEntryCount"):
         code = answer["Entries"][0].get("ErrorCode")

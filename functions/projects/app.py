@@ -4,12 +4,12 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from svc_core import idempotency
-from svc_core.api import Api
 from svc_core.domain import projects
-from svc_core.cursors import IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.domain.projects import Project, ProjectCreate, ProjectDeleted, ProjectPage, ProjectUpdate
+from svc_core.http import idempotency
+from svc_core.http.api import Api
+from svc_core.rules.cursors import IdCursor
 
 api = Api()
 TAGS = ["Projects"]

@@ -6,11 +6,11 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from svc_core.api import AUTHENTICATED, Api
 from svc_core.domain import region_preferences, routing, storage
 from svc_core.domain.region_preferences import Preferences, PreferencesUpdate, RegionList
 from svc_core.domain.routing import FeatureCheck, RoutingInfo
 from svc_core.domain.storage import ByosConfigBody, StorageConfig, StorageConfigBody, StorageValidation
+from svc_core.http.api import AUTHENTICATED, Api
 
 api = Api()
 TAGS = ["Regions and storage"]

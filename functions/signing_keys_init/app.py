@@ -12,7 +12,7 @@ import urllib.request
 from typing import Any
 
 from svc_core.auth import signing_keys
-from svc_core.log import logger
+from svc_core.platform.log import logger
 
 
 def _respond(event: dict[str, Any], status: str, reason: str = "") -> None:

@@ -3,9 +3,9 @@ package with the webhook secret, is the authentication. Every change an event ma
 
 import base64
 
-from svc_core.api import Api
+from svc_core.adapters.payments.stripe_provider import SIGNATURE_SCHEME, verify_webhook
 from svc_core.domain import billing
-from svc_core.payments.stripe_provider import SIGNATURE_SCHEME, verify_webhook
+from svc_core.http.api import Api
 
 api = Api()
 

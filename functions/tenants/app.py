@@ -1,9 +1,9 @@
 """Tenants: list, create, read, and change settings."""
 
-from svc_core import idempotency
-from svc_core.api import AUTHENTICATED, Api
 from svc_core.domain import tenants
 from svc_core.domain.tenants import SettingsPatch, Tenant, TenantCreate, TenantList
+from svc_core.http import idempotency
+from svc_core.http.api import AUTHENTICATED, Api
 
 api = Api()
 TAGS = ["Tenants"]

@@ -16,20 +16,18 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
-from svc_core import webhook_messages
-from svc_core.data import webhooks_table
-from svc_core.events import Event
-from svc_core.log import logger
+from svc_core.domain import webhooks
+from svc_core.platform.log import logger
+from svc_core.rules.events import Event
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 def fan_out(record) -> None:
     event = Event.of(json.loads(record.body)["detail"])  # the bus's envelope around ours
-    subscriptions = webhooks_table.subscribers(event.tenantId, event.type)
-    webhook_messages.enqueue([webhook_messages.delivery_message(event, s["id"]) for s in subscriptions])
+    subscriptions = webhooks.fan_out(event)
     logger.info("event fanned out", extra={"event_id": event.id, "event_type": event.type,
-                                           "tenant_id": event.tenantId, "subscriptions": len(subscriptions)})
+                                           "tenant_id": event.tenantId, "subscriptions": subscriptions})
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

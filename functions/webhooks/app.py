@@ -5,15 +5,13 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from svc_core import idempotency
-from svc_core.api import Api
 from svc_core.domain import webhooks
-from svc_core.cursors import AttemptCursor, IdCursor
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
-from svc_core.domain.webhooks import (
-    DeliveryPage, TestEvent, Webhook, WebhookCreate, WebhookCreated, WebhookDeleted, WebhookPage, WebhookRotate, WebhookRotated,
-    WebhookUpdate,
-)
+from svc_core.domain.webhooks import (DeliveryPage, TestEvent, Webhook, WebhookCreate, WebhookCreated, WebhookDeleted,
+                                      WebhookPage, WebhookRotate, WebhookRotated, WebhookUpdate)
+from svc_core.http import idempotency
+from svc_core.http.api import Api
+from svc_core.rules.cursors import AttemptCursor, IdCursor
 
 api = Api()
 TAGS = ["Webhooks"]

@@ -23,9 +23,9 @@ def account(local_stack) -> dict:
     see each other's data."""
     import secrets
 
+    from svc_core.auth.scopes import ALL_SCOPES
     from svc_core.domain.api_keys import issue_key
     from svc_core.domain.tenants import create_tenant_with_owner
-    from svc_core.scopes import ALL_SCOPES
     email, password = f"client-{secrets.token_hex(4)}@example.com", secrets.token_urlsafe(18)
     made = create_tenant_with_owner(tenant_name="Client tests", email=email, password=password,
                                     user_name="Client Tester")

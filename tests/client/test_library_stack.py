@@ -79,7 +79,7 @@ def test_another_tenants_project_is_not_found(svc, local_stack):
 def test_a_real_429_is_retried_after_its_retry_after(account, monkeypatch):
     """Two requests per 3-second window: of six quick requests some must be refused (at most one
     window boundary falls among them), and the patient client waits out each Retry-After."""
-    from svc_core import config
+    from svc_core.platform import config
     monkeypatch.setenv("RATE_LIMIT_PER_WINDOW", "2")
     monkeypatch.setenv("RATE_LIMIT_WINDOW_SECONDS", "3")
     config.settings.cache_clear()

@@ -51,9 +51,9 @@ def test_a_client_that_leaves_mid_answer_does_not_stop_the_turn_and_its_usage_is
     by the test until then): the worker finishes the turn, stores the whole answer and meters it."""
     import threading
 
+    from svc_core.adapters.models import registry
+    from svc_core.adapters.models.scripted import ScriptedProvider, text_answer
     from svc_core.data import usage_table
-    from svc_core.models import registry
-    from svc_core.models.scripted import ScriptedProvider, text_answer
 
     release = threading.Event()
     text = "A long answer that is still being written when the reader leaves."

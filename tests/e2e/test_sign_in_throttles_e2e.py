@@ -43,7 +43,7 @@ def test_a_stranger_locks_out_only_their_own_address(local_stack):
 
 @pytest.fixture
 def three_per_address(monkeypatch):
-    from svc_core import config
+    from svc_core.platform import config
     monkeypatch.setenv("ADDRESS_RATE_LIMIT_PER_WINDOW", "3")
     config.settings.cache_clear()
     yield 3

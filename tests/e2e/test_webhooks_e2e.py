@@ -9,8 +9,8 @@ import time
 import httpx
 import pytest
 
-from svc_core.config import settings
 from svc_core.data import webhook_deliveries_table
+from svc_core.platform.config import settings
 from tests.support.webhook_receiver import Receiver, new_secret, register
 
 

@@ -45,18 +45,18 @@ class DataBackend:
     stack: Any  # tests.support.stack.Stack: the moto server with everything else
 
     def dynamodb(self):
-        from svc_core import aws
+        from svc_core.adapters import aws
         return aws.client("dynamodb")
 
     def item(self, table: str, key: dict[str, str]) -> dict[str, Any] | None:
         """One stored item, plain values, read consistently; None when absent."""
-        from svc_core.dynamo import from_item
+        from svc_core.adapters.dynamo import from_item
         answer = self.dynamodb().get_item(TableName=table, Key={k: {"S": v} for k, v in key.items()},
                                           ConsistentRead=True)
         return from_item(answer.get("Item"))
 
     def items(self, table: str) -> list[dict[str, Any]]:
-        from svc_core.dynamo import from_item
+        from svc_core.adapters.dynamo import from_item
         found: list[dict[str, Any]] = []
         for page in self.dynamodb().get_paginator("scan").paginate(TableName=table, ConsistentRead=True):
             found.extend(from_item(i) for i in page.get("Items", []))

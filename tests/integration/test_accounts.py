@@ -103,7 +103,7 @@ def test_case_folding_goes_beyond_lower_case(stack):
 
 
 def test_an_address_claimed_before_normalisation_still_signs_in(stack, monkeypatch):
-    from svc_core import email_address
+    from svc_core.rules import email_address
     with monkeypatch.context() as patched:
         patched.setattr(email_address, "normalise", lambda address: address.lower())  # as claims were written
         registered_before("Stra\u00dfe@example.de")
@@ -217,7 +217,7 @@ def test_failures_from_one_address_lock_out_that_address_only(stack, monkeypatch
 
 @pytest.fixture
 def twelve_failures_an_hour(monkeypatch):
-    from svc_core import config
+    from svc_core.platform import config
     monkeypatch.setenv("LOGIN_ACCOUNT_FAILURES_PER_HOUR", "12")
     config.settings.cache_clear()
     yield
@@ -288,9 +288,9 @@ def test_logout_with_the_access_token_alone(stack):
 
 
 def _second_tenant(stack, user_id, role):
-    from svc_core import timeutil
     from svc_core.data import users_table
     from svc_core.data.common import transact
+    from svc_core.platform import timeutil
     tenant_id = stack.new_tenant("Second")
     transact([users_table.put_membership(user_id, tenant_id, role, timeutil.iso(timeutil.now() + 1))])
     return tenant_id

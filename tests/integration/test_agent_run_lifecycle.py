@@ -19,9 +19,9 @@ import pytest
 
 from devstack.pollers import QueuePoller
 from devstack.template import Resolver
-from svc_core import sealing
-from svc_core.models.registry import scripted
-from svc_core.models.scripted import ScriptedProvider, text_answer, tool_answer
+from svc_core.adapters import sealing
+from svc_core.adapters.models.registry import scripted
+from svc_core.adapters.models.scripted import ScriptedProvider, text_answer, tool_answer
 from tests.integration.test_storage import setting  # noqa: F401 - a deployment setting for one test
 from tests.integration.test_agent_runs import (HAIKU, MISSING_RUN, WRITE, api, execute, file_in_bucket, run_events,
                                                setup, stored_runs)
@@ -228,7 +228,7 @@ def test_the_waiting_conversation_is_sealed_and_holds_no_secret_in_the_clear(sta
         assert set(sealed) == {"alg", "encryptedKey", "nonce", "ciphertext"}
         assert value not in json.dumps(item) and value not in json.dumps(paused)
         # it is the conversation, sealed to this run of this tenant
-        from svc_core.dynamo import from_item
+        from svc_core.adapters.dynamo import from_item
         import zlib
         conversation = from_item(item)["conversation"]
         opened = zlib.decompress(sealing.unseal(conversation, {"tenantId": tenant, "runId": paused["id"]}))
@@ -320,8 +320,8 @@ class Crash(BaseException):
 
 
 def test_a_request_that_dies_mid_run_is_finished_by_the_worker_from_its_checkpoint(stack, worker, monkeypatch):
-    from svc_core import timeutil
     from svc_core.data import agent_run_queue
+    from svc_core.platform import timeutil
     real_now = timeutil.now
     tenant, key, project_id, agent_id = setup(stack)
     sent: list[tuple] = []
@@ -425,7 +425,8 @@ def test_cancel_a_running_run_stops_it_before_its_next_tool(stack):
 
 
 def test_a_cancel_during_a_tool_ends_the_run_at_the_checkpoint_before_the_next_model_call(stack, monkeypatch):
-    from svc_core.data import project_files_bucket, runs_table
+    from svc_core.adapters import project_files_bucket
+    from svc_core.data import runs_table
     tenant, key, project_id, agent_id = setup(stack)
     replies, real_put = [], project_files_bucket.put
 

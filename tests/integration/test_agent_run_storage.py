@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from svc_core.models.registry import scripted
-from svc_core.models.scripted import ScriptedProvider, text_answer, tool_answer
+from svc_core.adapters.models.registry import scripted
+from svc_core.adapters.models.scripted import ScriptedProvider, text_answer, tool_answer
 from tests.integration.test_agent_runs import HAIKU, execute, file_in_bucket, new_agent
 from tests.integration.test_storage import azurite, s3, setting  # noqa: F401 - the storage servers, a setting
 from tests.support import projects as project_api
@@ -127,7 +127,7 @@ def _removal_of(project_id: str) -> dict:
     """The event ProjectCleanupFunction gets for this project's removal (the template's mapping:
     the projects table's stream, REMOVE records only)."""
     from devstack.template import Resolver
-    from svc_core.config import settings
+    from svc_core.platform.config import settings
     from tests.support.streams import removal_event
     ((function, props),) = [(f, p) for t, f, p in Resolver({}).stream_subscriptions() if t == "ProjectsTable"]
     assert function == "ProjectCleanupFunction"

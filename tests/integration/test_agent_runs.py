@@ -15,9 +15,9 @@ import re
 
 import pytest
 
-from svc_core.errors import ModelThrottled
-from svc_core.models.registry import scripted
-from svc_core.models.scripted import ScriptedProvider, text_answer, tool_answer
+from svc_core.adapters.models.registry import scripted
+from svc_core.adapters.models.scripted import ScriptedProvider, text_answer, tool_answer
+from svc_core.platform.errors import ModelThrottled
 from tests.support import projects as project_api
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error, outbox_events
@@ -70,8 +70,8 @@ def setup(stack, level: str = "autonomous", **config):
 
 
 def file_in_bucket(tenant: str, project_id: str, path: str) -> str | None:
-    from svc_core import aws
-    from svc_core.config import settings
+    from svc_core.adapters import aws
+    from svc_core.platform.config import settings
     try:
         answer = aws.client("s3").get_object(Bucket=settings().project_files_bucket,
                                              Key=f"tenants/{tenant}/projects/{project_id}/files/{path}")
@@ -87,8 +87,8 @@ def run_events(run_id: str) -> list[str]:
 
 
 def stored_runs(tenant: str) -> list[dict]:
-    from svc_core import aws
-    from svc_core.config import settings
+    from svc_core.adapters import aws
+    from svc_core.platform.config import settings
     return aws.client("dynamodb").query(TableName=settings().runs_table, ConsistentRead=True,
                                         KeyConditionExpression="tenantId = :t",
                                         ExpressionAttributeValues={":t": {"S": tenant}})["Items"]

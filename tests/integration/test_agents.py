@@ -14,8 +14,8 @@ import re
 
 import pytest
 
-from svc_core import agent_tools
-from svc_core.cursors import id_cursor
+from svc_core.domain import agent_tools
+from svc_core.rules.cursors import id_cursor
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
 from tests.support.stack import provisioned_stack
@@ -77,8 +77,8 @@ def fields_of(reply) -> list[str]:
 
 def items(*tenant_ids: str) -> list[dict]:
     """Every item of these tenants in the agents table, as stored (attribute-value JSON)."""
-    from svc_core import aws
-    from svc_core.config import settings
+    from svc_core.adapters import aws
+    from svc_core.platform.config import settings
     found = []
     for tenant_id in tenant_ids:
         pages = aws.client("dynamodb").get_paginator("query").paginate(
@@ -100,7 +100,7 @@ def old_form(position) -> str:
 # ---- create and read ---------------------------------------------------------------------
 
 def test_create_fills_in_the_config_defaults_and_stores_the_agent(stack):
-    from svc_core.dynamo import from_item
+    from svc_core.adapters.dynamo import from_item
     tenant, key = stack.tenant_with_key()
     reply = create(key, body_of(name="  Writer  "))
     assert reply.status == 201, reply
@@ -236,8 +236,8 @@ def test_delete_answers_in_the_envelope_then_the_agent_is_gone(stack):
 
 
 def test_a_lost_update_is_409_and_leaves_the_concurrent_version(stack, monkeypatch):
-    from svc_core.config import settings
     from svc_core.data import agents_table
+    from svc_core.platform.config import settings
     tenant, key = stack.tenant_with_key()
     agent = made(key)
     real_replace = agents_table.replace

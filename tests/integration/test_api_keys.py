@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from svc_core import timeutil
 from svc_core.auth import authenticate, key_format
-from svc_core.config import settings
 from svc_core.data import api_keys_table
+from svc_core.platform import timeutil
+from svc_core.platform.config import settings
 from tests.support.auth_helpers import KEY_RE, Clock
 from tests.support.functions import call
 
@@ -340,15 +340,15 @@ def change(action, token, key_id):
 
 def cli_key_of(stack, tenant, role="member"):
     """A user's CLI key as a device login issues it: createdBy is the user, the role's scopes."""
-    from svc_core import ids
-    from svc_core.roles import ROLE_SCOPES
+    from svc_core.auth.roles import ROLE_SCOPES
+    from svc_core.platform import ids
     user = ids.new_id("usr")
     return user, stack.new_key(tenant, sorted(ROLE_SCOPES[role]), key_type="cli", created_by=user)
 
 
 @pytest.mark.parametrize("action", ["rotate", "revoke"])
 def test_a_weaker_key_cannot_rotate_or_revoke_a_stronger_one(stack, action):
-    from svc_core.scopes import ALL_SCOPES
+    from svc_core.auth.scopes import ALL_SCOPES
     tenant, admin = stack.tenant_with_key()
     target = stack.new_key(tenant)  # every scope
     weak = stack.new_key(tenant, ["keys:write"])["key"]

@@ -17,9 +17,9 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 
-from svc_core.errors import ModelThrottled, ModelUnavailable
-from svc_core.models.base import StreamAssembler, assemble
-from svc_core.models.bedrock import BedrockProvider
+from svc_core.adapters.models.base import StreamAssembler, assemble
+from svc_core.adapters.models.bedrock import BedrockProvider
+from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 
 MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 AWS_TEXT = "arn:aws:bedrock:us-east-1:123456789012 secret-ish AWS detail"

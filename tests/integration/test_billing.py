@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from svc_core.models.registry import scripted
-from svc_core.models.scripted import ScriptedProvider, text_answer
+from svc_core.adapters.models.registry import scripted
+from svc_core.adapters.models.scripted import ScriptedProvider, text_answer
 from tests.support import projects as project_api
 from tests.support.functions import call
 from tests.support.projects import assert_envelope
@@ -200,7 +200,8 @@ def test_a_subscription_moves_the_plan_invoices_the_period_and_credits_its_price
 
 
 def test_the_new_plan_s_rate_limit_applies(stack):
-    from svc_core import plans, tenant_policy
+    from svc_core.auth import tenant_policy
+    from svc_core.rules import plans
     tenant, key = stack.tenant_with_key()
     subscribe(key, "growth")
     tenant_policy.forget()
@@ -219,7 +220,7 @@ def test_the_portal_answers_a_test_mode_url(stack):
 # ---- gift cards ------------------------------------------------------------------------------
 
 def test_a_gift_card_from_the_operator_command_redeems_once_and_is_stored_hashed(stack, capsys):
-    from svc_core.config import settings
+    from svc_core.platform.config import settings
     tenant, key = stack.tenant_with_key()
     _, other = stack.tenant_with_key()
     (card,) = issue_cards(15, capsys=capsys)
@@ -289,8 +290,8 @@ def test_the_same_idempotency_key_replays_the_answer_and_charges_once(stack):
 
 
 def test_a_request_still_in_flight_with_the_key_is_409(stack, monkeypatch):
+    from svc_core.adapters.payments.testmode import TestModeProvider
     from svc_core.domain import billing as domain
-    from svc_core.payments.testmode import TestModeProvider
     _, key = stack.tenant_with_key()
     entered, release = threading.Event(), threading.Event()
 
@@ -357,9 +358,8 @@ def test_a_run_s_usage_is_debited_from_its_record_and_shown_in_the_summary(stack
 
 
 def test_a_usage_record_is_debited_once_even_if_stored_again(stack):
-    from svc_core import metering
     from svc_core.data import billing_table
-    from svc_core.domain import billing_ledger
+    from svc_core.domain import billing_ledger, metering
     tenant, key = stack.tenant_with_key()
     record = metering.usage_record(tenant, "run", "run_01JD2Q7ZB6V8S3K4X9W2M5N7PA", HAIKU,
                                    {"inputTokens": 1000, "outputTokens": 0})
@@ -370,10 +370,9 @@ def test_a_usage_record_is_debited_once_even_if_stored_again(stack):
 
 
 def test_no_run_starts_when_the_balance_is_used_up(stack):
-    from svc_core import metering
     from svc_core.data import usage_table
-    from svc_core.domain import billing as domain
-    from svc_core.errors import PaymentRequired
+    from svc_core.domain import billing as domain, metering
+    from svc_core.platform.errors import PaymentRequired
     tenant, key = stack.tenant_with_key()
     domain.adjust(tenant, -WELCOME, "used up", "test")
     with pytest.raises(PaymentRequired) as refused:
@@ -408,9 +407,7 @@ def test_thousands_of_concurrent_mixed_entries_keep_the_balance_equal_to_their_s
     """2,000 entries from six threads at once on one balance: four replay 450 mixed entries each
     (the operator's import, 50 a call), one debits 100 metered calls, one credits 100 purchases.
     (DynamoDB Local writes ~400 items a second here: this is about as many as CI can afford.)"""
-    from svc_core import metering
-    from svc_core.domain import billing as domain
-    from svc_core.domain import billing_ledger
+    from svc_core.domain import billing as domain, billing_ledger, metering
     tenant = atomic_stack.stack.new_tenant()
     billing_ledger.ensure_account(tenant)
     kinds = ("purchase", "gift_card", "adjustment", "refund", "plan_charge")
@@ -447,7 +444,7 @@ def test_thousands_of_concurrent_mixed_entries_keep_the_balance_equal_to_their_s
 
 
 def test_a_test_mode_subscription_is_charged_again_when_its_period_has_ended(stack, monkeypatch):
-    from svc_core import timeutil
+    from svc_core.platform import timeutil
     tenant, key = stack.tenant_with_key()
     first = subscribe(key, "starter").data
     real_now = timeutil.now

@@ -93,7 +93,8 @@ class FakeStripe:
 
 @pytest.fixture
 def stripe_stack(stack, monkeypatch):
-    from svc_core import config, secrets_cache
+    from svc_core.adapters import secrets_cache
+    from svc_core.platform import config
     fake = FakeStripe()
     api_key = "_".join(["sk", "test", secrets.token_hex(12)])   # made at run time: no key-shaped literal
     webhook_secret = secrets.token_hex(24)

@@ -24,8 +24,8 @@ OPERATIONS = ["register", "create_tenant", "create_project", "update_project", "
 
 @contextlib.contextmanager
 def every_transaction_cancelled(stack):
-    from svc_core import aws
-    from svc_core.config import settings
+    from svc_core.adapters import aws
+    from svc_core.platform.config import settings
     client = aws.client("dynamodb")
 
     def add_failing_check(params, **_):
@@ -109,9 +109,10 @@ def test_a_cancelled_write_publishes_nothing_and_stores_nothing(data_backend, op
     assert len(data_backend.items(stack.environment["OUTBOX_TABLE"])) == outbox_before
     assert data_backend.items(stack.environment["PROJECTS_TABLE"]) == projects_before
 
-    from svc_core import events, timeutil
     from svc_core.data import outbox_table
     from svc_core.data.common import transact
+    from svc_core.rules import events
+    from svc_core.platform import timeutil
     transact([outbox_table.put_event_item(events.new_event("project.created", made["tenant"], {"n": 1}),
                                           timeutil.now())])
     for _ in range(3):

@@ -19,11 +19,11 @@ import pytest
 
 from devstack.pollers import QueuePoller
 from devstack.template import Resolver
-from svc_core import timeutil
-from svc_core.errors import ModelThrottled, ModelUnavailable
-from svc_core.models.base import events_of
-from svc_core.models.registry import scripted
-from svc_core.models.scripted import ScriptedProvider, text_answer, tool_answer
+from svc_core.adapters.models.base import events_of
+from svc_core.adapters.models.registry import scripted
+from svc_core.adapters.models.scripted import ScriptedProvider, text_answer, tool_answer
+from svc_core.platform import timeutil
+from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 from tests.support import projects as project_api
 from tests.support.functions import call, load_function
 from tests.support.projects import assert_envelope, assert_error
@@ -134,7 +134,7 @@ def new_agent(key: str, level: str, **config) -> dict:
 
 
 def file_in_bucket(tenant: str, project_id: str, path: str) -> str | None:
-    from svc_core.data import project_files_bucket
+    from svc_core.adapters import project_files_bucket
     content = project_files_bucket.get(tenant, project_id, path)
     return None if content is None else content.decode()
 
@@ -630,8 +630,8 @@ def test_on_dynamodb_local_one_of_concurrent_messages_wins_and_its_turn_complete
 
 
 def test_a_deleted_sessions_messages_and_events_are_deleted_by_the_cleanup_its_stream_drives(stack, turns):
-    from svc_core.config import settings
     from svc_core.data import chat_events_table, chat_messages_table
+    from svc_core.platform.config import settings
     from tests.support.streams import removal_event
     ((function, props),) = [(f, p) for t, f, p in Resolver({}).stream_subscriptions() if t == "ChatSessionsTable"]
     assert function == "ChatCleanupFunction"

@@ -101,9 +101,9 @@ def new_session(http: httpx.Client, key: str) -> str:
 def set_turn(tenant: str, session_id: str, *, first: int, active: bool, last_event_id: int,
              message_id: str = MESSAGE) -> None:
     """The session's turn state as the chat API and the worker leave it."""
-    from svc_core import aws
-    from svc_core.config import settings
-    from svc_core.dynamo import values
+    from svc_core.adapters import aws
+    from svc_core.adapters.dynamo import values
+    from svc_core.platform.config import settings
     turn = {"messageId": message_id, "firstEventId": first}
     update = {"TableName": settings().chat_sessions_table,
               "Key": {"tenantId": {"S": tenant}, "id": {"S": session_id}},
@@ -370,7 +370,7 @@ def test_a_stream_token_expires_after_five_minutes(stack, http, monkeypatch):
     finished_turn(tenant, session_id)
     clock = Clock(monkeypatch)
     issued = stream_token(http, key, session_id).json()["data"]
-    from svc_core import timeutil
+    from svc_core.platform import timeutil
     assert issued["expires_at"] == timeutil.iso(clock.value + 300)
     clock.travel(290)
     assert http.get(issued["streamUrl"]).status_code == 200
@@ -498,8 +498,8 @@ def test_a_failure_once_streaming_is_an_error_event_without_an_id_and_the_end(st
 # ---- end to end: a message answered by the offline model ---------------------------------------
 
 def test_a_message_is_answered_by_the_offline_model_and_streamed(stack, http):
-    from svc_core.config import settings
     from svc_core.domain import chat_turns
+    from svc_core.platform.config import settings
     from tests.support.streams import drain_queue
     _, key = stack.tenant_with_key()
     session_id = new_session(http, key)
@@ -585,9 +585,9 @@ def test_run_sh_serves_the_stream_with_the_request_context_the_adapter_passes(st
 def test_the_address_the_ip_allowlist_checks_is_api_gateways(stack, http, web_adapter_app):
     """The allowlist binds API keys to the sourceIp of the request context, never the socket's peer
     (the adapter's own loopback) nor a client's X-Forwarded-For."""
-    from svc_core import aws
-    from svc_core.config import settings
-    from svc_core.dynamo import values
+    from svc_core.adapters import aws
+    from svc_core.adapters.dynamo import values
+    from svc_core.platform.config import settings
     tenant, key = stack.tenant_with_key()
     session_id = new_session(http, key)
     finished_turn(tenant, session_id)

@@ -2,7 +2,7 @@
 test_chat_stream), the functions behind it on the moto server, the allowed origins from the
 functions' CORS_ALLOWED_ORIGINS and the gateway's AllowedOrigins, as a stack deploys them.
 
-The rules (svc_core/cors.py): a preflight is answered 204 without a credential and without being
+The rules (svc_core/http/cors.py): a preflight is answered 204 without a credential and without being
 counted; an allowed origin is echoed exactly (never `*`) on every answer, errors included; any other
 origin gets no CORS header; every answer says Vary: Origin."""
 
@@ -14,8 +14,8 @@ import pytest
 from devstack.gateway import Gateway, Router
 from devstack.runtime import load_functions
 from devstack.template import Resolver
-from svc_core import cors
 from svc_core.domain import projects as projects_domain
+from svc_core.http import cors
 from tests.support.stack import DEFAULT_PARAMETERS, provisioned_stack
 
 APP = "https://app.example.com"

@@ -1,4 +1,4 @@
-"""Idempotency-Key on the create POSTs (svc_core.idempotency, the mechanism billing uses).
+"""Idempotency-Key on the create POSTs (svc_core.http.idempotency, the mechanism billing uses).
 
 The same key and body answer the first answer again and create nothing more; another body is 422
 IDEMPOTENCY_KEY_REUSED; a request without the key is served as it is.
@@ -10,7 +10,7 @@ import secrets as random
 
 import pytest
 
-from svc_core.config import settings
+from svc_core.platform.config import settings
 from tests.support.functions import call
 from tests.support.projects import CREATE, api, stored_projects
 
@@ -71,7 +71,7 @@ CREATES = {
 
 @pytest.mark.parametrize("function", sorted(CREATES))
 def test_a_replayed_create_answers_the_first_answer(stack, function, monkeypatch):
-    monkeypatch.setattr("svc_core.endpoint_guard.resolve", lambda host, port: ["93.184.215.14"])  # a public address
+    monkeypatch.setattr("svc_core.adapters.endpoint_guard.resolve", lambda host, port: ["93.184.215.14"])  # a public address
     event, make_body = CREATES[function]
     _, key = stack.tenant_with_key()
     body = make_body()

@@ -2,7 +2,7 @@
 
 Every expression, key and transaction a module sends reaches the engine here, so a request
 that moto accepts but DynamoDB refuses (or answers differently) fails on the dynamodb-local
-run. Time comes from the arguments or from a stopped svc_core.timeutil.now: nothing sleeps.
+run. Time comes from the arguments or from a stopped svc_core.platform.timeutil.now: nothing sleeps.
 """
 
 from __future__ import annotations
@@ -15,13 +15,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from svc_core import aws, events, ids, timeutil
-from svc_core.config import settings
+from svc_core.adapters import aws
 from svc_core.data import api_keys_table, outbox_table, projects_table, rate_limits_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, is_condition_failure, transact
 from svc_core.data.rate_limits_table import CredentialRevoked
+from svc_core.rules import events
 from svc_core.domain.tenants import create_tenant_with_owner
-from svc_core.errors import Conflict
+from svc_core.platform import ids, timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Conflict
 
 WEEK = outbox_table.RETENTION_SECONDS
 # The start of the 60 s window each test runs in, set by `clock`. It follows the real clock
@@ -31,7 +33,7 @@ T0 = 0
 
 @pytest.fixture(autouse=True)
 def clock(monkeypatch):
-    """T0 is the current window's start; svc_core.timeutil.now stays at T0 + 10.5 s."""
+    """T0 is the current window's start; svc_core.platform.timeutil.now stays at T0 + 10.5 s."""
     start = int(time.time()) // 60 * 60
     monkeypatch.setattr(sys.modules[__name__], "T0", start)
 

@@ -131,7 +131,7 @@ def test_unknown_login_ids_are_404(stack):
 
 
 def test_sessions_expire_ten_minutes_after_start(stack, monkeypatch):
-    from svc_core import timeutil
+    from svc_core.platform import timeutil
     clock = [1_900_000_000.0]
     monkeypatch.setattr(timeutil, "now", lambda: clock[0])
     started, state, verifier = start()
@@ -149,7 +149,7 @@ def test_sessions_expire_ten_minutes_after_start(stack, monkeypatch):
 
 
 def test_an_approved_session_not_exchanged_in_time_expires_too(stack, monkeypatch):
-    from svc_core import timeutil
+    from svc_core.platform import timeutil
     clock = [1_900_000_000.0]
     monkeypatch.setattr(timeutil, "now", lambda: clock[0])
     started, state, verifier = start()
@@ -177,7 +177,7 @@ def test_a_denied_session_reads_expired_with_reason_denied_and_can_never_be_appr
 
 
 def test_a_session_that_timed_out_says_so(stack, monkeypatch):
-    from svc_core import timeutil
+    from svc_core.platform import timeutil
     clock = [1_900_000_000.0]
     monkeypatch.setattr(timeutil, "now", lambda: clock[0])
     started, _, verifier = start()

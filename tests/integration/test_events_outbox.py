@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.platform.config import settings
 from tests.support.functions import load_function
 from tests.support.projects import EVENT_ID, ISO_UTC, create, delete, outbox_events, patch
 from tests.support.streams import drain_queue, stream_arn, table_stream_event

@@ -12,7 +12,7 @@ import pytest
 
 from svc_core.auth import tokens
 from svc_core.domain import projects as projects_domain
-from svc_core.log import logger
+from svc_core.platform.log import logger
 from tests.support import bodies
 from tests.support.auth_helpers import ISO_UTC_RE, RATE_HEADERS, invoke, unknown_route_event
 from tests.support.functions import Reply, api_event, call

@@ -56,8 +56,8 @@ class Provider:
 
 @pytest.fixture
 def provider(stack, monkeypatch):
-    from svc_core import config
     from svc_core.domain import idp_exchange
+    from svc_core.platform import config
     idp = Provider()
     idp.add_key("k1")
     for name, value in {"IDP_ISSUER": ISSUER, "IDP_AUDIENCE": AUDIENCE, "IDP_JWKS_URL": idp.url,

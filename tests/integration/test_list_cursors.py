@@ -1,5 +1,5 @@
 """The `cursor` of every list: any string of the documented pattern is answered 200 (a position in
-the caller's own list), any other string 400 VALIDATION_ERROR naming `cursor` (svc_core/cursors.py).
+the caller's own list), any other string 400 VALIDATION_ERROR naming `cursor` (svc_core/rules/cursors.py).
 Paging itself, on both engines: tests/integration/test_list_positions.py."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from svc_core import cursors, ids
+from svc_core.platform import ids
+from svc_core.rules import cursors
 from tests.support.functions import call
 from tests.support.projects import assert_error
 from tests.support.stack import provisioned_stack

@@ -177,8 +177,9 @@ def provider():
 def oauth(emulator, provider):
     """The provider, and one stack for the module (provisioned once: each test makes its own
     tenants and looks only at their items), configured with the provider's clients."""
-    from svc_core import config, secrets_cache
-    from svc_core.config import settings
+    from svc_core.adapters import secrets_cache
+    from svc_core.platform import config
+    from svc_core.platform.config import settings
     from tests.support.stack import Stack
     emulator.reset()
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -199,9 +200,9 @@ def oauth(emulator, provider):
 
 def user_token(tenant_id: str, role: str = "member", user_id: str | None = None) -> str:
     """A signed-in user's access token, as /auth/login mints it."""
-    from svc_core import ids
     from svc_core.auth import tokens
-    from svc_core.roles import ROLE_SCOPES
+    from svc_core.auth.roles import ROLE_SCOPES
+    from svc_core.platform import ids
     token, _ = tokens.mint(subject=user_id or ids.new_id("usr"), tenant_id=tenant_id,
                            scopes=ROLE_SCOPES[role], credential="user")
     return token
@@ -225,13 +226,13 @@ def delete(token, connection_id):
 
 
 def scan(table: str) -> list[dict]:
-    from svc_core import aws
+    from svc_core.adapters import aws
     return aws.client("dynamodb").scan(TableName=table, ConsistentRead=True)["Items"]
 
 
 def stored(tenant_id: str):
     """(connections, flows) of a tenant, as the tables hold them."""
-    from svc_core.config import settings
+    from svc_core.platform.config import settings
     mine = lambda items: [i for i in items if i["tenantId"]["S"] == tenant_id]  # noqa: E731
     return mine(scan(settings().oauth_connections_table)), mine(scan(settings().oauth_flows_table))
 
@@ -258,8 +259,8 @@ def reason(reply):
 # ---- the flow ------------------------------------------------------------------------------
 
 def test_connect_list_and_delete_with_tokens_stored_only_sealed(oauth):
-    from svc_core import aws, sealing
-    from svc_core.context import TenantContext
+    from svc_core.adapters import aws, sealing
+    from svc_core.auth.context import TenantContext
     from svc_core.auth.tokens import verify
     from svc_core.domain import oauth_connections
     tenant_id = oauth.stack.new_tenant()

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from svc_core import plans, regions
+from svc_core.rules import plans, regions
 from tests.support.functions import api_event, load_function, Reply
 from tests.support.projects import assert_envelope, assert_error, bad_fields
 from tests.support.stack import provisioned_stack

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from svc_core.cursors import id_cursor
+from svc_core.rules.cursors import id_cursor
 from tests.support.stack import provisioned_stack
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
@@ -79,8 +79,8 @@ def fields_of(reply) -> list[dict]:
 
 def items(tenant_id: str) -> list[dict]:
     """Every item of a tenant in the secrets table, as stored."""
-    from svc_core import aws
-    from svc_core.config import settings
+    from svc_core.adapters import aws
+    from svc_core.platform.config import settings
     pages = aws.client("dynamodb").get_paginator("query").paginate(
         TableName=settings().secrets_table, ConsistentRead=True, KeyConditionExpression="tenantId = :t",
         ExpressionAttributeValues={":t": {"S": tenant_id}})
@@ -97,9 +97,9 @@ def reveal(tenant_id: str, name_or_id: str) -> str:
 
 
 def user_token(tenant_id: str, role: str) -> str:
-    from svc_core import ids
     from svc_core.auth import tokens
-    from svc_core.roles import ROLE_SCOPES
+    from svc_core.auth.roles import ROLE_SCOPES
+    from svc_core.platform import ids
     token, _ = tokens.mint(subject=ids.new_id("usr"), tenant_id=tenant_id, scopes=ROLE_SCOPES[role],
                            credential="user")
     return token
@@ -144,9 +144,9 @@ def test_create_read_list_update_delete_answer_metadata_only(stack):
 
 
 def test_the_table_holds_ciphertext_that_opens_only_for_its_tenant_secret_and_version(stack):
-    from svc_core import aws, sealing
-    from svc_core.config import settings
+    from svc_core.adapters import aws, sealing
     from svc_core.domain import tenant_secrets
+    from svc_core.platform.config import settings
     tenant, key = stack.tenant_with_key()
     other_tenant, other_key = stack.tenant_with_key()
     value = "correct horse battery staple"
@@ -185,7 +185,7 @@ def test_the_table_holds_ciphertext_that_opens_only_for_its_tenant_secret_and_ve
     with pytest.raises(sealing.Unsealable):
         reveal(tenant, secret["id"])
     # reveal finds nothing of another tenant's, by id or by name.
-    from svc_core.errors import NotFound
+    from svc_core.platform.errors import NotFound
     for name_or_id in (secret["id"], "db_password", "no_such_name", "not a name", "sec_x"):
         with pytest.raises(NotFound):
             tenant_secrets.reveal(stack.new_tenant(), name_or_id)
@@ -456,7 +456,7 @@ class _CurrentStdout:
 
 def test_no_value_reaches_a_response_or_a_log_line(stack, monkeypatch, capsys, caplog):
     from svc_core.data import secrets_table
-    from svc_core.log import logger
+    from svc_core.platform.log import logger
     monkeypatch.setattr(logger.registered_handler, "stream", _CurrentStdout())
     capsys.readouterr()
     tenant, key = stack.tenant_with_key()

@@ -18,7 +18,8 @@ import logging
 
 import pytest
 
-from svc_core import config, sealing
+from svc_core.adapters import sealing
+from svc_core.platform import config
 from tests.support.ci import in_ci
 from tests.support.projects import assert_error, bad_fields
 from tests.support.stack import provisioned_stack
@@ -340,7 +341,7 @@ def test_loopback_is_allowed_only_by_the_development_setting(stack, s3, setting)
 # ---- secrets -------------------------------------------------------------------------------
 
 def test_secrets_are_in_no_answer_and_no_log(stack, s3, caplog):
-    from svc_core.log import logger as service_logger
+    from svc_core.platform.log import logger as service_logger
     caplog.set_level(logging.DEBUG)  # every library's DEBUG lines too (Powertools logs a route's arguments)
     service_lines = io.StringIO()
     handler = service_logger.registered_handler
@@ -375,7 +376,7 @@ def test_the_probe_connects_to_the_address_that_was_checked_not_to_the_name_agai
     as Host and, over TLS, as the certificate's name): a second lookup, which a rebinding DNS
     server would answer with a private address, never happens. This test's resolver points the
     names at the servers on loopback; any other lookup of them (there is no DNS here) would fail."""
-    from svc_core import endpoint_guard
+    from svc_core.adapters import endpoint_guard
     looked_up: list[str] = []
     names = {"s3.us-east-1.amazonaws.com", "blob.rebind.test"}  # moto takes the first as its own (path style)
 

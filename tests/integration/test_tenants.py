@@ -42,7 +42,7 @@ def test_a_user_creates_a_tenant_owns_it_and_lists_both(stack):
     listed = tenants_api("ListTenants", ada["accessToken"]).data
     assert [t["id"] for t in listed["items"]] == [ada["tenant"]["id"], made.data["id"]]
     assert listed["nextCursor"] is None
-    from svc_core.dynamo import from_item
+    from svc_core.adapters.dynamo import from_item
     events = [from_item(e) for e in stack.client("dynamodb").scan(TableName="OutboxTable")["Items"]]
     assert made.data["id"] in [e["data"]["id"] for e in events if e["type"] == "tenant.created"]
     # the new tenant is one the user may now get a token for
@@ -142,7 +142,8 @@ def test_the_allowlist_needs_its_plan_and_binds_api_keys_not_users(stack, capsys
 
 
 def test_another_container_applies_an_allowlist_within_the_cache_time(stack, monkeypatch):
-    from svc_core import tenant_policy, timeutil
+    from svc_core.auth import tenant_policy
+    from svc_core.platform import timeutil
     tenant_id, key = stack.tenant_with_key()
     operator("tenants", "set-plan", tenant_id, "starter")
     now = [timeutil.now()]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from svc_core import ids, metering
-from svc_core.models.offline import OfflineProvider
-from svc_core.models.scripted import ScriptedProvider, text_answer, tool_answer
+from svc_core.adapters.models.offline import OfflineProvider
+from svc_core.adapters.models.scripted import ScriptedProvider, text_answer, tool_answer
+from svc_core.domain import metering
+from svc_core.platform import ids
 from tests.support.stack import provisioned_stack
 
 HAIKU = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -19,8 +20,8 @@ def stack(emulator):
 
 
 def test_the_stack_uses_the_offline_model_and_has_the_usage_table(stack):
-    from svc_core.config import settings
-    from svc_core.models.registry import provider_for
+    from svc_core.adapters.models.registry import provider_for
+    from svc_core.platform.config import settings
     assert stack.environment["MODEL_PROVIDER"] == "offline" and stack.environment["USAGE_TABLE"] == "UsageTable"
     assert settings().usage_table == "UsageTable" and provider_for(settings()).name == "offline"
 

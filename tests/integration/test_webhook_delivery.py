@@ -16,9 +16,11 @@ from standardwebhooks import Webhook
 
 from devstack.pollers import QueuePoller
 from devstack.template import Resolver
-from svc_core import endpoint_guard, events, webhook_messages
-from svc_core.config import settings
+from svc_core.adapters import endpoint_guard
+from svc_core.data import webhook_delivery_queue
 from svc_core.data import webhook_deliveries_table, webhooks_table
+from svc_core.rules import events
+from svc_core.platform.config import settings
 from tests.support.functions import call, load_function
 from tests.support.webhook_receiver import Receiver, closed_port, new_secret, register
 
@@ -205,7 +207,7 @@ def test_two_copies_of_an_event_at_the_same_moment_are_sent_once(stack, path, re
     receiver = receivers()
     webhook_id = register(tenant_id, receiver.url, receiver.secret)
     event = project_event(tenant_id)
-    message = webhook_messages.delivery_message(event, webhook_id)
+    message = webhook_delivery_queue.delivery_message(event, webhook_id)
     now = time.time()
     assert webhook_deliveries_table.claim(webhook_id, event.id, now, 20) == "claimed"  # the first copy
     second = webhook_delivery.deliver(message, 1, now=now + 1)
@@ -504,8 +506,8 @@ def test_a_message_for_a_disabled_or_deleted_webhook_is_skipped(stack, path, rec
     receiver = receivers()
     disabled = register(tenant_id, receiver.url, receiver.secret, enabled=False)
     event = project_event(tenant_id)
-    webhook_messages.enqueue([webhook_messages.delivery_message(event, disabled),
-                              webhook_messages.delivery_message(event, "whk_01GONE")])
+    webhook_delivery_queue.enqueue([webhook_delivery_queue.delivery_message(event, disabled),
+                              webhook_delivery_queue.delivery_message(event, "whk_01GONE")])
     path.pump()
     assert receiver.deliveries == []
     assert [a["outcome"] for a in attempts(tenant_id, disabled)] == ["skipped"]

@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from svc_core.cursors import id_cursor
+from svc_core.rules.cursors import id_cursor
 from tests.support.stack import provisioned_stack
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
@@ -61,14 +61,14 @@ def kept(stack) -> dict:
     request changed nothing of it)."""
     tenant, key = stack.tenant_with_key()
     with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setattr("svc_core.endpoint_guard.resolve", lambda host, port: NAMES[host])
+        monkeypatch.setattr("svc_core.adapters.endpoint_guard.resolve", lambda host, port: NAMES[host])
         webhook = made(key)
     return {"tenant": tenant, "key": key, "webhook": webhook}
 
 
 @pytest.fixture(autouse=True)
 def resolver(monkeypatch):
-    from svc_core import endpoint_guard
+    from svc_core.adapters import endpoint_guard
     looked_up: list[str] = []
 
     def resolve(host, port):
@@ -84,7 +84,7 @@ def resolver(monkeypatch):
 @pytest.fixture
 def setting(monkeypatch):
     """Change a deployment setting for one test."""
-    from svc_core import config
+    from svc_core.platform import config
 
     def change(name: str, value: str) -> None:
         monkeypatch.setenv(name, value)
@@ -96,8 +96,8 @@ def setting(monkeypatch):
 
 @pytest.fixture
 def clock(monkeypatch):
-    """Move the service's clock (svc_core.timeutil.now) forward without sleeping."""
-    from svc_core import timeutil
+    """Move the service's clock (svc_core.platform.timeutil.now) forward without sleeping."""
+    from svc_core.platform import timeutil
     real = timeutil.now
     offset = {"seconds": 0.0}
     monkeypatch.setattr(timeutil, "now", lambda: real() + offset["seconds"])
@@ -159,8 +159,8 @@ def fields_of(reply) -> list[dict]:
 
 def items(tenant_id: str) -> list[dict]:
     """Every item of a tenant in the webhooks table, as stored."""
-    from svc_core import aws
-    from svc_core.config import settings
+    from svc_core.adapters import aws
+    from svc_core.platform.config import settings
     pages = aws.client("dynamodb").get_paginator("query").paginate(
         TableName=settings().webhooks_table, ConsistentRead=True, KeyConditionExpression="tenantId = :t",
         ExpressionAttributeValues={":t": {"S": tenant_id}})
@@ -178,7 +178,7 @@ def snapshot(*tenant_ids: str) -> list[str]:
 
 def secrets_of(tenant_id: str, webhook_id: str) -> list[tuple[str, int | None]]:
     """The stored secrets opened, with their expiry: what deliveries sign with."""
-    from svc_core import sealing
+    from svc_core.adapters import sealing
     context = {"purpose": "webhook-secret", "tenantId": tenant_id, "webhookId": webhook_id}
     return [(sealing.unseal(s["sealed"], context).decode(), s["expiresAt"])
             for s in stored(tenant_id, webhook_id)["secrets"]]
@@ -186,8 +186,8 @@ def secrets_of(tenant_id: str, webhook_id: str) -> list[tuple[str, int | None]]:
 
 def drain_delivery_queue() -> list[dict]:
     """Every message on the delivery queue, taken off it."""
-    from svc_core import aws
-    from svc_core.config import settings
+    from svc_core.adapters import aws
+    from svc_core.platform.config import settings
     sqs, url, taken = aws.client("sqs"), settings().webhook_delivery_queue_url, []
     while True:
         answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0,
@@ -201,9 +201,9 @@ def drain_delivery_queue() -> list[dict]:
 
 
 def user_token(tenant_id: str, role: str) -> str:
-    from svc_core import ids
     from svc_core.auth import tokens
-    from svc_core.roles import ROLE_SCOPES
+    from svc_core.auth.roles import ROLE_SCOPES
+    from svc_core.platform import ids
     token, _ = tokens.mint(subject=ids.new_id("usr"), tenant_id=tenant_id, scopes=ROLE_SCOPES[role],
                            credential="user")
     return token
@@ -248,7 +248,7 @@ def test_create_read_list_update_delete_never_answer_the_secret(stack):
 
 
 def test_the_secret_is_stored_sealed_for_its_tenant_and_webhook_only(stack):
-    from svc_core import sealing
+    from svc_core.adapters import sealing
     tenant, key = stack.tenant_with_key()
     other_tenant, _ = stack.tenant_with_key()
     webhook = made(key)
@@ -509,8 +509,8 @@ def test_a_lost_update_is_409_and_leaves_the_concurrent_change(stack, monkeypatc
 
 
 def test_at_most_20_webhooks_per_tenant(stack):
-    from svc_core import ids
     from svc_core.data import webhooks_table
+    from svc_core.platform import ids
     tenant, key = stack.tenant_with_key()
     first = made(key)
     for _ in range(18):  # stored directly: only the count matters here
@@ -526,7 +526,7 @@ def test_at_most_20_webhooks_per_tenant(stack):
 # ---- secrets and their rotation --------------------------------------------------------------
 
 def test_a_rotation_signs_with_both_secrets_for_the_overlap_then_the_new_one_only(stack, clock):
-    from svc_core import timeutil
+    from svc_core.platform import timeutil
     tenant, key = stack.tenant_with_key()
     webhook = made(key)
     second = whsec(48, 7)
@@ -610,8 +610,8 @@ def test_the_test_call_queues_one_webhook_test_event_for_that_webhook_only(stack
 # ---- the delivery log ----------------------------------------------------------------------
 
 def test_the_delivery_log_pages_newest_first_with_each_attempts_fields(stack):
-    from svc_core import ids, timeutil
     from svc_core.data import webhook_deliveries_table
+    from svc_core.platform import ids, timeutil
     tenant, key = stack.tenant_with_key()
     other_tenant, _ = stack.tenant_with_key()
     webhook, sibling = made(key), made(key)
@@ -674,8 +674,8 @@ def test_the_list_pages_newest_first(stack):
 # ---- tenants, scopes, methods ------------------------------------------------------------
 
 def test_another_tenants_webhook_is_exactly_a_missing_one_on_every_endpoint(stack):
-    from svc_core import timeutil
     from svc_core.data import webhook_deliveries_table
+    from svc_core.platform import timeutil
     drain_delivery_queue()
     tenant_a, key_a = stack.tenant_with_key()
     tenant_b, key_b = stack.tenant_with_key()
@@ -766,7 +766,7 @@ class _CurrentStdout:
 
 def test_no_secret_reaches_a_response_or_a_log_line(stack, monkeypatch, capsys, caplog):
     from svc_core.data import webhooks_table
-    from svc_core.log import logger
+    from svc_core.platform.log import logger
     monkeypatch.setattr(logger.registered_handler, "stream", _CurrentStdout())
     capsys.readouterr()
     _, key = stack.tenant_with_key()

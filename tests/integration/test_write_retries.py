@@ -17,10 +17,10 @@ import json
 import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
 from svc_core.data import common
 from svc_core.data.common import ConditionFailed, TokenReused, create_item, transact
+from svc_core.platform.config import settings
 from tests.support.functions import call
 from tests.support.projects import CREATE, api, outbox_events, stored_projects
 

@@ -17,9 +17,10 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from svc_core import secrets_cache, timeutil
+from svc_core.adapters import secrets_cache
 from svc_core.auth import signing_keys, tokens
-from svc_core.config import settings
+from svc_core.platform import timeutil
+from svc_core.platform.config import settings
 from tests.support.functions import Reply, api_event, load_function
 
 KEY_RE = re.compile(r"^svc_(sdk|cli|ci|int|mkt)_[0-9A-Za-z]{32}[0-9A-Za-z]{6}$")
@@ -30,7 +31,7 @@ RATE_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset
 # ---- the service's clock -------------------------------------------------------------------
 
 class Clock:
-    """Stops svc_core.timeutil.now() at a chosen instant; travel moves it (no sleeping)."""
+    """Stops svc_core.platform.timeutil.now() at a chosen instant; travel moves it (no sleeping)."""
 
     def __init__(self, monkeypatch, start: float | None = None) -> None:
         self.value = float(int(timeutil.now()) if start is None else start)

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from svc_core.config import settings
+from svc_core.platform.config import settings
 from tests.support.functions import Reply, call
 
 CREATE, GET, LIST, UPDATE, DELETE = (
@@ -86,7 +86,7 @@ def bad_fields(reply: Reply) -> set[str]:
 
 
 def _scan(table: str) -> list[dict[str, Any]]:
-    from svc_core import aws
+    from svc_core.adapters import aws
     ddb, items, start = aws.client("dynamodb"), [], None
     while True:
         answer = ddb.scan(TableName=table, ConsistentRead=True, **({"ExclusiveStartKey": start} if start else {}))
@@ -97,7 +97,7 @@ def _scan(table: str) -> list[dict[str, Any]]:
 
 
 def stored_projects(tenant_id: str | None = None) -> list[dict[str, Any]]:
-    from svc_core.dynamo import from_item
+    from svc_core.adapters.dynamo import from_item
     items = [from_item(i) for i in _scan(settings().projects_table)]
     return [i for i in items if tenant_id is None or i["tenantId"] == tenant_id]
 
@@ -108,7 +108,7 @@ def as_stored(project: dict[str, Any], tenant_id: str) -> dict[str, Any]:
 
 
 def outbox_events() -> list[dict[str, Any]]:
-    from svc_core.dynamo import from_item
+    from svc_core.adapters.dynamo import from_item
     return sorted((from_item(i) for i in _scan(settings().outbox_table)), key=lambda e: e["id"])
 
 

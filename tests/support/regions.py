@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core.config import settings
+from svc_core.platform.config import settings
 from tests.support.functions import Reply, call
 
 MISSING_TENANT = "ten_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
@@ -43,7 +43,7 @@ def routing_info(key: str, **kw: Any) -> Reply:
 
 
 def set_plan(tenant_id: str, plan: str) -> None:
-    from svc_core import aws
+    from svc_core.adapters import aws
     aws.client("dynamodb").update_item(TableName=settings().tenants_table, Key={"id": {"S": tenant_id}},
                                        UpdateExpression="SET #plan = :plan", ExpressionAttributeNames={"#plan": "plan"},
                                        ExpressionAttributeValues={":plan": {"S": plan}})

@@ -121,8 +121,9 @@ class Stack:
 
     @staticmethod
     def forget_caches() -> None:
-        from svc_core import aws, config, secrets_cache, tenant_policy
-        from svc_core.auth import authenticate, signing_keys
+        from svc_core.adapters import aws, secrets_cache
+        from svc_core.auth import authenticate, signing_keys, tenant_policy
+        from svc_core.platform import config
         config.settings.cache_clear()
         aws.reset_clients()
         secrets_cache.clear()
@@ -131,9 +132,9 @@ class Stack:
         signing_keys._parsed.clear()
 
     def new_tenant(self, name: str = "Acme") -> str:
-        from svc_core import ids, timeutil
         from svc_core.data import tenants_table
         from svc_core.data.common import transact
+        from svc_core.platform import ids, timeutil
         tenant_id = ids.new_id("ten")
         transact([tenants_table.put_new({"id": tenant_id, "name": name, "plan": "free", "status": "active",
                                          "created_at": timeutil.iso(timeutil.now())})])
@@ -143,8 +144,8 @@ class Stack:
                 expires_in_days: int | None = None, created_by: str = "usr_operator") -> dict[str, Any]:
         """An API key issued by an operator (as the bootstrap does), or for created_by as a device
         login issues a user's CLI key; returns its view with 'key'."""
+        from svc_core.auth.scopes import ALL_SCOPES
         from svc_core.domain.api_keys import issue_key
-        from svc_core.scopes import ALL_SCOPES
         return issue_key(tenant_id=tenant_id, created_by=created_by, name="test key", key_type=key_type,
                          environment="Development", scopes=sorted(ALL_SCOPES) if scopes is None else scopes,
                          expires_in_days=expires_in_days)
@@ -152,9 +153,9 @@ class Stack:
     @staticmethod
     def user_token(tenant_id: str, role: str, user_id: str | None = None) -> str:
         """A signed-in user's access token with the scopes of the role, as /auth/login mints it."""
-        from svc_core import ids
         from svc_core.auth import tokens
-        from svc_core.roles import ROLE_SCOPES
+        from svc_core.auth.roles import ROLE_SCOPES
+        from svc_core.platform import ids
         token, _ = tokens.mint(subject=user_id or ids.new_id("usr"), tenant_id=tenant_id,
                                scopes=ROLE_SCOPES[role], credential="user")
         return token
@@ -164,7 +165,7 @@ class Stack:
         return tenant_id, self.new_key(tenant_id, scopes)["key"]
 
     def client(self, service: str):
-        from svc_core import aws
+        from svc_core.adapters import aws
         return aws.client(service)
 
 
@@ -178,7 +179,7 @@ def provisioned_stack(emulator):
     """
     import pytest
 
-    from svc_core import config
+    from svc_core.platform import config
     with pytest.MonkeyPatch.context() as patch:
         emulator.reset()
         stack = Stack(emulator.endpoint, patch)

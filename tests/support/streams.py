@@ -12,7 +12,7 @@ import json
 from typing import Any, Iterable
 
 from devstack.pollers import lambda_stream_record
-from svc_core import aws
+from svc_core.adapters import aws
 
 
 def stream_arn(table_name: str) -> str:

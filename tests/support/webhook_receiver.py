@@ -109,8 +109,9 @@ def register(tenant_id: str, url: str, secrets: list[tuple[str, float | None]] |
              events: list[str] | None = None, enabled: bool = True, failing_since: int | None = None) -> str:
     """A subscription written into the webhooks table as the API writes it; returns its id.
     secrets: one secret, or [(secret, expiresAt or None)], newest last."""
-    from svc_core import ids, sealing, timeutil
+    from svc_core.adapters import sealing
     from svc_core.data import webhooks_table
+    from svc_core.platform import ids, timeutil
     if isinstance(secrets, str):
         secrets = [(secrets, None)]
     webhook_id = ids.new_id("whk")

@@ -9,7 +9,7 @@ import pytest
 @pytest.fixture(autouse=True)
 def default_settings(monkeypatch):
     """The settings' defaults: no variable a stack set earlier in this process reaches a unit test."""
-    from svc_core.config import settings
+    from svc_core.platform.config import settings
     from tests.conftest import PRISTINE_ENVIRONMENT
     for name, value in list(os.environ.items()):
         if name not in PRISTINE_ENVIRONMENT:

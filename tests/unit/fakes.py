@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from svc_core.data.common import ConditionFailed
-from svc_core.events import Event
+from svc_core.rules.events import Event
 
 
 class MemoryProjects:

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from svc_core import agent_tools
+from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
-from svc_core.context import TenantContext
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import agents
+from svc_core.domain import agent_tools, agents
 from svc_core.domain.agents import AgentCreate, AgentUpdate
-from svc_core.errors import Conflict, NotFound, ValidationFailed
+from svc_core.platform.errors import Conflict, NotFound, ValidationFailed
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "agents-and-runs.md"
 SONNET = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -76,7 +75,7 @@ def test_create_fills_in_the_defaults_and_stores_only_what_is_set():
 
 
 def test_the_model_must_be_one_the_deployment_allows(monkeypatch):
-    from svc_core.config import settings
+    from svc_core.platform.config import settings
     store = MemoryAgents()
     with pytest.raises(ValidationFailed) as refused:
         new(store, model=SONNET)  # the defaults allow only the default model
@@ -220,19 +219,19 @@ def test_a_tool_runs_only_after_the_cancel_check_and_the_check_can_stop_it():
 
 
 def test_project_files_are_the_platform_bucket_unless_the_tenant_chose_byos(monkeypatch):
-    from svc_core import project_files
-    from svc_core.data import project_files_bucket
-    assert project_files.for_tenant("ten_A", FakeTenants(None)) is project_files_bucket
-    assert project_files.for_tenant("ten_A", FakeTenants({"storageMode": "platform"})) is project_files_bucket
+    from svc_core.adapters import project_files, project_files_bucket
+    from svc_core.domain.storage import files_for
+    assert files_for("ten_A", FakeTenants(None)) is project_files_bucket
+    assert files_for("ten_A", FakeTenants({"storageMode": "platform"})) is project_files_bucket
     # a stored endpoint the SSRF rules refuse now (the metadata service) is refused before any key opens
     byos = {"storageMode": "byos", "byosProvider": "r2", "byosEndpoint": "https://169.254.169.254",
             "byosBucket": "b-1", "byosCredentials": {"alg": "none"}}
     with pytest.raises(project_files.StorageUnavailable, match="metadata service"):
-        project_files.for_tenant("ten_A", FakeTenants(byos))
+        files_for("ten_A", FakeTenants(byos))
 
 
 def test_a_storage_failure_is_the_tools_error_for_the_model():
-    from svc_core import project_files
+    from svc_core.adapters import project_files
     from svc_core.domain import agent_runs
 
     class Broken:

@@ -1,10 +1,10 @@
-"""The clients' timeouts and retries (svc_core.aws): chosen per service, and within an API request's time."""
+"""The clients' timeouts and retries (svc_core.adapters.aws): chosen per service, and within an API request's time."""
 
 from __future__ import annotations
 
 import pytest
 
-from svc_core import aws
+from svc_core.adapters import aws
 
 API_FUNCTION_SECONDS = 15      # template.yaml's Globals Timeout, the API functions'
 BACKOFF_SECONDS = [1, 2, 4, 8]  # standard mode's most before the 2nd, 3rd ... attempt

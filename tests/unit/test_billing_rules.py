@@ -11,8 +11,8 @@ import time
 import pytest
 from pydantic import ValidationError
 
-from svc_core import plans
 from svc_core.domain import billing, billing_ledger
+from svc_core.rules import plans
 
 
 @pytest.mark.parametrize("body", [{"credits": 5}, {"credits": 10_000}, {"credits": 25.0}, {"pack": "credits_50"}])
@@ -101,8 +101,8 @@ def test_the_default_period_is_the_calendar_month_in_utc():
 
 
 def test_the_stripe_webhook_signature_is_its_credential_and_each_failure_is_401_with_its_reason(monkeypatch):
-    from svc_core.errors import Unauthorized, ValidationFailed
-    from svc_core.payments import stripe_provider
+    from svc_core.adapters.payments import stripe_provider
+    from svc_core.platform.errors import Unauthorized, ValidationFailed
     secret = "test-secret-made-here"
     monkeypatch.setattr(stripe_provider, "_secret", lambda: {"webhookSecret": secret})
     payload = json.dumps({"id": "evt_1", "object": "event", "type": "invoice.paid", "data": {"object": {}}})
@@ -136,5 +136,5 @@ def test_the_stripe_webhook_signature_is_its_credential_and_each_failure_is_401_
 @pytest.mark.parametrize("key,ok", [("order-42", True), ("a" * 255, True), ("a" * 256, False), ("", False),
                                     ("has space", False), ("é", False)])
 def test_the_idempotency_key_shape(key, ok):
-    from svc_core import idempotency
+    from svc_core.http import idempotency
     assert bool(idempotency.KEY_PATTERN.match(key)) is ok

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
-from svc_core.context import TenantContext
 from svc_core.domain import chat_stream
-from svc_core.errors import NotFound, ValidationFailed
+from svc_core.platform.errors import NotFound, ValidationFailed
 
 TENANT, SESSION, MESSAGE = "ten_a", "chs_a", "msg_a"
 

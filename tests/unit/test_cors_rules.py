@@ -1,4 +1,4 @@
-"""The CORS rules' small parts (svc_core/cors.py) and the local stack's AllowedOrigins option."""
+"""The CORS rules' small parts (svc_core/http/cors.py) and the local stack's AllowedOrigins option."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from devstack.__main__ import main
 from devstack.stack import LocalStack
-from svc_core import cors
+from svc_core.http import cors
 
 
 def test_configured_origins_are_exact_and_never_a_wildcard_or_null():

@@ -17,10 +17,11 @@ from pydantic import TypeAdapter, ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from svc_core import endpoint_guard, regions
+from svc_core.adapters import endpoint_guard
 from svc_core.domain import region_preferences, storage, tenants
 from svc_core.domain.region_preferences import FIELDS, PreferencesUpdate
-from svc_core.errors import ValidationFailed
+from svc_core.platform.errors import ValidationFailed
+from svc_core.rules import regions
 
 DOCUMENT = json.loads((Path(__file__).parents[2] / "functions/meta/openapi.json").read_text())
 REGISTRY = Registry().with_resource("urn:doc", Resource.from_contents(DOCUMENT, default_specification=DRAFT202012))

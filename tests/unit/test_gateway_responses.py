@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 import pytest
 
 from devstack.template import load
-from svc_core.api import ErrorEnvelope
-from svc_core.errors import ALL_ERRORS
+from svc_core.http.api import ErrorEnvelope
+from svc_core.platform.errors import ALL_ERRORS
 
 MOMENT = datetime(2026, 11, 24, 22, 28, 49, tzinfo=timezone.utc)
 CONTEXT = {

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from svc_core.errors import ModelThrottled, ValidationFailed
-from svc_core.models.base import StreamAssembler, assemble, chunks, events_of
-from svc_core.models.offline import LABEL, OfflineProvider, estimate_tokens
-from svc_core.models.scripted import ScriptedProvider, ScriptExhausted, text_answer, tool_answer
+from svc_core.adapters.models.base import StreamAssembler, assemble, chunks, events_of
+from svc_core.adapters.models.offline import LABEL, OfflineProvider, estimate_tokens
+from svc_core.adapters.models.scripted import ScriptedProvider, ScriptExhausted, text_answer, tool_answer
+from svc_core.platform.errors import ModelThrottled, ValidationFailed
 
 WRITE_FILE = {"toolSpec": {"name": "write_file", "description": "Write a file in the workspace", "inputSchema": {
     "json": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"},
@@ -191,9 +191,9 @@ def settings_with(**values) -> SimpleNamespace:
 def test_the_test_run_forbids_the_real_model_and_uses_the_offline_one():
     import os
 
-    from svc_core.config import settings
-    from svc_core.models import registry
-    from svc_core.models.bedrock import BedrockProvider, RealModelForbidden
+    from svc_core.adapters.models import registry
+    from svc_core.adapters.models.bedrock import BedrockProvider, RealModelForbidden
+    from svc_core.platform.config import settings
     assert os.environ["SVC_FORBID_REAL_MODEL"] == "1" and os.environ["MODEL_PROVIDER"] == "offline"
     assert registry.provider_for(settings()).name == "offline"
     with pytest.raises(RealModelForbidden):
@@ -203,7 +203,7 @@ def test_the_test_run_forbids_the_real_model_and_uses_the_offline_one():
 
 
 def test_registry_chooses_the_provider_from_configuration(monkeypatch):
-    from svc_core.models import registry
+    from svc_core.adapters.models import registry
     assert isinstance(registry.provider_for(settings_with()), OfflineProvider)
     monkeypatch.delenv("SVC_FORBID_REAL_MODEL")
     made = []
@@ -218,7 +218,7 @@ def test_registry_chooses_the_provider_from_configuration(monkeypatch):
 
 
 def test_a_tenants_model_must_be_in_the_allowed_list():
-    from svc_core.models import registry
+    from svc_core.adapters.models import registry
     settings = settings_with()
     assert registry.allowed_models(settings) == ["us.anthropic.claude-haiku-4-5-20251001-v1:0",
                                                  "us.anthropic.claude-sonnet-4-5-20250929-v1:0"]
@@ -232,7 +232,7 @@ def test_a_tenants_model_must_be_in_the_allowed_list():
 
 
 def test_the_scripted_hook_overrides_the_configured_provider_inside_its_block():
-    from svc_core.models import registry
+    from svc_core.adapters.models import registry
     script = ScriptedProvider([text_answer("hi")])
     with registry.scripted(script):
         assert registry.provider_for(settings_with()) is script
@@ -242,14 +242,14 @@ def test_the_scripted_hook_overrides_the_configured_provider_inside_its_block():
 
 
 def test_settings_default_to_the_offline_model():
-    from svc_core.config import Settings
+    from svc_core.platform.config import Settings
     assert Settings.model_provider == "offline"
 
 
 # ---- prices --------------------------------------------------------------------------------
 
 def test_cost_is_integer_micro_credits_rounded_up_once_per_call():
-    from svc_core import metering
+    from svc_core.domain import metering
     haiku = "anthropic.claude-haiku-4-5-20251001-v1:0"          # 1000 / 5000 / 100 / 1250 per 1,000
     assert metering.cost({"inputTokens": 1000, "outputTokens": 1000}, haiku) == 6000
     assert metering.cost({"inputTokens": 1, "outputTokens": 0}, haiku) == 1       # exactly 1
@@ -268,7 +268,7 @@ def test_cost_is_integer_micro_credits_rounded_up_once_per_call():
 
 
 def test_prices_follow_the_model_and_the_version():
-    from svc_core import metering
+    from svc_core.domain import metering
     usage = {"inputTokens": 1000, "outputTokens": 1000}
     assert metering.cost(usage, "us.anthropic.claude-haiku-4-5-20251001-v1:0") == 6000    # a profile: its model
     assert metering.cost(usage, "global.anthropic.claude-haiku-4-5-20251001-v1:0") == 6000
@@ -288,8 +288,8 @@ def test_prices_follow_the_model_and_the_version():
 
 def test_every_model_a_deployment_can_use_has_a_price():
     from devstack.template import Resolver
-    from svc_core import metering
-    from svc_core.config import Settings
+    from svc_core.domain import metering
+    from svc_core.platform.config import Settings
     resolver = Resolver({})
     models = {resolver.parameters["ModelId"], Settings.model_id, "offline",
               *resolver.parameters["ModelAllowedIds"].split(",")}
@@ -299,7 +299,8 @@ def test_every_model_a_deployment_can_use_has_a_price():
 
 
 def test_a_usage_record_holds_the_call_and_its_price():
-    from svc_core import ids, metering
+    from svc_core.domain import metering
+    from svc_core.platform import ids
     run_id = ids.new_id("run")
     result = OfflineProvider().converse(ask("hello"))
     record = metering.usage_record("ten_1", "run", run_id, result.model_id, result.usage, now=1_790_000_000)

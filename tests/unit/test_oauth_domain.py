@@ -6,12 +6,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from svc_core import config
+from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
-from svc_core.context import TenantContext
 from svc_core.domain import oauth_connections as oc
 from svc_core.domain.oauth_connections import AuthorizeBody
-from svc_core.errors import Forbidden, NotFound, ValidationFailed
+from svc_core.platform import config
+from svc_core.platform.errors import Forbidden, NotFound, ValidationFailed
 
 PROVIDER = {"name": "acme", "authorizeUrl": "https://acme.example/authorize?prompt=consent",
             "tokenUrl": "https://acme.example/token", "clientId": "svc", "scopes": ["read", "write"],

@@ -100,9 +100,9 @@ def test_every_resource_with_routes_answers_other_methods_with_405():
 
 
 def test_every_list_documents_the_cursor_pattern_the_server_checks():
-    """The document's cursor pattern is the one decoding checks (svc_core/cursors.py): every string it
+    """The document's cursor pattern is the one decoding checks (svc_core/rules/cursors.py): every string it
     allows is a position, so a schema-valid cursor is never refused."""
-    from svc_core import cursors
+    from svc_core.rules import cursors
     document = json.loads(openapi.DOCUMENT.read_text())
     patterns = {}
     for path, operations in document["paths"].items():
@@ -120,7 +120,7 @@ def test_every_list_documents_the_cursor_pattern_the_server_checks():
 def test_a_functions_own_variables_are_the_defaults_the_local_stack_runs_with(monkeypatch):
     """The local stack runs every function in one process with the template's Globals: a variable a
     function sets for itself must equal the setting's default, or the stack would not behave as AWS."""
-    from svc_core import config
+    from svc_core.platform import config
     resolver = Resolver({})
     globals_env = resolver.template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
     own = [(logical_id, name, str(value))
@@ -140,7 +140,7 @@ def test_a_functions_own_variables_are_the_defaults_the_local_stack_runs_with(mo
 
 
 def test_every_optional_body_documents_null_as_the_api_accepts_it():
-    """A JSON null body is taken as no body (svc_core/api.py): an optional body's schema must say so,
+    """A JSON null body is taken as no body (svc_core/http/api.py): an optional body's schema must say so,
     or a client checking against the document would think null is refused."""
     document = json.loads(openapi.DOCUMENT.read_text())
     optional = [(method, path, operation["requestBody"]["content"]["application/json"]["schema"])
@@ -152,7 +152,7 @@ def test_every_optional_body_documents_null_as_the_api_accepts_it():
 
 
 def _marked_enums(document):
-    from svc_core import deployment_document
+    from svc_core.rules import deployment_document
     return [schema.get("enum") for schema in deployment_document.marked(document)]
 
 
@@ -160,9 +160,9 @@ def test_the_served_document_offers_exactly_the_models_the_deployment_accepts(mo
     """An agent's config.model is an enum of the running deployment's allowed models: a client or
     fuzzer choosing from the served document is never refused, and nothing else is accepted."""
     import pytest
-    from svc_core import config
-    from svc_core.errors import ValidationFailed
-    from svc_core.models.registry import choose_model
+    from svc_core.adapters.models.registry import choose_model
+    from svc_core.platform import config
+    from svc_core.platform.errors import ValidationFailed
 
     monkeypatch.setenv("MODEL_ID", "model-a")
     monkeypatch.setenv("MODEL_ALLOWED_IDS", "model-b, model-c")

@@ -9,14 +9,15 @@ import copy
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from svc_core import endpoint_guard, plans, regions
+from svc_core.adapters import endpoint_guard
+from svc_core.adapters.endpoint_guard import EndpointRefused, address_problem, check
+from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
-from svc_core.context import TenantContext
 from svc_core.domain import region_preferences, routing, storage
 from svc_core.domain.region_preferences import DEFAULTS, PreferencesUpdate
 from svc_core.domain.storage import ByosConfigBody, StorageConfigBody
-from svc_core.endpoint_guard import EndpointRefused, address_problem, check
-from svc_core.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from svc_core.platform.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from svc_core.rules import plans, regions
 from tests.support.fake_keys import access_key_id
 
 
@@ -330,7 +331,7 @@ def test_the_keys_stay_out_of_every_repr():
                                      byosRegion="eu-west-1", byosAccessKey=access_key,
                                      byosSecretKey="very-secret-value")
     assert "very-secret-value" not in repr(body) and access_key not in repr(body)
-    from svc_core.storage_probe import Connection
+    from svc_core.adapters.storage_probe import Connection
     target = endpoint_guard.Target("https://x", "https", "x", 443, ("8.8.8.8",))
     assert "very-secret-value" not in repr(Connection("s3", target, "b", None, access_key, "very-secret-value"))
 
@@ -350,14 +351,14 @@ def client_error(code, status):
     ("InternalError", 500, "unexpected_response"), ("NoSuchKey", 404, "unexpected_response"),
 ])
 def test_s3_answers_become_reasons(code, status, reason):
-    from svc_core.storage_probe import _s3_failure
+    from svc_core.adapters.storage_probe import _s3_failure
     failed = _s3_failure(client_error(code, status))
     assert failed.reason == reason
 
 
 def test_azure_answers_become_reasons():
     from azure.core.exceptions import ClientAuthenticationError, HttpResponseError, ResourceNotFoundError
-    from svc_core.storage_probe import _azure_failure
+    from svc_core.adapters.storage_probe import _azure_failure
 
     def error(cls, code, status):
         exc = cls(message="quoting the account")
@@ -372,7 +373,7 @@ def test_azure_answers_become_reasons():
 
 def test_network_failures_become_unreachable_or_timeout():
     import urllib3
-    from svc_core.storage_probe import _network_reason
+    from svc_core.adapters.storage_probe import _network_reason
     refused = urllib3.exceptions.NewConnectionError(None, "refused")  # a ConnectTimeoutError by descent
     assert _network_reason(refused) == "unreachable"
     assert _network_reason(urllib3.exceptions.ReadTimeoutError(None, "/", "read timed out")) == "timeout"

@@ -9,13 +9,13 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from svc_core import sealing
+from svc_core.adapters import sealing
+from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
-from svc_core.context import TenantContext
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import tenant_secrets
 from svc_core.domain.tenant_secrets import SecretCreate, SecretUpdate
-from svc_core.errors import Conflict, NotFound, ValidationFailed
+from svc_core.platform.errors import Conflict, NotFound, ValidationFailed
 
 
 def ctx(tenant="ten_A"):

@@ -9,9 +9,13 @@ import pytest
 
 from hypothesis import given, strategies as st
 
-from svc_core import cursors, dynamo, envelope, ids, rate_limit
-from svc_core.errors import ValidationFailed
-from svc_core.log import scrub
+from svc_core.adapters import dynamo
+from svc_core.auth import rate_limit
+from svc_core.http import envelope
+from svc_core.platform import ids
+from svc_core.platform.errors import ValidationFailed
+from svc_core.platform.log import scrub
+from svc_core.rules import cursors
 
 
 def test_ids_carry_their_prefix_and_sort_by_creation_time():
@@ -110,7 +114,7 @@ def test_scrub_removes_every_credential_shape():
 def test_every_error_code_is_in_the_api_reference_with_its_status():
     from pathlib import Path
 
-    from svc_core import errors
+    from svc_core.platform import errors
     readme = (Path(__file__).resolve().parents[2] / "docs" / "conventions.md").read_text()
     defined = {cls for cls in vars(errors).values()
                if isinstance(cls, type) and issubclass(cls, errors.ServiceError) and cls.code != "INTERNAL_ERROR"}
@@ -122,14 +126,14 @@ def test_every_error_code_is_in_the_api_reference_with_its_status():
 def test_every_scope_is_in_the_docs_scope_table():
     from pathlib import Path
 
-    from svc_core.scopes import SCOPES
+    from svc_core.auth.scopes import SCOPES
     guide = Path(__file__).resolve().parents[2].joinpath("docs", "authentication.md").read_text()
     table = guide.split("\n## Scopes\n", 1)[1].split("\n## ", 1)[0]
     assert [s for s in SCOPES if s not in table] == []
 
 
 def test_the_plan_matrix_is_ordered_and_complete():
-    from svc_core import plans
+    from svc_core.rules import plans
     assert set(plans.LIMITS) == set(plans.PLANS)
     for feature in plans.FEATURES.values():
         assert feature.from_plan in plans.PLANS
@@ -140,7 +144,7 @@ def test_the_plan_matrix_is_ordered_and_complete():
 
 
 def test_an_allowlist_matches_ipv4_ipv6_and_mapped_addresses_and_nothing_else():
-    from svc_core.tenant_policy import TenantPolicy, parse_networks
+    from svc_core.auth.tenant_policy import TenantPolicy, parse_networks
     policy = TenantPolicy("ten_x", "starter", "active", parse_networks(["203.0.113.0/24", "2001:db8::/32"]))
     assert policy.admits("203.0.113.200") and policy.admits("2001:db8:ffff::1") and policy.admits("::ffff:203.0.113.1")
     assert not policy.admits("203.0.114.1") and not policy.admits("2001:db9::1") and not policy.admits("")
@@ -149,7 +153,7 @@ def test_an_allowlist_matches_ipv4_ipv6_and_mapped_addresses_and_nothing_else():
 
 
 def test_body_depth_is_counted_without_parsing_and_ignores_strings():
-    from svc_core import json_body
+    from svc_core.http import json_body
     assert json_body.depth_of('{"a": [1, {"b": []}]}') == 4
     assert json_body.depth_of('{"a": "[[[{{{", "b": "\\"[["}') == 1  # brackets inside strings do not count
     assert json_body.depth_of("[" * 100_000) == 100_000  # no recursion, whatever the depth
@@ -160,8 +164,8 @@ def test_body_depth_is_counted_without_parsing_and_ignores_strings():
 def test_powertools_parses_a_body_with_the_same_rules():
     """The resolver's deserializer reuses what admission parsed, and applies the rules to any other
     text (a route whose body admission does not read)."""
-    from svc_core import api
-    from svc_core.errors import ValidationFailed
+    from svc_core.http import api
+    from svc_core.platform.errors import ValidationFailed
 
     for text in ('{"a": 1, "a": 2}', "[" * 5_000, '{"a": 1e400}'):
         with pytest.raises(ValidationFailed):
@@ -175,7 +179,7 @@ def test_tokens_are_signed_with_low_s_and_their_high_s_twin_is_refused(monkeypat
     from cryptography.hazmat.primitives import serialization
 
     from svc_core.auth import signing_keys, tokens
-    from svc_core.errors import Unauthorized
+    from svc_core.platform.errors import Unauthorized
     from tests.support.auth_helpers import high_s
 
     entry = signing_keys.new_key_entry()
@@ -232,7 +236,7 @@ def test_the_binding_allowance_is_the_one_exceeded_else_the_one_with_fewest_rema
 
 
 def test_e_mail_addresses_normalise_to_nfkc_case_folded_and_trimmed():
-    from svc_core.email_address import normalise
+    from svc_core.rules.email_address import normalise
     assert normalise(" Ada@Example.COM ") == "ada@example.com"
     assert normalise("\uff21\uff24\uff21@example.com") == "ada@example.com"  # full-width
     assert normalise("Stra\u00dfe@example.de") == "strasse@example.de"
@@ -275,8 +279,8 @@ def test_the_documented_e_mail_rule_is_the_servers_and_every_address_it_describe
     from pydantic import ValidationError
 
     from devstack import openapi
-    from svc_core import email_address
     from svc_core.domain.accounts import RegisterBody
+    from svc_core.rules import email_address
     schema = json.loads(openapi.DOCUMENT.read_text())["components"]["schemas"]["RegisterBody"]["properties"]["email"]
     assert (schema["pattern"], schema["maxLength"]) == (email_address.VALID, email_address.MAX_LENGTH)
     assert email_address.VALID.endswith("$")
@@ -308,7 +312,7 @@ def test_a_names_length_counts_as_sent_as_the_schemas_max_length_does():
     strip, though the schema's maxLength (which counts the raw string) refuses it."""
     from pydantic import BaseModel, ValidationError
 
-    from svc_core.schemas import name_text
+    from svc_core.rules.schemas import name_text
 
     class Named(BaseModel):
         name: name_text(10)

@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from svc_core import endpoint_guard, webhook_url
+from svc_core.adapters import endpoint_guard, webhook_url
 from svc_core.domain import webhooks
 from svc_core.domain.tenant_secrets import MAX_VALUE_CHARS, SecretCreate, SecretUpdate
 from svc_core.domain.webhook_delivery import secret_key
-from svc_core.errors import ValidationFailed
+from svc_core.platform.errors import ValidationFailed
 
 DOCUMENT = json.loads((Path(__file__).resolve().parents[2] / "functions/meta/openapi.json").read_text())
 SCHEMAS = DOCUMENT["components"]["schemas"]
@@ -151,9 +151,9 @@ def test_any_text_is_a_secret_exactly_when_the_document_allows_it(text):
 # ---- secret values --------------------------------------------------------------------------
 
 def value_accepted(text: str) -> bool:
-    """As the API takes it: the body rules (svc_core/json_body.py: no NUL in any string), then the model."""
-    from svc_core import json_body
-    from svc_core.errors import ValidationFailed
+    """As the API takes it: the body rules (svc_core/http/json_body.py: no NUL in any string), then the model."""
+    from svc_core.http import json_body
+    from svc_core.platform.errors import ValidationFailed
     try:
         json_body.parse(json.dumps({"value": text}))
         SecretUpdate(value=text)
@@ -186,7 +186,7 @@ def test_python_whitespace_is_blank_in_the_documented_pattern():
 
 
 def test_any_documented_secret_body_fits_the_body_limit_escaped_as_much_as_json_can():
-    from svc_core.config import settings as deployment
+    from svc_core.platform.config import settings as deployment
     assert VALUE_SCHEMA["maxLength"] == MAX_VALUE_CHARS
     value = "\U0001F600" * MAX_VALUE_CHARS
     body = {"name": "N" * 128, "value": value, "description": "\U0001F600" * 500}

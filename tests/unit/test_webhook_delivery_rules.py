@@ -13,9 +13,9 @@ from standardwebhooks import Webhook
 
 from devstack.pollers import QueuePoller
 from devstack.template import Resolver, load
-from svc_core.config import settings
+from svc_core.adapters.endpoint_guard import EndpointRefused
 from svc_core.domain import webhook_delivery as wd
-from svc_core.endpoint_guard import EndpointRefused
+from svc_core.platform.config import settings
 
 DEFAULT = wd.parse_schedule(settings().webhook_retry_schedule)
 

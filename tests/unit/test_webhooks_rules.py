@@ -8,10 +8,10 @@ import base64
 import pytest
 from pydantic import ValidationError
 
+from svc_core.adapters.endpoint_guard import EndpointRefused, check
 from svc_core.domain import webhooks
 from svc_core.domain.webhooks import WebhookCreate, WebhookRotate, WebhookUpdate, rotated_secrets, secret_problem
-from svc_core.endpoint_guard import EndpointRefused, check
-from svc_core.errors import ValidationFailed
+from svc_core.platform.errors import ValidationFailed
 
 
 def whsec(size: int) -> str:
@@ -178,7 +178,7 @@ def test_check_url_names_the_url_field_and_the_code(monkeypatch):
         assert (problem["field"], problem["in"], problem["code"]) == ("url", "body", code)
         assert problem["reason"].startswith("the URL ")
     monkeypatch.setenv("ALLOW_LOOPBACK_ENDPOINTS", "true")
-    from svc_core.config import settings
+    from svc_core.platform.config import settings
     settings.cache_clear()
     webhooks.check_url("http://127.0.0.1:8080/hook?x=1")
     with pytest.raises(ValidationFailed):

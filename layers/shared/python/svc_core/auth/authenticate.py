@@ -18,13 +18,14 @@ import threading
 import time
 from dataclasses import dataclass
 
-from svc_core import secrets_cache, timeutil
+from svc_core.adapters import secrets_cache
 from svc_core.auth import key_format, tokens
 from svc_core.auth.principal import Principal
-from svc_core.config import settings
 from svc_core.data import api_keys_table
-from svc_core.errors import Unauthorized
-from svc_core.log import logger
+from svc_core.platform import timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Unauthorized
+from svc_core.platform.log import logger
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from svc_core import aws, secrets_cache
-from svc_core.config import settings
+from svc_core.adapters import aws, secrets_cache
+from svc_core.platform.config import settings
 
 ALGORITHM = "ES256"
 

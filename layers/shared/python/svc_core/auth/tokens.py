@@ -19,11 +19,11 @@ from typing import Any
 
 import jwt
 
-from svc_core import timeutil
 from svc_core.auth import signing_keys
 from svc_core.auth.principal import Principal
-from svc_core.config import settings
-from svc_core.errors import Unauthorized
+from svc_core.platform import timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Unauthorized
 
 TOKEN_TYPE = "at+jwt"
 _REQUIRED = ["iss", "aud", "sub", "exp", "iat", "jti"]

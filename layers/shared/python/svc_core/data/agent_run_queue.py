@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.platform.config import settings
 
 
 def send(tenant_id: str, run_id: str, delay_seconds: int = 0) -> None:

@@ -16,13 +16,13 @@ CUSTOMER, the tenant a Stripe customer belongs to).
 from __future__ import annotations
 
 import random
-import time
 from typing import Any
 
-from svc_core import aws
-from svc_core.config import settings
-from svc_core.data.common import create_item, is_condition_failure, query_page, read_item
-from svc_core.dynamo import from_item, to_item, values
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item, to_item, values
+from svc_core.data.common import (cancellation_reasons, create_item, is_condition_failure, new_request_token,
+                                  query_page, read_item, transact_retrying)
+from svc_core.platform.config import settings
 
 BALANCE, SUBSCRIPTION = "BALANCE", "SUBSCRIPTION"
 ENTRY, INVOICE, PURCHASE = "ENTRY#", "INVOICE#", "PURCHASE#"
@@ -57,21 +57,17 @@ def _get(pk: str, sk: str) -> dict[str, Any] | None:
 
 
 def write(items: list[dict[str, Any]]) -> None:
-    """All the writes or none. Refused(index) when a condition fails; a collision with another
-    transaction on the same item is tried again with jittered backoff (a busy balance is normal)."""
-    for attempt in range(TRANSACTION_ATTEMPTS):
-        try:
-            aws.client("dynamodb").transact_write_items(TransactItems=items)
-            return
-        except Exception as exc:
-            if aws.error_code(exc) != "TransactionCanceledException":
-                raise
-            reasons = [r.get("Code") for r in getattr(exc, "response", {}).get("CancellationReasons", [])]
-            if "ConditionalCheckFailed" in reasons:
-                raise Refused(reasons.index("ConditionalCheckFailed")) from None
-            if "TransactionConflict" not in reasons or attempt == TRANSACTION_ATTEMPTS - 1:
-                raise
-            time.sleep(random.uniform(0, 0.004 * 2 ** min(attempt, 5)))
+    """All the writes or none, with one ClientRequestToken (data/common.py: transact). Refused(index)
+    when a condition fails; a collision with another transaction on the same item is tried again,
+    up to TRANSACTION_ATTEMPTS times with jittered backoff (a busy balance is normal)."""
+    try:
+        transact_retrying(items, new_request_token(), TRANSACTION_ATTEMPTS,
+                          lambda attempt: random.uniform(0, 0.004 * 2 ** min(attempt, 5)))
+    except Exception as exc:
+        reasons = cancellation_reasons(exc)
+        if "ConditionalCheckFailed" in reasons:
+            raise Refused(reasons.index("ConditionalCheckFailed")) from None
+        raise
 
 
 # ---- the balance and the ledger ------------------------------------------------------------

@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import values
 from svc_core.data.common import create_item, delete_partition
-from svc_core.dynamo import values
+from svc_core.platform.config import settings
 
 
 def _table() -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.platform.config import settings
 
 
 def body(tenant_id: str, session_id: str, message_id: str) -> str:

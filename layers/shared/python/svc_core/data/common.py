@@ -7,8 +7,8 @@ import uuid
 from decimal import Decimal
 from typing import Any, Callable
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.platform.config import settings
 
 
 class ConditionFailed(Exception):
@@ -116,24 +116,42 @@ def transact(items: list[dict[str, Any]], token: str | None = None) -> None:
     (the caller answers 409), never as a server error. IdempotentParameterMismatch is TokenReused.
     """
     token = token or new_request_token()
-    for attempt in range(TRANSACTION_ATTEMPTS):
+    try:
+        transact_retrying(items, token, TRANSACTION_ATTEMPTS, lambda attempt: 0.02 * 2 ** attempt)
+    except Exception as exc:
+        if aws.error_code(exc) != "TransactionCanceledException":
+            raise
+        codes = set(cancellation_reasons(exc))
+        if codes and not codes & {"ConditionalCheckFailed", "TransactionConflict"}:
+            raise
+        if _event_stored(items):
+            return  # an earlier attempt of this very write committed (see _event_stored)
+        raise ConditionFailed() from exc
+
+
+def cancellation_reasons(exc: Exception) -> list[str | None]:
+    """The reason codes of a cancelled transaction, one per item in order (None: that item was fine)."""
+    if aws.error_code(exc) != "TransactionCanceledException":
+        return []
+    return [r.get("Code") for r in getattr(exc, "response", {}).get("CancellationReasons", [])]
+
+
+def transact_retrying(items: list[dict[str, Any]], token: str, attempts: int, pause: Callable[[int], float]) -> None:
+    """The transaction's retry loop: sent with its token until it commits, tried again after
+    pause(attempt) seconds while it only collides with another transaction (TransactionConflict).
+    Raises the last cancellation when a condition failed, the cancellation was for another reason,
+    or the collisions outlasted the attempts; TokenReused on IdempotentParameterMismatch."""
+    for attempt in range(attempts):
         try:
             aws.client("dynamodb").transact_write_items(TransactItems=items, ClientRequestToken=token)
             return
         except Exception as exc:
-            code = aws.error_code(exc)
-            if code in ("IdempotentParameterMismatchException", "IdempotentParameterMismatch"):
+            if aws.error_code(exc) in ("IdempotentParameterMismatchException", "IdempotentParameterMismatch"):
                 raise TokenReused(f"ClientRequestToken {token} was used with other items") from exc
-            if code != "TransactionCanceledException":
+            reasons = cancellation_reasons(exc)
+            if "TransactionConflict" not in reasons or "ConditionalCheckFailed" in reasons or attempt == attempts - 1:
                 raise
-            codes = {r.get("Code") for r in getattr(exc, "response", {}).get("CancellationReasons", [])}
-            if "ConditionalCheckFailed" in codes or not codes or attempt == TRANSACTION_ATTEMPTS - 1:
-                if _event_stored(items):
-                    return  # an earlier attempt of this very write committed (see _event_stored)
-                raise ConditionFailed() from exc
-            if "TransactionConflict" not in codes:
-                raise
-            time.sleep(0.02 * 2 ** attempt)
+            time.sleep(pause(attempt))
 
 
 def _event_stored(items: list[dict[str, Any]]) -> bool:

@@ -1,5 +1,5 @@
 """The OAuth connections table: partition tenantId, sort id (`ocn_` + a ULID, so reverse order
-is newest first). The provider's tokens are stored sealed (see svc_core/sealing.py), never in
+is newest first). The provider's tokens are stored sealed (see svc_core/adapters/sealing.py), never in
 clear. A connection is created in one transaction with the consumption of its flow.
 """
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item, to_item
 from svc_core.data.common import ConditionFailed, is_condition_failure, projection, read_item, tenant_page, transact
-from svc_core.dynamo import from_item, to_item
+from svc_core.platform.config import settings
 
 
 _LISTED = ("tenantId", "id", "provider", "userId", "scopes", "tokenType", "hasRefreshToken", "created_at",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core.config import settings
-from svc_core.dynamo import from_item, to_item
-from svc_core.events import Event
+from svc_core.adapters.dynamo import to_item
+from svc_core.platform.config import settings
+from svc_core.rules.events import Event
 
 RETENTION_SECONDS = 7 * 24 * 3600
 
@@ -24,10 +24,3 @@ def put_event_item(event: Event, now: float) -> dict[str, Any]:
         "Item": to_item(record),
         "ConditionExpression": "attribute_not_exists(id)",
     }}
-
-
-def stored_event(image: dict[str, Any]) -> Event:
-    """The event a stored item holds (a stream record's image), without the table's own ttl."""
-    record = from_item(image)
-    record.pop("ttl", None)
-    return Event.of(record)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core.config import settings
+from svc_core.adapters.dynamo import from_item, to_item, values
 from svc_core.data import outbox_table
 from svc_core.data.common import read_item, tenant_page, transact
-from svc_core.dynamo import from_item, to_item, values
+from svc_core.platform.config import settings
 
 
 def _table() -> str:

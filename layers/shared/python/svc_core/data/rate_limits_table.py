@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import values
 from svc_core.data.common import is_condition_failure
-from svc_core.dynamo import values
+from svc_core.platform.config import settings
 
 
 class CredentialRevoked(Exception):

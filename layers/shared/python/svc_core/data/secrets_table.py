@@ -1,7 +1,7 @@
 """The secrets table: partition tenantId, sort sk. Two kinds of item per secret:
 
     SECRET#<id>             the secret: id (`sec_` + a ULID, so reverse order is newest first), name,
-                            description, version, the value sealed (svc_core/sealing.py, never in
+                            description, version, the value sealed (svc_core/adapters/sealing.py, never in
                             clear), created_at, updated_at
     NAME#<name lower-cased> the claim of its name: secretId
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item, to_item, values
 from svc_core.data.common import projection, query_page, transact
-from svc_core.dynamo import from_item, to_item, values
+from svc_core.platform.config import settings
 
 SECRET, NAME = "SECRET#", "NAME#"
 # What a list reads: the sealed value stays in the table.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item, to_item, values
 from svc_core.data.common import ConditionFailed, is_condition_failure
-from svc_core.dynamo import from_item, to_item, values
+from svc_core.platform.config import settings
 
 
 def _table() -> str:

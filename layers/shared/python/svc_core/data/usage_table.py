@@ -3,7 +3,7 @@
 Partition tenantId, sort sk = `<ISO time>#<ULID>` (a tenant's calls in time order, so a billing
 period is one key range). Item: tenantId, sk, source ("run" | "message"), sourceId (run_… or
 msg_…), model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, estimated,
-priceVersion, microCredits, created_at (svc_core/metering.py builds it).
+priceVersion, microCredits, created_at (svc_core/domain/metering.py builds it).
 
 Index bySource (partition sourceId, sort sk) finds a run's or a message's calls; like every
 index it is eventually consistent (a record is usually there within a second of its write).
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from svc_core import aws
-from svc_core.config import settings
-from svc_core.dynamo import from_item, to_item, values
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item, to_item, values
+from svc_core.platform.config import settings
 
 BY_SOURCE_INDEX = "bySource"
 _COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "microCredits")

@@ -17,11 +17,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from svc_core import aws
-from svc_core.config import settings
-from svc_core.cursors import AttemptPosition
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item, to_item, values
 from svc_core.data.common import is_condition_failure
-from svc_core.dynamo import from_item, to_item, values
+from svc_core.platform.config import settings
+from svc_core.rules.cursors import AttemptPosition
 
 RETENTION_SECONDS = 30 * 86400
 

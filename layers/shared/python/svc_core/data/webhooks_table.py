@@ -3,7 +3,7 @@
 Item: {tenantId, id, url, events: [names or "*"], enabled, description?, secrets: [{sealed,
 created_at, expiresAt (epoch seconds) or null}], failingSince (epoch seconds) or null,
 disabledReason or null, disabledAt or null, version, created_at, updated_at}.
-Secrets are sealed (svc_core/sealing.py) with the context {purpose: "webhook-secret", tenantId,
+Secrets are sealed (svc_core/adapters/sealing.py) with the context {purpose: "webhook-secret", tenantId,
 webhookId}; the sealed plaintext is the secret's text in the Standard Webhooks form
 ("whsec_" + base64), UTF-8. The current one comes first (expiresAt null); several may sign at
 once during a rotation (the previous ones until their expiresAt; a write drops the expired).
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core import aws
-from svc_core.config import settings
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item, to_item, values
 from svc_core.data.common import ConditionFailed, create_item, is_condition_failure, projection, read_item, tenant_page
-from svc_core.dynamo import from_item, to_item, values
+from svc_core.platform.config import settings
 
 _LISTED = ("id", "url", "events", "enabled", "description", "disabledReason", "disabledAt", "failingSince",
            "version", "created_at", "updated_at")  # never the sealed secrets

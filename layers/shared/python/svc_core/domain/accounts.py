@@ -29,17 +29,17 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import BaseModel, Field, StringConstraints
 
-from svc_core import email_address, ids, rate_limit, timeutil
-from svc_core.auth import tokens
+from svc_core.auth import rate_limit, tokens
 from svc_core.auth.principal import Principal
-from svc_core.config import settings
+from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.data import api_keys_table, rate_limits_table, sessions_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed
-from svc_core.errors import Conflict
 from svc_core.domain.tenants import create_tenant_with_owner
-from svc_core.errors import Forbidden, RateLimited, Unauthorized
-from svc_core.roles import ROLE_SCOPES
-from svc_core.schemas import RequestBody, name_text
+from svc_core.platform import ids, timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Conflict, Forbidden, RateLimited, Unauthorized
+from svc_core.rules import email_address
+from svc_core.rules.schemas import RequestBody, name_text
 
 LOGIN_WINDOW_SECONDS = 15 * 60       # failures per (account, address)
 ACCOUNT_WINDOW_SECONDS = 60 * 60     # failures per account, from every address

@@ -1,11 +1,11 @@
 """Agent runs: an agent working on a goal in one project, through the model's tool loop; a run can
 pause for approval, go on in the background, and be cancelled.
 
-The loop (Converse shapes, svc_core/models): the agent's system prompt (plus what the service tells
+The loop (Converse shapes, svc_core/adapters/models): the agent's system prompt (plus what the service tells
 the model about the run) and the goal as the first user message; the agent's allowed tools offered
 as toolSpecs; each answer that asks for tools (stop reason tool_use) has its toolUse blocks run and
 their toolResults sent back, until the model ends its turn or the agent's stepLimit (the most model
-calls of one run) is reached. Every model call is metered (svc_core/metering.py, source "run").
+calls of one run) is reached. Every model call is metered (svc_core/domain/metering.py, source "run").
 
 Autonomy (config.autonomyLevel), for tools that change something (agent_tools: write_file):
 - suggest: never run; the model is told the change was not applied, and the change is recorded as
@@ -33,7 +33,7 @@ with an expired lease does nothing.
 What continues a run (the Converse messages so far, the tool calls of the last answer not yet
 settled, the results already made for them, the proposals, the secrets read) is stored with the
 run when it starts, before each model call but a segment's first (a checkpoint) and whenever it
-waits, sealed with KMS under the context {tenantId, runId} (svc_core/sealing.py): the messages
+waits, sealed with KMS under the context {tenantId, runId} (svc_core/adapters/sealing.py): the messages
 hold what tools gave the model, secret values included. It is never answered, and dropped when
 the run ends. A request holding a run also queues a watchdog message due after its lease: if the
 request dies (API Gateway's 29 s), the worker goes on from the last checkpoint.
@@ -68,17 +68,19 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
-from svc_core import agent_tools, cursors, events, ids, metering, project_files, sealing, timeutil
-from svc_core.config import settings
-from svc_core.context import TenantContext
+from svc_core.adapters import project_files, sealing
+from svc_core.adapters.models import registry
+from svc_core.auth.context import TenantContext
 from svc_core.data import agent_run_queue, agents_table, projects_table, runs_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import agents, projects, tenant_secrets
+from svc_core.domain import agent_tools, agents, metering, projects, storage, tenant_secrets
 from svc_core.domain.paging import id_page
 from svc_core.domain.references import referenced
-from svc_core.errors import Conflict, ModelThrottled, ModelUnavailable, NotFound
-from svc_core.models import registry
-from svc_core.schemas import VISIBLE, RequestBody, id_of, unicode_text
+from svc_core.platform import ids, timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Conflict, ModelThrottled, ModelUnavailable, NotFound
+from svc_core.rules import cursors, events
+from svc_core.rules.schemas import VISIBLE, RequestBody, id_of, unicode_text
 
 PREFIX = "run"
 MAX_GOAL = 20_000
@@ -234,7 +236,7 @@ class Toolbox:
     def files(self) -> project_files.ProjectFiles:
         """Where the tenant keeps project files (platform or BYOS), found at the first file tool."""
         if self._files is None:
-            self._files = project_files.for_tenant(self.tenant_id)
+            self._files = storage.files_for(self.tenant_id)
         return self._files
 
     def run(self, name: str, arguments: dict[str, Any]) -> tuple[str, str]:

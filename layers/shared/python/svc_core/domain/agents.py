@@ -4,10 +4,10 @@ will execute. This module keeps their configuration; it runs nothing.
 config (the spec lists only autonomyLevel; every field has a default, and so has config itself):
     autonomyLevel  suggest | supervised | autonomous (AUTONOMY_LEVELS says what each means for runs);
                    default suggest, the most cautious
-    model          one of the deployment's allowed model ids (svc_core/models/registry.py), or null
+    model          one of the deployment's allowed model ids (svc_core/adapters/models/registry.py), or null
                    for the deployment's default model
     stepLimit      the most model calls a run may make, 1 to 25 (default 8)
-    tools          names from the tool catalogue (svc_core/agent_tools.py), each once, answered in
+    tools          names from the tool catalogue (svc_core/domain/agent_tools.py), each once, answered in
                    the catalogue's order; default: every tool
 
 A PATCH changes only the fields sent; config is merged field by field, and in config a null
@@ -20,15 +20,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
-from svc_core import agent_tools, deployment_document, ids, timeutil
-from svc_core.config import settings
-from svc_core.context import TenantContext
+from svc_core.adapters.models.registry import choose_model
+from svc_core.auth.context import TenantContext
 from svc_core.data import agents_table
 from svc_core.data.common import ConditionFailed
+from svc_core.domain import agent_tools
 from svc_core.domain.paging import tenant_page
-from svc_core.errors import Conflict, NotFound
-from svc_core.models.registry import choose_model
-from svc_core.schemas import VISIBLE, PatchBody, RequestBody, name_text, unicode_text, whole_number
+from svc_core.platform import ids, timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Conflict, NotFound
+from svc_core.rules import deployment_document
+from svc_core.rules.schemas import VISIBLE, PatchBody, RequestBody, name_text, unicode_text, whole_number
 
 PREFIX = "agt"
 MAX_NAME = 200
@@ -68,7 +70,7 @@ Name = name_text(MAX_NAME)
 SystemPrompt = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SYSTEM_PROMPT, pattern=VISIBLE),
                          AfterValidator(unicode_text)]
 AutonomyLevel = Literal[tuple(AUTONOMY_LEVELS)]  # type: ignore[valid-type]
-# The allowed ids are the deployment's: the document served lists them (svc_core/deployment_document.py).
+# The allowed ids are the deployment's: the document served lists them (svc_core/rules/deployment_document.py).
 ModelId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MODEL_ID),
                     Field(json_schema_extra=deployment_document.mark(deployment_document.ALLOWED_MODELS))]
 StepLimit = whole_number(MIN_STEPS, MAX_STEPS)

@@ -22,15 +22,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from svc_core import ids, timeutil
 from svc_core.auth import authenticate, key_format
-from svc_core.context import TenantContext
-from svc_core.schemas import RequestBody, name_text, whole_number
+from svc_core.auth.context import TenantContext
+from svc_core.auth.scopes import SCOPES
 from svc_core.data import api_keys_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
-from svc_core.errors import Conflict, Forbidden, NotFound
-from svc_core.scopes import SCOPES
+from svc_core.platform import ids, timeutil
+from svc_core.platform.errors import Conflict, Forbidden, NotFound
+from svc_core.rules.schemas import RequestBody, name_text, whole_number
 
 ScopeName = Literal[tuple(SCOPES)]  # type: ignore[valid-type]
 

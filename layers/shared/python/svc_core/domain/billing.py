@@ -14,16 +14,16 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from svc_core import cursors, ids, plans, timeutil
-from svc_core.config import settings
-from svc_core.context import TenantContext
+from svc_core.adapters.payments import PaymentProvider, provider as payment_provider
+from svc_core.auth.context import TenantContext
 from svc_core.data import billing_table, tenants_table, usage_table
-from svc_core.domain import billing_ledger as ledger
-from svc_core.domain import tenants
+from svc_core.domain import billing_ledger as ledger, tenants
 from svc_core.domain.paging import id_page
-from svc_core.errors import Conflict, NotFound, RateLimited
-from svc_core.payments import PaymentProvider, provider as payment_provider
-from svc_core.schemas import RequestBody, whole_number
+from svc_core.platform import ids, timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Conflict, NotFound, RateLimited
+from svc_core.rules import cursors, plans
+from svc_core.rules.schemas import RequestBody, whole_number
 
 CURRENCY = "usd"
 PACKS: dict[str, int] = {"credits_10": 10, "credits_25": 25, "credits_50": 50, "credits_100": 100}
@@ -266,7 +266,7 @@ def renew_test_mode(tenant_id: str, sub: dict[str, Any] | None) -> dict[str, Any
     says so with invoice.paid.)"""
     if not sub or sub.get("status") != "active" or sub.get("provider") != "test" or not sub.get("currentPeriodEnd"):
         return sub
-    from svc_core.payments.testmode import PERIOD_SECONDS
+    from svc_core.adapters.payments.testmode import PERIOD_SECONDS
     plan, now = sub.get("plan"), timeutil.now()
     while plan in PAID_PLANS and _epoch(sub["currentPeriodEnd"]) <= now:
         start = _epoch(sub["currentPeriodEnd"])

@@ -2,7 +2,7 @@
 transaction as the change, so the balance always equals the sum of the entries.
 
 Money: integer micro-credits everywhere (1 credit = 1,000,000 micro-credits; usage is priced in
-them by svc_core/metering.py). Credits are bought in US cents at 1 credit = 1 USD, so 1 cent =
+them by svc_core/domain/metering.py). Credits are bought in US cents at 1 credit = 1 USD, so 1 cent =
 10,000 micro-credits.
 
 Entry kinds: grant (what a new tenant starts with), purchase, gift_card, plan_charge (a paid plan
@@ -20,11 +20,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from svc_core import ids, timeutil
-from svc_core.config import settings
 from svc_core.data import billing_table, usage_table
 from svc_core.data.common import ConditionFailed
-from svc_core.errors import PaymentRequired
+from svc_core.platform import ids, timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import PaymentRequired
 
 MICRO_PER_CREDIT = 1_000_000
 MICRO_PER_CENT = 10_000
@@ -35,7 +35,7 @@ SERVICE = "service"
 def current_request() -> tuple[str, str | None]:
     """(principal, request id) of the API request being served in this context, if any: a usage
     debit names the caller that started the run or message."""
-    api = sys.modules.get("svc_core.api")
+    api = sys.modules.get("svc_core.http.api")
     state = api._state.get(None) if api is not None else None
     if state is None:
         return SERVICE, None

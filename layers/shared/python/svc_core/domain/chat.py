@@ -17,16 +17,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
-from svc_core import ids, log, metering, timeutil
-from svc_core.context import TenantContext
-from svc_core.data import (agents_table, chat_events_table, chat_messages_table, chat_sessions_table,
-                           chat_turn_queue, projects_table)
+from svc_core.auth.context import TenantContext
+from svc_core.data import (agents_table, chat_events_table, chat_messages_table, chat_sessions_table, chat_turn_queue,
+                           projects_table)
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import agents, projects
+from svc_core.domain import agents, metering, projects
 from svc_core.domain.paging import tenant_page
 from svc_core.domain.references import referenced
-from svc_core.errors import Conflict, InternalError, NotFound
-from svc_core.schemas import VISIBLE, RequestBody, id_of, name_text, unicode_text
+from svc_core.platform import ids, log, timeutil
+from svc_core.platform.errors import Conflict, InternalError, NotFound
+from svc_core.rules.schemas import VISIBLE, RequestBody, id_of, name_text, unicode_text
 
 PREFIX = "chs"
 MESSAGE_PREFIX = "msg"

@@ -29,14 +29,14 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, Field
 
-from svc_core import timeutil
 from svc_core.auth import tokens
+from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
-from svc_core.config import settings
-from svc_core.context import TenantContext
 from svc_core.data import chat_events_table
 from svc_core.domain import chat
-from svc_core.errors import NotFound, Unauthorized, ValidationFailed
+from svc_core.platform import timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import NotFound, Unauthorized, ValidationFailed
 
 EVENT_STREAM = "text/event-stream"
 STREAM_PATH = "/api/v1/chat/sessions/{id}/stream"

@@ -22,7 +22,7 @@ approval, so supervised is treated as suggest. The agent's stepLimit bounds the 
 turn; reaching it while the model still asks for tools ends the turn completed with stopReason
 "step_limit" (those last tool requests are not run). Plain sessions make one model call, no tools.
 
-Every model call is metered (svc_core/metering.py, source "message", the assistant message's id).
+Every model call is metered (svc_core/domain/metering.py, source "message", the assistant message's id).
 A model failure (ModelThrottled / ModelUnavailable) ends the turn failed: usage so far, error, done.
 The worker knows nothing of clients: the model call runs to its end whoever listens.
 
@@ -41,16 +41,16 @@ import json
 import time
 from typing import Any, Callable
 
-from svc_core import agent_tools, log, metering, timeutil
-from svc_core.config import settings
-from svc_core.data import (agents_table, chat_events_table, chat_messages_table, chat_sessions_table,
-                           projects_table, usage_table)
+from svc_core.adapters.models import registry
+from svc_core.adapters.models.base import StreamAssembler
+from svc_core.data import (agents_table, chat_events_table, chat_messages_table, chat_sessions_table, projects_table,
+                           usage_table)
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import agent_runs, agents
+from svc_core.domain import agent_runs, agent_tools, agents, metering
 from svc_core.domain.chat import empty_usage
-from svc_core.errors import ModelThrottled, ModelUnavailable
-from svc_core.models import registry
-from svc_core.models.base import StreamAssembler
+from svc_core.platform import log, timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 
 TURN_LEASE_SECONDS = 300        # = ChatTurnFunction's Timeout: a worker cannot hold a turn longer
 MAX_RECEIVES = 3                # = ChatTurnQueue's maxReceiveCount

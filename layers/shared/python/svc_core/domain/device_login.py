@@ -23,17 +23,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from svc_core import timeutil
 from svc_core.auth.principal import Principal
-from svc_core.config import settings
+from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.data import cli_sessions_table, tenants_table, users_table
 from svc_core.data.cli_sessions_table import WrongState
 from svc_core.domain.api_keys import issue_key
-from svc_core.errors import (
-    Conflict, Forbidden, LoginSessionConsumed, LoginSessionExpired, NotFound, Unauthorized,
-)
-from svc_core.roles import ROLE_SCOPES
-from svc_core.schemas import RequestBody
+from svc_core.platform import timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import (Conflict, Forbidden, LoginSessionConsumed, LoginSessionExpired, NotFound,
+                                      Unauthorized)
+from svc_core.rules.schemas import RequestBody
 
 LIFETIME_SECONDS = 600
 POLL_INTERVAL_SECONDS = 5
@@ -227,13 +226,3 @@ def exchange(body: TokenBody) -> dict[str, Any]:
             "user": {k: user[k] for k in ("id", "email", "name")},
             "tenant": {"id": tenant["id"], "name": tenant["name"], "role": membership["role"]}}
 
-
-def public_base_url(request_context: dict[str, Any], headers: dict[str, str]) -> str:
-    """Where the browser reaches this API: the configured URL, else the request's own host."""
-    if settings().public_base_url:
-        return settings().public_base_url.rstrip("/")
-    host = request_context.get("domainName") or headers.get("host") or "localhost"
-    stage = request_context.get("stage")
-    if host.endswith(".amazonaws.com") and stage:
-        return f"https://{host}/{stage}"
-    return f"https://{host}"

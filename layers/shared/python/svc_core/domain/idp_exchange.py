@@ -17,12 +17,12 @@ import jwt
 from pydantic import BaseModel, Field, StringConstraints
 
 from svc_core.auth import tokens
-from svc_core.config import settings
+from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.data import tenants_table, users_table
 from svc_core.domain.tenants import create_tenant_with_owner
-from svc_core.errors import Conflict, Forbidden, NotFound, Unauthorized
-from svc_core.roles import ROLE_SCOPES
-from svc_core.schemas import RequestBody
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Conflict, Forbidden, NotFound, Unauthorized
+from svc_core.rules.schemas import RequestBody
 
 ALGORITHMS = ["RS256", "ES256", "EdDSA"]
 

@@ -32,15 +32,16 @@ from urllib.parse import quote_plus, urlencode
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from svc_core import ids, secrets_cache, sealing, timeutil
-from svc_core.config import settings
-from svc_core.context import TenantContext
+from svc_core.adapters import sealing, secrets_cache
+from svc_core.auth.context import TenantContext
 from svc_core.data import oauth_connections_table, oauth_flows_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
-from svc_core.errors import Forbidden, NotFound, ProviderError, ServiceError, ValidationFailed
-from svc_core.log import logger
-from svc_core.schemas import RequestBody
+from svc_core.platform import ids, timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Forbidden, NotFound, ProviderError, ServiceError, ValidationFailed
+from svc_core.platform.log import logger
+from svc_core.rules.schemas import RequestBody
 
 FLOW_SECONDS = 600
 PREFIX = "ocn"

@@ -1,8 +1,8 @@
-"""List parameters shared by every list endpoint (the cursors themselves: svc_core/cursors.py)."""
+"""List parameters shared by every list endpoint (the cursors themselves: svc_core/rules/cursors.py)."""
 
 from __future__ import annotations
 
-from svc_core import cursors
+from svc_core.rules import cursors
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100

@@ -6,13 +6,14 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from svc_core import events, ids, timeutil
-from svc_core.context import TenantContext
-from svc_core.schemas import PatchBody, RequestBody, description_text, name_text
+from svc_core.auth.context import TenantContext
 from svc_core.data import projects_table
 from svc_core.data.common import ConditionFailed
+from svc_core.rules import events
 from svc_core.domain.paging import tenant_page
-from svc_core.errors import Conflict, NotFound
+from svc_core.platform import ids, timeutil
+from svc_core.platform.errors import Conflict, NotFound
+from svc_core.rules.schemas import PatchBody, RequestBody, description_text, name_text
 
 PREFIX = "proj"
 
@@ -118,5 +119,5 @@ def forget_files(tenant_id: str, project_id: str, files_for=None) -> int:
     """After a project's deletion (its table's stream says so): delete its files where the tenant's
     storage keeps them (the platform bucket or its own); the number deleted. Idempotent."""
     if files_for is None:
-        from svc_core.project_files import for_tenant as files_for
+        from svc_core.domain.storage import files_for
     return files_for(tenant_id).delete_all(tenant_id, project_id)

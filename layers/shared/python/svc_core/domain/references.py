@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from svc_core.context import TenantContext
-from svc_core.errors import NotFound
+from svc_core.auth.context import TenantContext
+from svc_core.platform.errors import NotFound
 
 
 def referenced(get: Callable[..., dict[str, Any]], ctx: TenantContext, value: str, field: str, resource: str,

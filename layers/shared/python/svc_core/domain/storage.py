@@ -10,7 +10,7 @@ what each provider needs is PROVIDER_RULES below, which makes both the models an
 and byosAccessKey + byosSecretKey together (for azure: the account name and the account key), or
 neither, to keep the stored ones.
 
-The two keys are sealed together with KMS (svc_core/sealing.py) under the context
+The two keys are sealed together with KMS (svc_core/adapters/sealing.py) under the context
 {purpose: byos-credentials, tenantId}; only the sealed value and the last four characters of
 the access key are stored, and no answer carries either key. A PUT that leaves both keys out
 keeps the stored ones while byosProvider, byosEndpoint and byosBucket stay the same (else 409
@@ -19,7 +19,7 @@ CONFLICT: there are no stored keys for that place); switching to platform storag
 An endpoint is https://host[:port][/path] with a DNS name for host (ENDPOINT_PATTERN, the
 document's pattern): an IP address or a one-label name never names a storage service. Whether
 the name resolves, and to what, is not known from the text: a PUT does not resolve it, and every
-connection (validation, the agents' tools) checks it first with svc_core/endpoint_guard.py (SSRF
+connection (validation, the agents' tools) checks it first with svc_core/adapters/endpoint_guard.py (SSRF
 rules, its name resolved anew each time, the connection pinned to the checked address); a
 refused or unresolvable endpoint is reported by the validation (200, ok false). For local
 development (AllowLoopbackEndpoints) an endpoint on loopback is accepted too.
@@ -36,16 +36,18 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Tag, Field, StringCo
                       WrapValidator, create_model, model_validator)
 from pydantic_core import PydanticCustomError
 
-from svc_core import endpoint_guard, regions, sealing, storage_probe, timeutil
-from svc_core.config import settings
-from svc_core.context import TenantContext
+from svc_core.adapters import endpoint_guard, project_files, project_files_bucket, sealing, storage_probe
+from svc_core.auth.context import TenantContext
 from svc_core.data import tenants_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import region_preferences
 from svc_core.domain.tenant_access import not_found, own_tenant, require_feature
-from svc_core.errors import Conflict, ValidationFailed
-from svc_core.log import logger
-from svc_core.schemas import DocumentedPattern, RequestBody
+from svc_core.platform import timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Conflict, ServiceError, ValidationFailed
+from svc_core.platform.log import logger
+from svc_core.rules import regions
+from svc_core.rules.schemas import DocumentedPattern, RequestBody
 
 SECTION = "storage"
 BYOS_FIELDS = ("byosProvider", "byosEndpoint", "byosBucket", "byosRegion", "byosAccessKey", "byosSecretKey")
@@ -363,6 +365,30 @@ def _open_keys(config: dict[str, Any], tenant_id: str) -> tuple[str, str]:
     return opened["accessKey"], opened["secretKey"]
 
 
+def files_for(tenant_id: str, tenants=tenants_table) -> project_files.ProjectFiles:
+    """The files of the tenant's projects, where its storage configuration puts them: the platform's
+    bucket, or its own (BYOS) with the endpoint checked anew (SSRF rules, resolved now) and the keys
+    opened here. A BYOS that cannot be used is StorageUnavailable, never the platform's bucket."""
+    stored = (tenants.get_consistent(tenant_id) or {}).get(SECTION) or {}
+    if stored.get("storageMode") != "byos":
+        return project_files_bucket
+    try:
+        target = endpoint_guard.check(endpoint_of(stored) or "", allow_loopback=settings().allow_loopback_endpoints)
+    except endpoint_guard.EndpointRefused as refused:
+        raise project_files.StorageUnavailable(f"The tenant's storage may not be used: {refused.reason}.") from None
+    try:
+        return project_files.byos_files(_connection(stored, target, tenant_id))
+    except ServiceError as exc:
+        raise project_files.StorageUnavailable(exc.message) from None
+
+
+def _connection(config: dict[str, Any], target: endpoint_guard.Target, tenant_id: str) -> storage_probe.Connection:
+    """A connection to the BYOS configuration's bucket at the checked address, its keys opened."""
+    access_key, secret_key = _open_keys(config, tenant_id)
+    return storage_probe.Connection(provider=config["byosProvider"], target=target, bucket=config["byosBucket"],
+                                    region=config.get("byosRegion"), access_key=access_key, secret_key=secret_key)
+
+
 def _refused(refused: endpoint_guard.EndpointRefused) -> list[dict[str, Any]]:
     """The check's answer when the endpoint may not be connected to (what it resolves to is known
     only now): the first step fails, nothing was sent."""
@@ -395,11 +421,7 @@ def validate_storage(ctx: TenantContext, tenant_id: str, body: _ByosBody | None,
     except endpoint_guard.EndpointRefused as refused:
         steps = _refused(refused)
     else:
-        access_key, secret_key = _open_keys(config, tenant["id"])
-        connection = storage_probe.Connection(provider=config["byosProvider"], target=target,
-                                              bucket=config["byosBucket"], region=config.get("byosRegion"),
-                                              access_key=access_key, secret_key=secret_key)
-        steps = (probe or storage_probe.probe)(connection)
+        steps = (probe or storage_probe.probe)(_connection(config, target, tenant["id"]))
     ok = len(steps) == 3 and all(s["ok"] for s in steps)
     logger.info("storage validated", extra={"byos_provider": config["byosProvider"], "ok": ok,
                                             "reasons": [s.get("reason") for s in steps if not s["ok"]]})

@@ -2,7 +2,7 @@
 the service to use on its behalf, e.g. its agents. The API manages them and answers their
 metadata only; the value is never answered, logged or stored in clear.
 
-The value is sealed with KMS (svc_core/sealing.py: a data key under an encryption context,
+The value is sealed with KMS (svc_core/adapters/sealing.py: a data key under an encryption context,
 AES-256-GCM) bound to {purpose, tenantId, secretId, version}: it opens only for that tenant,
 that secret and that version, so a sealed value copied into another item, another tenant or
 over a newer version does not open. Only the current value is kept: a new value is a new
@@ -18,13 +18,14 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
-from svc_core import ids, sealing, timeutil
-from svc_core.context import TenantContext
+from svc_core.adapters import sealing
+from svc_core.auth.context import TenantContext
 from svc_core.data import secrets_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
-from svc_core.errors import Conflict, NotFound
-from svc_core.schemas import BLANK, DocumentedPattern, PatchBody, RequestBody, description_text, unicode_text
+from svc_core.platform import ids, timeutil
+from svc_core.platform.errors import Conflict, NotFound
+from svc_core.rules.schemas import BLANK, DocumentedPattern, PatchBody, RequestBody, description_text, unicode_text
 
 PREFIX = "sec"
 PURPOSE = "tenant-secret"

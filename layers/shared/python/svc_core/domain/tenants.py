@@ -10,14 +10,17 @@ from typing import Annotated, Any
 from argon2 import PasswordHasher
 from pydantic import BaseModel, Field, StringConstraints, field_validator
 
-from svc_core import events, ids, plans, tenant_policy, timeutil
+from svc_core.auth import tenant_policy
+from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
-from svc_core.context import TenantContext
 from svc_core.data import outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
+from svc_core.rules import events
 from svc_core.domain.projects import Language
-from svc_core.errors import Conflict, Forbidden, NotFound
-from svc_core.schemas import EMAIL, PatchBody, RequestBody, name_text
+from svc_core.platform import ids, timeutil
+from svc_core.platform.errors import Conflict, Forbidden, NotFound
+from svc_core.rules import plans
+from svc_core.rules.schemas import EMAIL, PatchBody, RequestBody, name_text
 
 _hasher = PasswordHasher()  # argon2id with the library's current recommended parameters
 

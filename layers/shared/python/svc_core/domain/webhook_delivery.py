@@ -1,6 +1,6 @@
 """Webhook delivery: one attempt at one (event, subscription) pair, and what follows from it.
 
-The fan-out puts one message per pair on the delivery queue (svc_core/webhook_messages.py);
+The fan-out puts one message per pair on the delivery queue (svc_core/data/webhook_delivery_queue.py);
 the delivery function takes each message off and calls process(), which:
 
 - loads the subscription: deleted or disabled -> the attempt is logged `skipped`, the message
@@ -9,7 +9,7 @@ the delivery function takes each message off and calls process(), which:
   retry, and what consumers deduplicate by), `webhook-timestamp` = the attempt's time (epoch
   seconds), `webhook-signature` = `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with every
   secret not expired (several space-separated during a rotation); the body is the event's JSON;
-- POSTs it (svc_core/webhook_http.py: address check on every attempt, no redirects, one timeout);
+- POSTs it (svc_core/adapters/webhook_http.py: address check on every attempt, no redirects, one timeout);
 - 2xx: `delivered`; the subscription's failing streak ends;
 - 410 Gone: the subscription is disabled with a reason the tenant sees, `disabled`, no retry;
 - anything else (3xx, 4xx, 5xx, timeout, refused connection, address refused): a failure. The
@@ -43,11 +43,12 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable
 
-from svc_core import sealing, timeutil, webhook_http, webhook_messages
-from svc_core.config import settings
-from svc_core.data import webhook_deliveries_table, webhooks_table
+from svc_core.adapters import sealing, webhook_http
+from svc_core.data import webhook_deliveries_table, webhook_delivery_queue, webhooks_table
 from svc_core.data.common import ConditionFailed
-from svc_core.log import logger
+from svc_core.platform import timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.log import logger
 
 USER_AGENT = "svc-webhooks/1.0 (webhook delivery of the svc API)"
 MAX_DELAY_SECONDS = 12 * 3600          # SQS's longest visibility timeout
@@ -157,7 +158,7 @@ class Decision:
     dead_letter: bool = False     # failed: keep the message on the dead-letter queue
 
 
-def deliver(message: webhook_messages.DeliveryMessage, attempt: int, *, now: float | None = None,
+def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int, *, now: float | None = None,
             post: Callable[..., webhook_http.HttpResult] = webhook_http.post,
             rand: Callable[[], float] = random.random) -> Decision:
     """Make attempt number `attempt` of this delivery message, log it, and say what follows."""
@@ -198,7 +199,7 @@ def deliver(message: webhook_messages.DeliveryMessage, attempt: int, *, now: flo
     return decision
 
 
-def _send(message: webhook_messages.DeliveryMessage, attempt: int, subscription: dict[str, Any], schedule: tuple[int, ...],
+def _send(message: webhook_delivery_queue.DeliveryMessage, attempt: int, subscription: dict[str, Any], schedule: tuple[int, ...],
           now: float, log: Callable[..., None], post: Callable[..., webhook_http.HttpResult],
           rand: Callable[[], float]) -> Decision:
     """Send the claimed event once and say what follows."""
@@ -278,10 +279,10 @@ def process(body: str, attempt: int, receipt_handle: str) -> Decision:
     """What the delivery function does with one SQS message. Raises RetryLater (after hiding the
     message for the delay) when the delivery is to be tried again; returns when the message is
     done with (delivered, disabled, skipped, or failed and copied to the dead-letter queue)."""
-    decision = deliver(webhook_messages.DeliveryMessage.of(body), attempt)
+    decision = deliver(webhook_delivery_queue.DeliveryMessage.of(body), attempt)
     if decision.retry_in is not None:
-        webhook_messages.retry_later(receipt_handle, decision.retry_in)
+        webhook_delivery_queue.retry_later(receipt_handle, decision.retry_in)
         raise RetryLater(f"attempt {attempt} failed; next in {decision.retry_in} s")
     if decision.dead_letter:
-        webhook_messages.to_dead_letters(body)
+        webhook_delivery_queue.to_dead_letters(body)
     return decision

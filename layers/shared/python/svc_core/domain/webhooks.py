@@ -1,13 +1,13 @@
 """Webhook subscriptions: where a tenant wants its events delivered, which events, and the
 secrets the deliveries are signed with (Standard Webhooks).
 
-- url: the rule of svc_core/webhook_url.py, on the text alone (https, a DNS host name, no IP
+- url: the rule of svc_core/adapters/webhook_url.py, on the text alone (https, a DNS host name, no IP
   address, no localhost...); the document carries its pattern. Nothing is resolved here: before
-  every delivery the name is resolved and every address checked (svc_core/endpoint_guard.py:
+  every delivery the name is resolved and every address checked (svc_core/adapters/endpoint_guard.py:
   loopback, private, link-local, metadata, CGNAT... refused), and a refused or unresolvable name
   makes a failed attempt in the deliveries. Local development (AllowLoopbackEndpoints) also
   takes loopback URLs, http too.
-- events: event names of svc_core/events.py, or "*" for all of them (webhook.test is sent by
+- events: event names of svc_core/rules/events.py, or "*" for all of them (webhook.test is sent by
   the test call only, to one subscription, and cannot be subscribed to).
 - secret: supplied by the caller (the spec) or, left out, generated. Two forms:
   the Standard Webhooks form "whsec_" + standard base64 of 24 to 64 random bytes (recommended,
@@ -15,7 +15,7 @@ secrets the deliveries are signed with (Standard Webhooks).
   to 256 printable ASCII characters without whitespace (not starting with "whsec_" in any case),
   whose HMAC key is its UTF-8 bytes (webhook_delivery.secret_key). Each form is one pattern
   (WHSEC_PATTERN, PLAIN_SECRET_PATTERN), the document's anyOf and the API's rule alike. It is sealed with KMS
-  (svc_core/sealing.py, context {purpose, tenantId, webhookId}) and never answered; a
+  (svc_core/adapters/sealing.py, context {purpose, tenantId, webhookId}) and never answered; a
   generated one is answered once, by the create or rotation that made it. After a rotation the
   previous secrets keep signing for the overlap: a delivery carries one signature per live secret.
 
@@ -33,15 +33,17 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints, WithJsonSchema
 
-from svc_core import cursors, ids, sealing, timeutil, webhook_messages, webhook_url
-from svc_core.config import settings
-from svc_core.context import TenantContext
-from svc_core.data import webhook_deliveries_table, webhooks_table
+from svc_core.adapters import sealing, webhook_url
+from svc_core.auth.context import TenantContext
+from svc_core.data import webhook_deliveries_table, webhook_delivery_queue, webhooks_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import page, tenant_page
-from svc_core.errors import Conflict, NotFound, ValidationFailed
-from svc_core.events import EVENT_PREFIX, EVENT_TYPES, event_now
-from svc_core.schemas import DocumentedPattern, PatchBody, RequestBody, description_text, whole_number
+from svc_core.platform import ids, timeutil
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Conflict, NotFound, ValidationFailed
+from svc_core.rules import cursors
+from svc_core.rules.events import EVENT_PREFIX, EVENT_TYPES, Event, event_now
+from svc_core.rules.schemas import DocumentedPattern, PatchBody, RequestBody, description_text, whole_number
 
 PREFIX = "whk"
 PURPOSE = "webhook-secret"
@@ -438,7 +440,7 @@ def rotate_secret(ctx: TenantContext, webhook_id: str, body: WebhookRotate, stor
 
 
 def send_test(ctx: TenantContext, webhook_id: str, store=webhooks_table,
-              enqueue: Callable[[list[webhook_messages.DeliveryMessage]], None] = webhook_messages.enqueue
+              enqueue: Callable[[list[webhook_delivery_queue.DeliveryMessage]], None] = webhook_delivery_queue.enqueue
               ) -> dict[str, Any]:
     """A webhook.test event, queued for this webhook only (not through the bus: no other
     subscription receives it). Its attempts appear in the deliveries like any other."""
@@ -448,8 +450,18 @@ def send_test(ctx: TenantContext, webhook_id: str, store=webhooks_table,
                        {"id": webhook_id})
     event = event_now(TEST_EVENT, ctx.tenant_id,
                       {"webhookId": webhook_id, "message": "This is a test event sent through the API."})
-    enqueue([webhook_messages.delivery_message(event, webhook_id)])
+    enqueue([webhook_delivery_queue.delivery_message(event, webhook_id)])
     return event.payload()
+
+
+def fan_out(event: Event, store=webhooks_table,
+            enqueue: Callable[[list[webhook_delivery_queue.DeliveryMessage]], None] = webhook_delivery_queue.enqueue
+            ) -> int:
+    """One delivery message per enabled subscription of the event's tenant that wants its type, on
+    the delivery queue (each pair is then delivered and retried on its own); how many."""
+    subscriptions = store.subscribers(event.tenantId, event.type)
+    enqueue([webhook_delivery_queue.delivery_message(event, s["id"]) for s in subscriptions])
+    return len(subscriptions)
 
 
 def list_deliveries(ctx: TenantContext, webhook_id: str, limit: int, cursor: str | None, store=webhooks_table,

@@ -1,0 +1,66 @@
+"""What every request of a tenant is held to: its status, its plan's rate limit and, for API
+keys, its IP allowlist. Read from the tenants table and kept per container for a short while
+(TENANT_POLICY_CACHE_SECONDS, default 60 s), so a change reaches every container within that
+time and a warm request costs no extra read. The container that makes a change forgets its
+copy at once.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Iterable
+
+from svc_core.data import tenants_table
+from svc_core.platform import timeutil
+from svc_core.platform.config import settings
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True)
+class TenantPolicy:
+    tenant_id: str
+    plan: str
+    status: str
+    allowlist: tuple[Network, ...]
+
+    def admits(self, address: str) -> bool:
+        """Whether an API key of this tenant may be used from the address (no list: any)."""
+        if not self.allowlist:
+            return True
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:  # ::ffff:a.b.c.d is a.b.c.d
+            ip = ip.ipv4_mapped
+        return any(ip.version == net.version and ip in net for net in self.allowlist)
+
+
+def parse_networks(cidrs: Iterable[str]) -> tuple[Network, ...]:
+    return tuple(ipaddress.ip_network(c, strict=False) for c in cidrs)
+
+
+_cache: dict[str, tuple[float, TenantPolicy | None]] = {}
+
+
+def policy_of(tenant_id: str) -> TenantPolicy | None:
+    now = timeutil.now()
+    hit = _cache.get(tenant_id)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    tenant = tenants_table.get(tenant_id)
+    policy = None
+    if tenant is not None:
+        policy = TenantPolicy(tenant_id=tenant_id, plan=tenant.get("plan", "free"), status=tenant.get("status", "active"),
+                              allowlist=parse_networks((tenant.get("settings") or {}).get("ipAllowlist") or ()))
+    _cache[tenant_id] = (now + settings().tenant_policy_cache_seconds, policy)
+    return policy
+
+
+def forget(tenant_id: str | None = None) -> None:
+    if tenant_id is None:
+        _cache.clear()
+    else:
+        _cache.pop(tenant_id, None)

@@ -1,0 +1,552 @@
+"""The HTTP layer every API function shares.
+
+A function declares its routes with the scope each needs:
+
+    api = Api()
+
+    @api.get("/api/v1/projects/{id}", scope="projects:read", response_model=Project,
+             summary="Read one project")
+    def get_project(id: str):
+        return projects.get_project(api.tenant_context(), id)
+
+    lambda_handler = api.handler
+
+and gets, for every request: the credential checked (before the body is looked at), the
+request counted against the credential's rate limit and its tenant's ceiling (a public route
+that creates or checks credentials names its throttle group instead: counted per source
+address), the scope checked, the body size, type and JSON checked (svc_core.http.json_body: UTF-8,
+nesting depth, numbers, duplicate keys), the input validated by Powertools (pydantic), the result
+wrapped in the envelope, every error mapped to its code, and the X-Request-Id, X-RateLimit-*,
+security and CORS headers on every response, errors included. A browser's CORS preflight (OPTIONS
+with Origin and Access-Control-Request-Method) is answered before admission: no credential, not
+counted (svc_core.http.cors). Paths are written as in template.yaml.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import inspect
+import json
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType, RequestValidationError,
+)
+from pydantic import BaseModel, create_model
+
+from svc_core.auth import rate_limit, tenant_policy
+from svc_core.auth.authenticate import authenticate
+from svc_core.auth.context import TenantContext
+from svc_core.auth.principal import Principal
+from svc_core.data.common import ConditionFailed
+from svc_core.http import cors, envelope, json_body
+from svc_core.platform import ids
+from svc_core.platform.config import settings
+from svc_core.platform.errors import (Conflict, Forbidden, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited,
+                                      ServiceError, Unauthorized, UnsupportedMediaType, ValidationFailed)
+from svc_core.platform.log import logger
+from svc_core.rules import plans
+
+# Powertools' event handler logs every route's arguments at DEBUG, request bodies included
+# (passwords, secret values, provider codes): never let it, whatever the deployment's log level.
+logging.getLogger("aws_lambda_powertools.event_handler").setLevel(logging.INFO)
+
+JSON = "application/json"
+AUTHENTICATED = "authenticated"  # a route's scope when any valid credential may call it
+SECURITY_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    method: str
+    path: str                 # as in template.yaml: /api/v1/projects/{id}
+    scope: str | None
+    public: bool
+    throttle: str | None = None  # a public route's group, counted per source address
+
+
+@dataclass
+class RequestState:
+    request_id: str
+    source_ip: str
+    principal: Principal | None = None
+    allowance: rate_limit.Allowance | None = None
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    body: tuple[str, Any] | None = None  # the body's text and its JSON value, once admission parsed it
+    origin: str | None = None  # the request's Origin header (a browser's page), for the CORS headers
+
+
+_state: contextvars.ContextVar[RequestState] = contextvars.ContextVar("request_state")
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any]
+
+
+class Meta(BaseModel):
+    request_id: str
+    timestamp: str
+
+
+class ErrorEnvelope(BaseModel):
+    error: ErrorBody
+    meta: Meta
+
+
+_envelopes: dict[type, type[BaseModel]] = {}
+
+
+def envelope_of(model: type) -> type[BaseModel]:
+    """The OpenAPI model of a success body: {data: model, meta}."""
+    if model not in _envelopes:
+        name = getattr(model, "__name__", "Data") + "Response"
+        _envelopes[model] = create_model(name, data=(model, ...), meta=(Meta, ...))
+    return _envelopes[model]
+
+
+_ERROR_RESPONSES = {
+    400: "VALIDATION_ERROR: the input is not valid (details.fields names each bad field)",
+    401: "UNAUTHORIZED: credential missing, invalid, expired or revoked",
+    402: "PAYMENT_REQUIRED: the tenant's credit balance is used up",
+    403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
+    404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
+    409: "CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its "
+         "state forbids this (details.status), or the write collided with another and was not made (send it "
+         "again)",
+    413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
+    415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8",
+    422: "IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another body",
+    429: "RATE_LIMIT_EXCEEDED: too many requests; see Retry-After",
+    500: "INTERNAL_ERROR: the server failed; the body never says why",
+    502: "PROVIDER_ERROR: a provider this call depends on refused or failed (details say which)",
+}
+
+
+_OPTIONAL_ERRORS = {402, 409, 422, 502}  # documented only on the routes that name them (errors=...)
+_WRITES = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def _template_to_regex(path: str) -> re.Pattern[str]:
+    return re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path)) + "$")
+
+
+class Api:
+    def __init__(self) -> None:
+        # Powertools parses the body itself: with the same rules, reusing what admission parsed.
+        self.resolver = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_parsed_body)
+        self.specs: dict[tuple[str, str], RouteSpec] = {}
+        self._patterns: list[tuple[str, re.Pattern[str]]] = []
+        self.resolver.exception_handler(ServiceError)(self._on_service_error)
+        self.resolver.exception_handler(RequestValidationError)(self._on_validation_error)
+        self.resolver.exception_handler(RequestUnsupportedContentType)(self._on_unsupported_type)
+        self.resolver.exception_handler(NotFoundError)(self._on_no_route)
+        self.resolver.exception_handler(ConditionFailed)(self._on_write_collision)
+        self.resolver.exception_handler(Exception)(self._on_unexpected)
+
+    # ---- declaring routes -------------------------------------------------------------
+
+    def route(self, method: str, path: str, *, scope: str | None = None, public: bool = False,
+              status: int = 200, response_model: type | None = None, summary: str,
+              description: str | None = None, tags: list[str] | None = None,
+              raw: bool = False, media_type: str = JSON, cache_seconds: int = 0,
+              errors: tuple[int, ...] = (), also: tuple[int, ...] = (), throttle: str | None = None,
+              security_scheme: str | None = None, or_scheme: str | None = None) -> Callable:
+        """raw: the body is the result itself, not the envelope (for documents whose format a
+        standard fixes, such as a JWKS); with another media_type (a page), the result is the
+        body's text. cache_seconds: let clients cache a public document. throttle: on a public
+        route, the group (register, sign-in...) whose requests are counted per source address
+        (ADDRESS_RATE_LIMIT_PER_WINDOW in each window). security_scheme: on a public route that checks
+        a credential of its own (a provider's signature header), the OpenAPI security scheme that
+        declares it (devstack/openapi.py); the route answers 401 when it does not verify. or_scheme:
+        on a scoped route, a credential it takes instead of the bearer one (the chat stream's token
+        in the query, for EventSource), declared as the security alternative it is."""
+        if not public and scope is None:
+            raise ValueError(f"{method} {path}: a route is either public or names its scope "
+                             "(AUTHENTICATED when any credential will do)")
+        if throttle is not None and not public:
+            raise ValueError(f"{method} {path}: only a public route has a per-address throttle group")
+        if throttle is not None:
+            errors = (*errors, 429)
+        if security_scheme is not None:
+            if not public:
+                raise ValueError(f"{method} {path}: a route with bearer credentials declares no other scheme")
+            errors = (*errors, 401)
+        spec = RouteSpec(method=method, path=path, scope=scope, public=public, throttle=throttle)
+        self.specs[(method, path)] = spec
+        self._patterns.append((method, _template_to_regex(path)))
+        success_model = (response_model or dict) if raw else envelope_of(response_model or dict)
+        # Another media type is text (a page), unless a model says what each item is (an event stream's
+        # events: devstack/openapi.py documents the body as text and the model as its x-itemSchema).
+        success_content = ({JSON: {"model": success_model}} if media_type == JSON
+                           else {media_type: {"model": response_model} if response_model
+                                 else {"schema": {"type": "string"}}})
+        responses: dict[int, dict[str, Any]] = {status: {"description": "Success", "content": success_content}}
+        for other in also:  # other success statuses, with the same body (the route returns a Response for them)
+            responses[other] = ({"description": "No Content", "content": {}} if other == 204 else  # no body
+                                {"description": "Accepted" if other == 202 else "Success", "content": success_content})
+        for code, text in _ERROR_RESPONSES.items():
+            if public and code in (401, 403, 429) and code not in errors:
+                continue
+            if code == 415 and method not in ("POST", "PUT", "PATCH"):
+                continue
+            # Any write may meet a collision it reports as 409 (see _on_write_collision).
+            if code in _OPTIONAL_ERRORS and code not in errors and not (code == 409 and method in _WRITES):
+                continue
+            responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
+        security = ([{security_scheme: []}] if security_scheme else [] if public
+                    else [{"bearerAuth": [] if scope == AUTHENTICATED else [scope]}])
+        if or_scheme is not None:
+            if public:
+                raise ValueError(f"{method} {path}: or_scheme is an alternative to a scoped route's bearer credential")
+            security.append({or_scheme: []})
+        rule = re.sub(r"\{([^/]+?)\}", r"<\1>", path)
+
+        def decorator(func: Callable) -> Callable:
+            @functools.wraps(func)
+            def wrapper(*args: Any, **kwargs: Any) -> Response:
+                result = func(*args, **kwargs)
+                if isinstance(result, Response):  # a route that picks its own status and body (a stream)
+                    return result
+                if isinstance(result, BaseModel):
+                    result = result.model_dump(mode="json")
+                if raw:
+                    if cache_seconds:
+                        _state.get().extra_headers["Cache-Control"] = f"public, max-age={cache_seconds}"
+                    body = json.dumps(result) if media_type == JSON else result
+                    return Response(status_code=status, content_type=media_type, body=body)
+                return Response(status_code=status, content_type=JSON,
+                                body=envelope.success_body(result, _state.get().request_id))
+
+            # The envelope is built here, so Powertools must not validate the return value.
+            wrapper.__signature__ = inspect.signature(func).replace(return_annotation=inspect.Signature.empty)
+            self.resolver.route(rule=rule, method=method, summary=summary, description=description,
+                                responses=responses, security=security, tags=tags,
+                                operation_id=func.__name__)(wrapper)
+            return func
+
+        return decorator
+
+    def get(self, path: str, **kw: Any) -> Callable:
+        return self.route("GET", path, **kw)
+
+    def post(self, path: str, **kw: Any) -> Callable:
+        return self.route("POST", path, **kw)
+
+    def put(self, path: str, **kw: Any) -> Callable:
+        return self.route("PUT", path, **kw)
+
+    def patch(self, path: str, **kw: Any) -> Callable:
+        return self.route("PATCH", path, **kw)
+
+    def delete(self, path: str, **kw: Any) -> Callable:
+        return self.route("DELETE", path, **kw)
+
+    # ---- inside a route ---------------------------------------------------------------
+
+    def tenant_context(self) -> TenantContext:
+        state = _state.get()
+        if state.principal is None:
+            raise Unauthorized()
+        return TenantContext(tenant_id=state.principal.tenant_id, principal=state.principal,
+                             request_id=state.request_id)
+
+    def header(self, name: str) -> str | None:
+        headers = self.resolver.current_event.headers or {}
+        return next((v for k, v in headers.items() if k.lower() == name.lower()), None)
+
+    def cookie(self, name: str) -> str | None:
+        from http.cookies import CookieError, SimpleCookie
+        jar = SimpleCookie()
+        try:
+            jar.load(self.header("cookie") or "")
+        except CookieError:
+            return None
+        return jar[name].value if name in jar else None
+
+    def optional_principal(self) -> Principal | None:
+        """On a public route: the caller's verified credential when one is sent, else None."""
+        if not self.header("authorization"):
+            return None
+        return authenticate(self.header("authorization"))
+
+    def public_base_url(self) -> str:
+        """Where a browser reaches this API (a login page, a stream URL): the configured
+        PUBLIC_BASE_URL, else the request's own host (and stage, on API Gateway's own domain)."""
+        if settings().public_base_url:
+            return settings().public_base_url.rstrip("/")
+        context = self.resolver.current_event.raw_event.get("requestContext") or {}
+        host = context.get("domainName") or self.header("host") or "localhost"
+        stage = context.get("stage")
+        if host.endswith(".amazonaws.com") and stage:
+            return f"https://{host}/{stage}"
+        return f"https://{host}"
+
+    def source_ip(self) -> str:
+        """The caller's address: API Gateway's sourceIp (a client's X-Forwarded-For is never read)."""
+        return _state.get().source_ip
+
+    def set_response_header(self, name: str, value: str) -> None:
+        _state.get().extra_headers[name] = value
+
+    # ---- the Lambda entry point -------------------------------------------------------
+
+    def handler(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        started = time.perf_counter()
+        with self.request_state(event) as state:
+            preflight = self.answer_preflight(event, state)
+            if preflight is not None:
+                status, headers, body = preflight
+                response = _proxy_response(status, body, headers)
+                if not body:
+                    del response["multiValueHeaders"]["Content-Type"]
+            else:
+                try:
+                    self._admit(event, state)
+                except ServiceError as exc:
+                    response = _proxy_response(exc.status, envelope.error_body(exc.code, exc.message, exc.details,
+                                                                               state.request_id), exc.headers)
+                else:
+                    response = self.resolver.resolve(event, context)
+            self._finish(response, state)
+            logger.info("request", extra={"method": event.get("httpMethod"), "resource": event.get("resource"),
+                                          "status": response["statusCode"],
+                                          "latency_ms": round((time.perf_counter() - started) * 1000, 2)})
+            return response
+
+    @contextlib.contextmanager
+    def request_state(self, event: dict[str, Any]) -> Iterator[RequestState]:
+        """The request's state (id, source address, later its principal) for the length of a request.
+        handler() uses it; so does an entry point that is not the resolver (a streamed response, see
+        functions/chat_stream), which then calls admit() and answers with response_headers()."""
+        request_context = event.get("requestContext") or {}
+        state = RequestState(
+            request_id=request_context.get("requestId") or ids.new_ulid(),
+            source_ip=(request_context.get("identity") or {}).get("sourceIp") or "",
+            origin=cors.origin_of(event.get("headers")),
+        )
+        token = _state.set(state)
+        logger.thread_safe_append_keys(request_id=state.request_id, tenant_id=None)
+        try:
+            yield state
+        finally:
+            logger.thread_safe_remove_keys(["request_id", "tenant_id"])
+            _state.reset(token)
+
+    def answer_preflight(self, event: dict[str, Any], state: RequestState) -> tuple[int, dict[str, str], str] | None:
+        """A browser's CORS preflight answered (status, headers, body; response_headers() adds the
+        rest), or None when the request is not one. No credential is asked for and nothing is counted:
+        a browser never sends one on a preflight. An allowed origin gets 204 with the methods of the
+        route (of the API on a path no route of this function declares); any other origin gets 403
+        and no CORS header, so the browser refuses the request it asked about."""
+        if not cors.is_preflight(event.get("httpMethod", ""), event.get("headers")):
+            return None
+        if not cors.is_allowed(state.origin, _allowed_origins()):
+            error = Forbidden("This origin may not call the API from a browser.",
+                              {"reason": "origin_not_allowed", "origin": state.origin})
+            return error.status, {}, envelope.error_body(error.code, error.message, error.details, state.request_id)
+        resource = event.get("resource", "")
+        methods = sorted({s.method for s in self.specs.values() if s.path == resource}) or list(cors.API_METHODS)
+        return 204, cors.preflight_headers(methods), ""
+
+    def admit(self, event: dict[str, Any], state: RequestState) -> None:
+        """What handler() checks before a route runs: credential, rate limit, tenant, scope, body."""
+        self._admit(event, state)
+
+    def authenticate(self, event: dict[str, Any], headers: dict[str, str]) -> Principal:
+        """The caller's verified credential (headers: lower-case names). An Api may accept another
+        credential on its own routes (the chat stream's ?token=) by overriding this."""
+        return authenticate(headers.get("authorization"))
+
+    @staticmethod
+    def response_headers(state: RequestState) -> dict[str, str]:
+        """The headers every answer carries: request id, security headers, rate limit, CORS."""
+        headers = {"X-Request-Id": state.request_id, **SECURITY_HEADERS, **state.extra_headers,
+                   **cors.response_headers(state.origin, _allowed_origins())}
+        if state.allowance is not None:
+            headers.update(state.allowance.headers())
+        return headers
+
+    def _admit(self, event: dict[str, Any], state: RequestState) -> None:
+        """Authenticate, count, check scope and body, before any input is parsed."""
+        method, resource = event.get("httpMethod", ""), event.get("resource", "")
+        spec = self.specs.get((method, resource))
+        # A wrong method on a public path is answered (405) without asking for a credential.
+        public = spec.public if spec else any(s.public and s.path == resource for s in self.specs.values())
+        if public and spec is not None and spec.throttle is not None:
+            self._count(rate_limit.address_key(spec.throttle, state.source_ip), state,
+                        settings().address_rate_limit_per_window, counter="address")
+        if not public:
+            headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+            try:
+                state.principal = self.authenticate(event, headers)
+            except Unauthorized:
+                self._count(f"ip#{state.source_ip}", state, counter="address")  # failed attempts count per address
+                raise
+            logger.thread_safe_append_keys(tenant_id=state.principal.tenant_id)
+            policy = tenant_policy.policy_of(state.principal.tenant_id)
+            if policy is None:
+                self._count(f"ip#{state.source_ip}", state, counter="address")
+                raise Unauthorized("The credential's tenant no longer exists.")
+            self._count_credential(state, policy.plan)
+            if policy.status != "active":
+                raise Forbidden("The tenant is suspended.", {"reason": "tenant_suspended"})
+            # The allowlist binds API keys (a backend's fixed addresses); users sign in from anywhere.
+            # The address is API Gateway's sourceIp: a client's X-Forwarded-For is never read.
+            if state.principal.credential == "api_key" and not policy.admits(state.source_ip):
+                raise Forbidden("This API key may not be used from this address (the tenant's IP allowlist).",
+                                {"reason": "ip_not_allowed", "sourceIp": state.source_ip})
+            if spec is not None and spec.scope != AUTHENTICATED and spec.scope not in state.principal.scopes:
+                raise Forbidden(f"This needs the {spec.scope} scope.", {"requiredScope": spec.scope})
+        state.body = _check_body(event, spec)
+
+    def _count(self, counter_key: str, state: RequestState, limit: int | None = None,
+               counter: str = "credential") -> None:
+        try:
+            state.allowance = rate_limit.consume(counter_key, limit, counter)
+        except rate_limit.CredentialRevoked:
+            # Counted as a failed attempt of the address, as any other 401 is (and so it has headers).
+            self._count(f"ip#{state.source_ip}", state, counter="address")
+            raise Unauthorized("The API key was revoked.") from None
+        _refuse_if_exceeded(state.allowance)
+
+    def _count_credential(self, state: RequestState, plan: str) -> None:
+        """The credential's own window, then (when within it) the tenant's: two conditional
+        updates, each exact. A request its credential's limit refuses is not counted against the
+        tenant, so one runaway key cannot use up its tenant's ceiling."""
+        self._count(state.principal.rate_limit_key, state, plans.requests_per_window(plan))
+        tenant = rate_limit.consume(rate_limit.tenant_key(state.principal.tenant_id),
+                                    plans.tenant_requests_per_window(plan), "tenant")
+        state.allowance = rate_limit.binding(state.allowance, tenant)
+        _refuse_if_exceeded(state.allowance)
+
+    def _finish(self, response: dict[str, Any], state: RequestState) -> None:
+        headers = self.response_headers(state)
+        multi = response.setdefault("multiValueHeaders", {})
+        for name, value in headers.items():
+            multi[name] = [value]
+        if "headers" in response and response["headers"] is not None:
+            response["headers"].update(headers)
+
+    # ---- errors -----------------------------------------------------------------------
+
+    def _error(self, status: int, code: str, message: str, details: dict[str, Any] | None = None,
+               headers: dict[str, str] | None = None) -> Response:
+        return Response(status_code=status, content_type=JSON, headers=headers or {},
+                        body=envelope.error_body(code, message, details, _state.get().request_id))
+
+    def _on_service_error(self, exc: ServiceError) -> Response:
+        return self._error(exc.status, exc.code, exc.message, exc.details, exc.headers)
+
+    def _on_validation_error(self, exc: RequestValidationError) -> Response:
+        fields = [_field_problem(error) for error in exc.errors()]
+        return self._on_service_error(ValidationFailed("The request is not valid.", {"fields": fields}))
+
+    def _on_unsupported_type(self, _exc: Exception) -> Response:
+        return self._on_service_error(UnsupportedMediaType("Send the body as application/json."))
+
+    def _on_no_route(self, _exc: NotFoundError) -> Response:
+        event = self.resolver.current_event
+        path, method = event.path, event.http_method
+        if any(p.match(path) for m, p in self._patterns if m != method):
+            allowed = sorted({m for m, p in self._patterns if p.match(path)})
+            return self._on_service_error(MethodNotAllowed(
+                f"{method} is not allowed on this path.", {"allowed": allowed}, {"Allow": ", ".join(allowed)}))
+        return self._on_service_error(NotFound("No such route.", {"path": path, "method": method}))
+
+    def _on_write_collision(self, _exc: ConditionFailed) -> Response:
+        """A conditional write or transaction the domain did not expect to fail (a create with a new id,
+        contention that outlasted the retries): nothing was written, so the client may send it again."""
+        logger.warning("a write collided and was not made")
+        return self._on_service_error(Conflict("The change collided with another one and was not made; "
+                                               "send it again."))
+
+    def _on_unexpected(self, exc: Exception) -> Response:
+        logger.exception("unhandled error")
+        return self._on_service_error(ServiceError())
+
+
+def _allowed_origins() -> frozenset[str]:
+    return cors.parse_origins(settings().cors_allowed_origins)
+
+
+def _refuse_if_exceeded(allowance: rate_limit.Allowance) -> None:
+    if allowance.exceeded:
+        raise RateLimited(f"More than {allowance.limit} requests in this window for this {allowance.counter}.",
+                          {"limit": allowance.limit, "resetAt": allowance.reset, "counter": allowance.counter})
+
+
+def _field_problem(error: dict[str, Any]) -> dict[str, str]:
+    loc = [str(part) for part in error.get("loc", ())]
+    where = loc[0] if loc else "body"
+    name = ".".join(loc[1:]) or where
+    kind = error.get("type", "")
+    if kind == "json_invalid":
+        name, reason = "body", "the body is not valid JSON"
+    elif kind == "missing" and name == "body":
+        reason = "a JSON body is required"
+    else:
+        reason = error.get("msg", "is not valid")
+    return {"field": name, "in": where, "reason": reason}
+
+
+def _check_body(event: dict[str, Any], spec: RouteSpec | None = None) -> tuple[str, Any] | None:
+    """The body's size, type and JSON, before the resolver parses it (it would fail on what is refused
+    here); a JSON body's text and value when there is one. The event then carries the text as it was
+    parsed (base64 decoded, a UTF-8 byte order mark removed)."""
+    body = event.get("body")
+    if not body:
+        return None
+    size = len(body) * 3 // 4 if event.get("isBase64Encoded") else len(body.encode(errors="surrogatepass"))
+    limit = settings().max_body_bytes
+    if size > limit:
+        raise PayloadTooLarge(f"The body is {size} bytes; the limit is {limit}.", {"limitBytes": limit})
+    if spec is None or spec.method not in ("POST", "PUT", "PATCH"):
+        return None
+    # Powertools would parse form and multipart bodies, and take a JSON array's first element
+    # as the body: every body of this API is a JSON object, so refuse anything else here.
+    content_type = next((str(v) for k, v in (event.get("headers") or {}).items()
+                         if k.lower() == "content-type"), "").strip()
+    if content_type and not content_type.lower().startswith(JSON):
+        raise UnsupportedMediaType("Send the body as application/json.")
+    charset = re.search(r";\s*charset\s*=\s*\"?([^\s;\"]+)", content_type, re.I)
+    if charset and charset.group(1).lower() not in ("utf-8", "utf8"):
+        raise UnsupportedMediaType("Send the body as application/json in UTF-8.", {"charset": charset.group(1)})
+    text = json_body.text_of(body, bool(event.get("isBase64Encoded")))
+    value = json_body.parse(text)
+    if value is None:  # JSON null: no body (what an optional body allows; a required one is then missing)
+        event["body"], event["isBase64Encoded"] = None, False
+        return None
+    if not isinstance(value, dict):
+        raise json_body.refuse("the body must be a JSON object")
+    event["body"], event["isBase64Encoded"] = text, False
+    return text, value
+
+
+def _parsed_body(text: str) -> Any:
+    """Powertools' JSON deserializer: the value admission parsed from this very text, else a parse
+    under the same rules (a route whose body admission does not read)."""
+    state = _state.get(None)
+    if state is not None and state.body is not None and state.body[0] is text:
+        return state.body[1]
+    return json_body.parse(text)
+
+
+def _proxy_response(status: int, body: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    multi = {"Content-Type": [JSON]}
+    for name, value in (headers or {}).items():
+        multi[name] = [value]
+    return {"statusCode": status, "multiValueHeaders": multi, "body": body, "isBase64Encoded": False}
+

@@ -1,0 +1,154 @@
+"""Deployment settings, read from the environment once per container.
+
+Each setting is declared once, below: its name, type and default. It is read from the environment
+variable of its name in capitals (PROJECTS_TABLE for projects_table) unless setting() names another;
+a variable that is not set leaves the default (and, where setting() says so, a blank one too).
+template.yaml sets these variables on the functions; the local stack and the tests set the same
+names; tests/unit/test_settings.py checks that the template and this table agree. Nothing else
+reads os.environ for settings.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from typing import Any
+
+
+def setting(default: Any, *, env: str | tuple[str, ...] | None = None, blank_is_default: bool = False) -> Any:
+    """A setting whose variable is not its name in capitals (env: the first of several that is set
+    wins), or whose blank value means the default."""
+    return field(default=default, metadata={"env": env, "blank_is_default": blank_is_default})
+
+
+@dataclass(frozen=True)
+class Settings:
+    # Tables, queues and the bucket: template.yaml sets each to its resource's name or URL.
+    projects_table: str = "projects"
+    api_keys_table: str = "api-keys"
+    rate_limits_table: str = "rate-limits"
+    outbox_table: str = "outbox"
+    tenants_table: str = "tenants"
+    users_table: str = "users"
+    sessions_table: str = "sessions"
+    cli_sessions_table: str = "cli-sessions"
+    webhooks_table: str = "webhooks"
+    webhook_deliveries_table: str = "webhook-deliveries"
+    webhook_delivery_queue_url: str = ""
+    oauth_flows_table: str = "oauth-flows"
+    oauth_connections_table: str = "oauth-connections"
+    secrets_table: str = "secrets"
+    agents_table: str = "agents"
+    # OAuth connections: the providers (a JSON list, parsed by domain/oauth_connections.py), their
+    # client secrets' secret, the KMS key that seals tenants' data, the providers' HTTP timeout.
+    oauth_providers: str = "[]"
+    oauth_client_secrets_secret_id: str = "svc/oauth-client-secrets"
+    tenant_data_key_id: str = "alias/svc-tenant-data"
+    oauth_http_timeout_seconds: float = 5.0
+    # Where a browser reaches the API (empty: the request's own host).
+    public_base_url: str = ""
+    # An external identity provider whose tokens may be exchanged (empty: none).
+    idp_issuer: str = ""
+    idp_audience: str = ""
+    idp_jwks_url: str = ""
+    idp_jwks_cooldown_seconds: int = 30
+    refresh_token_days: int = 30
+    login_failures_allowed: int = 5
+    # The event bus and the source its events carry.
+    event_bus_name: str = "svc-events"
+    event_source: str = "svc.api"
+    # Credentials: signing keys and the API key pepper (secrets), the service JWTs.
+    signing_keys_secret_id: str = "svc/jwt-signing-keys"
+    key_pepper_secret_id: str = "svc/api-key-pepper"
+    jwt_issuer: str = "https://api.svc.local"
+    jwt_audience: str = "svc-api"
+    jwt_lifetime_seconds: int = 900
+    # Requests per credential and window; the largest body; how long containers keep what they read.
+    rate_limit_per_window: int = 1000
+    rate_limit_window_seconds: int = 60
+    max_body_bytes: int = 256 * 1024
+    secrets_cache_seconds: int = 300
+    key_cache_seconds: int = setting(60, env="API_KEY_CACHE_SECONDS")
+    tenant_policy_cache_seconds: int = 60
+    stage: str = "dev"
+    # BYOS storage: the region serving a request, and the probe of a customer's endpoint.
+    aws_region: str = setting("us-east-1", env=("AWS_REGION", "AWS_DEFAULT_REGION"), blank_is_default=True)
+    allow_loopback_endpoints: bool = False     # loopback endpoints (and http) for local development only
+    storage_probe_connect_timeout_seconds: float = 3.0
+    storage_probe_read_timeout_seconds: float = 5.0
+    # Webhook delivery: seconds before each retry (comma-separated), the HTTP timeout, the dead letters.
+    webhook_retry_schedule: str = setting("5,300,1800,7200,18000,36000,36000", blank_is_default=True)
+    webhook_timeout_seconds: float = 15.0
+    webhook_delivery_dead_letter_queue_url: str = setting("", env="WEBHOOK_DELIVERY_DLQ_URL")
+    # Models (svc_core/adapters/models): the provider, the default model, the models a tenant may choose; usage records.
+    # Unset, the provider is the offline one: only a deployed stack (template.yaml) calls Bedrock.
+    model_provider: str = setting("offline", blank_is_default=True)
+    model_id: str = setting("us.anthropic.claude-haiku-4-5-20251001-v1:0", blank_is_default=True)
+    model_allowed_ids: str = ""
+    usage_table: str = "usage"
+    # Agent runs, and the project files their tools read and write (platform storage).
+    runs_table: str = "runs"
+    project_files_bucket: str = "project-files"
+    # Runs that go on in the background (the worker's queue), and how long one request or one worker
+    # invocation may work on a run before handing the rest to the worker (seconds).
+    agent_run_queue_url: str = ""
+    agent_run_sync_budget_seconds: float = 20.0
+    agent_run_worker_budget_seconds: float = 600.0
+    # Chat: sessions, messages, the stored events of assistant turns, and the queue of turns.
+    chat_sessions_table: str = "chat-sessions"
+    chat_messages_table: str = "chat-messages"
+    chat_events_table: str = "chat-events"
+    chat_turn_queue_url: str = ""
+    # The chat stream (GET .../chat/sessions/{id}/stream): heartbeat comment, table poll, the longest a
+    # stream stays open (the client resumes with Last-Event-ID), the buffered answer's time budget.
+    chat_stream_heartbeat_seconds: float = 15.0
+    chat_stream_poll_ms: int = 100
+    chat_stream_max_seconds: float = 300.0
+    chat_stream_buffered_seconds: float = 25.0
+    # Billing: the ledger's table, Idempotency-Key records, the payment provider ("test": settles at once,
+    # says so; "stripe": the Stripe API with the keys in the secret), what a new tenant starts with.
+    billing_table: str = "billing"
+    idempotency_table: str = "idempotency"
+    payment_provider: str = setting("test", blank_is_default=True)
+    stripe_secret_id: str = "svc/stripe"
+    stripe_api_base: str = ""               # empty: Stripe's own; tests point it at a loopback server
+    stripe_plan_prices: str = setting("{}", blank_is_default=True)   # JSON {plan: Stripe price id}
+    billing_welcome_micro_credits: int = 1_000_000
+    # Sign-in: failures per account and hour from all addresses before attempts on it are slowed to one
+    # per login_slow_seconds (login_failures_allowed: per account and address in 15 minutes).
+    login_account_failures_per_hour: int = 50
+    login_slow_seconds: int = 5
+    # Public routes that create or check credentials (register, sign-in, refresh, device login, token
+    # exchange): requests per source address and route group in each rate-limit window.
+    address_rate_limit_per_window: int = 30
+    # Browser front-ends: the origins (comma-separated scheme://host[:port]) whose pages may call the API
+    # with credentials (svc_core.http.cors). Empty: none.
+    cors_allowed_origins: str = ""
+
+
+_PARSE = {"str": str, "int": int, "float": float, "bool": lambda text: text.strip().lower() == "true"}
+
+
+def variables(name: str) -> tuple[str, ...]:
+    """The environment variables a setting is read from, in order."""
+    env = next(f for f in fields(Settings) if f.name == name).metadata.get("env") or name.upper()
+    return (env,) if isinstance(env, str) else env
+
+
+def _read(name: str, blank_is_default: bool) -> str | None:
+    for variable in variables(name):
+        text = os.environ.get(variable)
+        if text is not None and (text or not blank_is_default):
+            return text
+    return None
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    values = {}
+    for f in fields(Settings):
+        text = _read(f.name, f.metadata.get("blank_is_default", False))
+        if text is not None:
+            values[f.name] = _PARSE[f.type](text)
+    return Settings(**values)

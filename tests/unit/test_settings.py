@@ -1,0 +1,95 @@
+"""template.yaml's function environment and the settings table (svc_core/platform/config.py) agree:
+every variable the template sets is read by a setting or by the named library that reads it; every
+setting has its default in the table; every value the template can give parses as its setting's type."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from devstack.template import load
+from svc_core.platform import config
+
+# Variables the template sets that other code reads, not the settings.
+READ_ELSEWHERE = {
+    "LOG_LEVEL": "Powertools Logger (its older name of POWERTOOLS_LOG_LEVEL)",
+    "POWERTOOLS_LOG_LEVEL": "Powertools Logger",
+    "POWERTOOLS_SERVICE_NAME": "Powertools Logger, Tracer and Metrics",
+    "POWERTOOLS_METRICS_NAMESPACE": "Powertools Metrics",
+    "POWERTOOLS_DEV": "Powertools",
+    "AWS_LAMBDA_EXEC_WRAPPER": "the Lambda runtime (starts the Lambda Web Adapter of the chat stream)",
+    "AWS_LWA_INVOKE_MODE": "the Lambda Web Adapter",
+    "AWS_LWA_PORT": "the Lambda Web Adapter",
+    "AWS_LWA_READINESS_CHECK_PROTOCOL": "the Lambda Web Adapter",
+}
+
+
+def _template_environment() -> dict[str, list]:
+    """Each variable the template sets on a function, and every value it is given."""
+    template = load()
+    blocks = [template["Globals"]["Function"].get("Environment", {})]
+    blocks += [resource["Properties"].get("Environment", {}) for resource in template["Resources"].values()
+               if resource["Type"] == "AWS::Serverless::Function"]
+    found: dict[str, list] = {}
+    for block in blocks:
+        for name, value in (block.get("Variables") or {}).items():
+            found.setdefault(name, []).append(value)
+    return found
+
+
+def _setting_of() -> dict[str, dataclasses.Field]:
+    return {variable: f for f in dataclasses.fields(config.Settings) for variable in config.variables(f.name)}
+
+
+def test_every_variable_the_template_sets_is_read():
+    read = _setting_of()
+    unread = sorted(set(_template_environment()) - set(read) - set(READ_ELSEWHERE))
+    assert unread == [], f"template.yaml sets variables no setting reads (add them to config.Settings): {unread}"
+    stale = sorted(set(READ_ELSEWHERE) - set(_template_environment()))
+    assert stale == [], f"READ_ELSEWHERE names variables the template no longer sets: {stale}"
+    assert not set(READ_ELSEWHERE) & set(read)
+
+
+def test_every_setting_has_its_default_in_the_table():
+    missing = [f.name for f in dataclasses.fields(config.Settings) if f.default is dataclasses.MISSING]
+    assert missing == []
+
+
+@pytest.mark.parametrize("variable", sorted(set(_template_environment()) - set(READ_ELSEWHERE)))
+def test_what_the_template_gives_parses_as_the_settings_type(variable, monkeypatch):
+    """A literal, or a parameter's default (and each of its allowed values): read into the setting."""
+    template, field = load(), _setting_of()[variable]
+    texts = []
+    for value in _template_environment()[variable]:
+        if isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in template.get("Parameters", {}):
+            parameter = template["Parameters"][value["Ref"]]
+            texts += [str(parameter.get("Default", ""))] + [str(v) for v in parameter.get("AllowedValues", [])]
+        elif not isinstance(value, dict):
+            texts.append(str(value))
+    for text in texts:
+        monkeypatch.setenv(variable, text)
+        config.settings.cache_clear()
+        try:
+            value = getattr(config.settings(), field.name)
+        finally:
+            config.settings.cache_clear()
+        assert type(value).__name__ == field.type, (variable, text)
+
+
+def test_a_setting_is_read_from_its_variable_and_left_at_its_default_otherwise(monkeypatch):
+    monkeypatch.setenv("API_KEY_CACHE_SECONDS", "7")
+    monkeypatch.setenv("CHAT_STREAM_MAX_SECONDS", "12.5")
+    monkeypatch.setenv("ALLOW_LOOPBACK_ENDPOINTS", " True ")
+    monkeypatch.setenv("MODEL_PROVIDER", "")        # blank: the default
+    monkeypatch.setenv("MODEL_ALLOWED_IDS", "")     # blank: blank
+    monkeypatch.delenv("USAGE_TABLE", raising=False)
+    monkeypatch.setenv("AWS_REGION", "")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    config.settings.cache_clear()
+    try:
+        s = config.settings()
+    finally:
+        config.settings.cache_clear()
+    assert (s.key_cache_seconds, s.chat_stream_max_seconds, s.allow_loopback_endpoints) == (7, 12.5, True)
+    assert (s.model_provider, s.model_allowed_ids, s.usage_table, s.aws_region) == ("offline", "", "usage", "eu-west-1")
