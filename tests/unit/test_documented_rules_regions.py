@@ -117,7 +117,7 @@ STORAGE_VALUES = {
                                      None]),
     "byosBucket": st.sampled_from(["acme-1", "under_score", "two--hyphens", "Up", "a.b.c"]),
     "byosRegion": st.sampled_from(["eu-west-1", None]),
-    "byosAccessKey": st.just("AKIAEXAMPLEEXAMPLE12"),
+    "byosAccessKey": st.just("test-access-key-id"),
     "byosSecretKey": st.just("s" * 40),
 }
 
