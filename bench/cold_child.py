@@ -41,13 +41,15 @@ class _AwsTimer:
 def _floor() -> dict:
     import boto3
     imported = time.perf_counter()
+    modules = len(sys.modules)
     boto3.client("dynamodb")
-    return {"import_s": imported - T0}
+    return {"import_s": imported - T0, "import_modules": modules}
 
 
 def _handler(module_name: str, event_file: str) -> dict:
     module = __import__(module_name)
     imported = time.perf_counter()
+    modules = len(sys.modules)  # the start-up import set, before the first request adds to it
     # The clients are created at the first request, from this session: hooks registered on it
     # now are copied into them. (svc_core.adapters.aws is already imported by the module.)
     from svc_core.adapters import aws
@@ -58,7 +60,7 @@ def _handler(module_name: str, event_file: str) -> dict:
     with open(event_file) as f:
         event = json.load(f)
     response = module.lambda_handler(event, None)
-    return {"import_s": imported - T0, "status": response.get("statusCode"),
+    return {"import_s": imported - T0, "import_modules": modules, "status": response.get("statusCode"),
             "aws_calls": timer.calls, "aws_s": timer.seconds}
 
 

@@ -48,6 +48,12 @@ def cold_rows(variants: list[Variant], repeat: int) -> list[tuple]:
         rows.append(("  " + v.label, figure, "", "", notes))
         if v.name in ("floor", "fastapi", "python"):
             continue
+        # The start-up import set (app module imported, no request yet) beside the floor's import.
+        import_ratio = v.median("import_s") / floor.median("import_s")
+        rows.append(("    import at start", f"{_ms(v.median('import_s'))} ({import_ratio:.2f}x the floor's "
+                     f"{_ms(floor.median('import_s'))})", "", "",
+                     f"{v.runs[-1]['import_modules']} modules (floor {floor.runs[-1]['import_modules']}, "
+                     f"+{v.runs[-1]['import_modules'] - floor.runs[-1]['import_modules']})"))
         ratio, ratio_min = v.median() / floor.median(), v.min() / floor.min()
         rows.append(("    vs floor", f"{ratio:.2f}x (min {ratio_min:.2f}x)", f"<= {COLD_FLOOR_TARGET:.2f}x",
                      verdict(ratio <= COLD_FLOOR_TARGET), ""))

@@ -17,8 +17,6 @@ import binascii
 import secrets
 from typing import Any
 
-import jwt
-
 from svc_core.auth import signing_keys
 from svc_core.auth.principal import Principal
 from svc_core.platform import timeutil
@@ -67,6 +65,8 @@ def mint(*, subject: str, tenant_id: str, scopes: list[str] | frozenset[str], cr
         "scopes": sorted(scopes), "cred": credential, "iat": issued, "nbf": issued,
         "exp": issued + lifetime, "jti": secrets.token_urlsafe(16), **(extra or {}),
     }
+    import jwt  # on first use: PyJWT and the X.509 half of cryptography cost ~40 ms at start
+
     keyset = signing_keys.current()
     token = jwt.encode(claims, keyset.active_private, algorithm=signing_keys.ALGORITHM,
                        headers={"kid": keyset.active_kid, "typ": token_type})
@@ -74,6 +74,8 @@ def mint(*, subject: str, tenant_id: str, scopes: list[str] | frozenset[str], cr
 
 
 def verify(token: str, token_type: str = TOKEN_TYPE, audience: str | None = None) -> Principal:
+    import jwt  # on first use, as in mint()
+
     try:
         header = jwt.get_unverified_header(token)
     except jwt.PyJWTError:
