@@ -4,6 +4,7 @@ import time; T0 = time.perf_counter()  # noqa: E401,E702 - the clock starts on t
 
     python bench/cold_child.py floor
     python bench/cold_child.py handler MODULE EVENT_FILE
+    python bench/cold_child.py restore MODULE EVENT_FILE   (SnapStart, emulated: see _restore)
 
 `floor`: import boto3 and create a DynamoDB client (what every Python function pays).
 `handler`: import MODULE (a function's app.py, or bench/fastapi_app.py; PYTHONPATH holds its
@@ -64,9 +65,42 @@ def _handler(module_name: str, event_file: str) -> dict:
             "aws_calls": timer.calls, "aws_s": timer.seconds}
 
 
+def _restore(module_name: str, event_file: str) -> dict:
+    """A SnapStart restore, emulated: import MODULE and run its before-snapshot hooks (the init
+    phase), fork (the restore), then in the child the after-restore hooks, the first request and a
+    warm one of the same event. Returns the child's figures."""
+    import os
+    module = __import__(module_name)
+    from svc_core.platform import snapshot
+    snapshot.run_before()
+    with open(event_file) as f:
+        event = json.load(f)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        started = time.perf_counter()
+        snapshot.run_after()
+        status = module.lambda_handler(event, None).get("statusCode")
+        first = time.perf_counter() - started
+        started = time.perf_counter()
+        module.lambda_handler(event, None)
+        warm = time.perf_counter() - started
+        os.write(write, json.dumps({"status": status, "restore_s": first, "warm_s": warm}).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        result = json.loads(pipe.read() or "{}")
+    os.waitpid(pid, 0)
+    return result
+
+
 def main() -> None:
     kind = sys.argv[1]
-    result = _floor() if kind == "floor" else _handler(sys.argv[2], sys.argv[3])
+    if kind == "restore":
+        result = _restore(sys.argv[2], sys.argv[3])
+    else:
+        result = _floor() if kind == "floor" else _handler(sys.argv[2], sys.argv[3])
     result["total_s"] = time.perf_counter() - T0
     result["modules"] = len(sys.modules)
     sys.stdout.flush()

@@ -104,4 +104,5 @@ def cancel_run(id: str, run_id: str):  # noqa: A002
     return _run_answer(agent_runs.cancel(ctx, id, run_id), ctx.request_id)
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

@@ -48,4 +48,5 @@ def rotate_key(id: str, body: Annotated[Optional[ApiKeyRotate], Body()] = None):
     return api_keys.rotate_key(api.tenant_context(), id, body or ApiKeyRotate())
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

@@ -142,4 +142,5 @@ def cli_token(body: TokenBody):
     return device_login.exchange(body)
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

@@ -80,4 +80,5 @@ def create_portal_session(idempotency_key: IdempotencyKey = None):
     return idempotency.run(api, "portal", idempotency_key, None, lambda: billing.portal(api.tenant_context()))
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

@@ -61,4 +61,5 @@ def issue_stream_token(id: str):  # noqa: A002
     return chat_stream.issue_stream_token(api.tenant_context(), id, api.public_base_url())
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

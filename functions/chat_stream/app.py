@@ -89,6 +89,7 @@ def stream_chat_session(
     return Response(status_code=200, content_type=EVENT_STREAM, body=body)
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler
 
 

@@ -71,4 +71,5 @@ def reference_script():
     return _redoc()
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

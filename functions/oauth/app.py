@@ -58,4 +58,5 @@ def delete_connection(id: str):  # noqa: A002 - the path parameter's name
     return oauth_connections.delete_connection(api.tenant_context(), id)
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

@@ -47,4 +47,5 @@ def delete_project(id: str):  # noqa: A002
     return projects.delete_project(api.tenant_context(), id)
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

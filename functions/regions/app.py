@@ -87,4 +87,5 @@ def routing_info():
     return routing.routing_info(api.tenant_context())
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

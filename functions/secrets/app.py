@@ -48,4 +48,5 @@ def delete_secret(id: str):  # noqa: A002
     return tenant_secrets.delete_secret(api.tenant_context(), id)
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

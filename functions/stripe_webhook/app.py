@@ -22,4 +22,5 @@ def stripe_webhook():
     return billing.handle_stripe_event(verify_webhook(payload, api.header("stripe-signature")))
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

@@ -40,4 +40,5 @@ def update_settings(id: str, body: SettingsPatch):  # noqa: A002
     return tenants.update_settings(api.tenant_context(), id, body)
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

@@ -77,4 +77,5 @@ def list_webhook_deliveries(id: str,  # noqa: A002
     return webhooks.list_deliveries(api.tenant_context(), id, limit, cursor)
 
 
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
 lambda_handler = api.handler

@@ -45,6 +45,7 @@ import botocore.loaders
 import botocore.session
 from botocore.config import Config
 
+from svc_core.platform import snapshot
 from svc_core.platform.config import settings
 
 _lock = threading.Lock()
@@ -101,10 +102,27 @@ def client(service: str, read_timeout: float | None = None) -> Any:
         )
 
 
+@snapshot.forget_on_restore
 def reset_clients() -> None:
-    """Forget cached clients (tests point them at a new endpoint)."""
+    """Forget cached clients and the session: their credentials and open connections (tests point
+    them at a new endpoint; a SnapStart restore must not reuse a snapshot's). The parsed service
+    models (_loader) are kept: they hold nothing of an environment."""
     client.cache_clear()
     _session.cache_clear()
+
+
+def warm_models(services: tuple[str, ...]) -> None:
+    """Parse the services' models and endpoint rules into the loader, calling no AWS API and
+    resolving no credential (for the snapshot: see platform/snapshot.py)."""
+    loader = _loader()
+    for service in services:
+        loader.load_service_model(service, "service-2")
+        loader.load_service_model(service, "endpoint-rule-set-1")
+    # A client made with placeholder keys imports and builds what the first real client needs
+    # (signers, endpoint provider, parsers); it is dropped, and never sends a request.
+    for service in services:
+        _session().create_client(service, region_name=settings().aws_region,
+                                 aws_access_key_id="snapshot", aws_secret_access_key="snapshot")
 
 
 def error_code(exc: Exception) -> str | None:

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from svc_core.adapters import aws
+from svc_core.platform import snapshot
 from svc_core.platform.config import settings
 
 _cache: dict[str, tuple[float, Any]] = {}
@@ -30,5 +31,6 @@ def get_json_secret(secret_id: str, *, force_fetch: bool = False) -> Any:
         return value
 
 
+@snapshot.forget_on_restore  # no secret read before a snapshot outlives the restore
 def clear() -> None:
     _cache.clear()

@@ -22,7 +22,7 @@ from svc_core.adapters import secrets_cache
 from svc_core.auth import key_format, tokens
 from svc_core.auth.principal import Principal
 from svc_core.data import api_keys_table
-from svc_core.platform import timeutil
+from svc_core.platform import snapshot, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Unauthorized
 from svc_core.platform.log import logger
@@ -36,6 +36,7 @@ class _CachedKey:
 
 
 _key_cache: dict[str, _CachedKey] = {}
+snapshot.forget_on_restore(_key_cache.clear)  # credentials resolved before a snapshot: looked up again
 _cache_lock = threading.Lock()
 
 

@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from svc_core.adapters import aws, secrets_cache
+from svc_core.platform import snapshot
 from svc_core.platform.config import settings
 
 ALGORITHM = "ES256"
@@ -31,6 +32,7 @@ class KeySet:
 
 
 _parsed: dict[int, KeySet] = {}
+snapshot.forget_on_restore(_parsed.clear)  # private keys: never kept across a restore
 
 
 def _parse(document: dict[str, Any]) -> KeySet:

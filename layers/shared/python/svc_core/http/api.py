@@ -42,13 +42,14 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from pydantic import BaseModel, create_model
 
+from svc_core.adapters import aws
 from svc_core.auth import rate_limit, tenant_policy
 from svc_core.auth.authenticate import authenticate
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.data.common import ConditionFailed
 from svc_core.http import cors, envelope, json_body
-from svc_core.platform import ids
+from svc_core.platform import ids, snapshot
 from svc_core.platform.config import settings
 from svc_core.platform.errors import (Conflict, Forbidden, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited,
                                       ServiceError, Unauthorized, UnsupportedMediaType, ValidationFailed)
@@ -253,6 +254,24 @@ class Api:
 
     def delete(self, path: str, **kw: Any) -> Callable:
         return self.route("DELETE", path, **kw)
+
+    # ---- SnapStart ----------------------------------------------------------------------
+
+    def snapstart(self, services: tuple[str, ...] = ("dynamodb", "secretsmanager"), runtime: Any = None) -> None:
+        """Register the SnapStart hooks (platform/snapshot.py), once the routes are declared.
+        services: the AWS clients whose models to load before the snapshot (every request's
+        admission reads DynamoDB and the key pepper in Secrets Manager). runtime: for the tests."""
+        snapshot.register(functools.partial(self.prepare_snapshot, services), runtime)
+
+    def prepare_snapshot(self, services: tuple[str, ...] = ("dynamodb", "secretsmanager")) -> None:
+        """What every request needs, made before the snapshot, calling no AWS API and reading no
+        secret: the settings, each route's parameter and body validators (Powertools builds them on
+        a route's first request) and the botocore models."""
+        settings()
+        for route in self.resolver._static_routes + self.resolver._dynamic_routes:
+            route.dependant  # noqa: B018 - the properties build and keep them
+            route.body_field  # noqa: B018
+        aws.warm_models(services)
 
     # ---- inside a route ---------------------------------------------------------------
 

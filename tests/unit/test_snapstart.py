@@ -1,0 +1,106 @@
+"""SnapStart: the hooks each HTTP function registers, what the after-restore hook forgets, and the template."""
+
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+
+import yaml
+
+from svc_core.adapters import aws, secrets_cache
+from svc_core.auth import authenticate, signing_keys
+from svc_core.http.api import Api
+from svc_core.platform import snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class FakeRuntime:
+    """snapshot_restore_py's interface: keeps what is registered."""
+
+    def __init__(self) -> None:
+        self.before: list = []
+        self.after: list = []
+
+    def register_before_snapshot(self, hook) -> None:
+        self.before.append(hook)
+
+    def register_after_restore(self, hook) -> None:
+        self.after.append(hook)
+
+
+def _template() -> dict:
+    class Loader(yaml.SafeLoader):
+        pass
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # !Ref, !Sub, ... are not read here
+    return yaml.load((ROOT / "template.yaml").read_text(), Loader=Loader)
+
+
+def _http_functions(template: dict) -> dict[str, dict]:
+    return {name: r["Properties"] for name, r in template["Resources"].items()
+            if r["Type"] == "AWS::Serverless::Function"
+            and any(e["Type"] == "Api" for e in (r["Properties"].get("Events") or {}).values())}
+
+
+def test_after_restore_drops_clients_secrets_keys_and_reseeds(monkeypatch):
+    runtime = FakeRuntime()
+    monkeypatch.setattr(snapshot, "registered", {"before": [], "after": []})
+    prepared = []
+    api = Api()
+    monkeypatch.setattr(api, "prepare_snapshot", lambda services: prepared.append(services))
+    api.snapstart(runtime=runtime)
+    assert len(runtime.before) == 1 and runtime.after == [snapshot.after_restore]
+    runtime.before[0]()
+    assert prepared == [("dynamodb", "secretsmanager")]
+
+    before = aws.client("sqs")  # as if made (and its credentials resolved) before the snapshot
+    secrets_cache._cache["pepper"] = (0.0, {"pepper": "from-before"})
+    signing_keys._parsed[1] = "a key set"
+    authenticate._key_cache["hash"] = "a principal"
+    random.seed(7)
+    drawn_before = random.random()
+    random.seed(7)
+
+    for hook in runtime.after:
+        hook()
+
+    assert aws.client("sqs") is not before
+    assert "pepper" not in secrets_cache._cache
+    assert signing_keys._parsed == {} and "hash" not in authenticate._key_cache
+    assert random.random() != drawn_before
+
+
+def test_prepare_snapshot_calls_no_aws_and_builds_validators(monkeypatch):
+    called = []
+    monkeypatch.setattr("botocore.endpoint.Endpoint.make_request", lambda *a, **k: called.append(a))
+    api = Api()
+
+    @api.get("/api/v1/things/{id}", scope="projects:read", summary="A thing")
+    def thing(id: str):  # noqa: A002
+        return {"id": id}
+
+    api.prepare_snapshot(("dynamodb",))
+    route = api.resolver._dynamic_routes[0]
+    assert route._dependant is not None
+    assert called == []
+
+
+def test_every_http_function_has_snapstart_and_an_alias():
+    functions = _http_functions(_template())
+    assert len(functions) >= 13
+    for name, props in functions.items():
+        if name == "ChatStreamFunction":  # uvicorn under the Web Adapter: the runtime's hooks never run there
+            assert "SnapStart" not in props
+            continue
+        assert props.get("SnapStart") == {"ApplyOn": "PublishedVersions"}, name
+        assert props.get("AutoPublishAlias") == "live", name
+
+
+def test_every_http_function_registers_the_hooks():
+    functions = _http_functions(_template())
+    for name, props in functions.items():
+        tree = ast.parse((ROOT / props["CodeUri"] / "app.py").read_text())
+        calls = [n for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                 and ast.unparse(n.value.func) == "api.snapstart"]
+        assert len(calls) == 1, f"{name}: app.py must call api.snapstart() once, at module level"
