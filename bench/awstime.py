@@ -10,7 +10,10 @@ the hooks. Three of botocore's events bound a call (botocore/client.py, _make_ap
   after-call             -> the answer is parsed (also for an error status)
 
 "Inside the call" is before-call to after-call: the emulator's time, the HTTP round trip,
-signing and response parsing. "Client side" is provide-client-params to before-call.
+signing and response parsing. "Client side" is provide-client-params to before-call. "Whole"
+is the client method from entry to return (BaseClient._make_api_call, wrapped while installed):
+everything botocore does for the call, the event dispatch and retry bookkeeping around those
+two windows included.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ class AwsCalls:
         self.inside = 0.0       # before-call -> after-call
         self.inside_cpu = 0.0   # the same, in this thread's CPU time
         self.client_side = 0.0  # provide-client-params -> before-call
+        self.whole = 0.0        # BaseClient._make_api_call, entry to return
 
     @property
     def count(self) -> int:
@@ -57,7 +61,20 @@ class AwsCalls:
             self.inside_cpu += time.thread_time() - started_cpu
 
     def install(self) -> "AwsCalls":
+        import botocore.client
+
         from svc_core.adapters import aws
+        self._original = original = botocore.client.BaseClient._make_api_call
+        calls = self
+
+        def timed(client, operation_name, api_params):
+            started = time.perf_counter()
+            try:
+                return original(client, operation_name, api_params)
+            finally:
+                calls.whole += time.perf_counter() - started
+
+        botocore.client.BaseClient._make_api_call = timed
         session = aws._session()
         session.register("provide-client-params", self._begin, unique_id="bench-aws-begin")
         session.register("before-call", self._before, unique_id="bench-aws-before")
@@ -66,7 +83,10 @@ class AwsCalls:
         return self
 
     def uninstall(self) -> None:
+        import botocore.client
+
         from svc_core.adapters import aws
+        botocore.client.BaseClient._make_api_call = self._original
         session = aws._session()
         for event, uid in (("provide-client-params", "bench-aws-begin"), ("before-call", "bench-aws-before"),
                            ("after-call", "bench-aws-after")):

@@ -26,6 +26,14 @@ FUNCTION_REQUESTS = [
     # The stream's buffered handler on a session with no turn yet (204): the same module the Lambda
     # Web Adapter's ASGI server imports.
     ("ChatStreamFunction", "StreamChatSession", "GET", "/api/v1/chat/sessions/{id}/stream"),
+    ("AuthFunction", "Me", "GET", "/api/v1/auth/me"),
+    ("TenantsFunction", "ListTenants", "GET", "/api/v1/tenants"),
+    ("SecretsFunction", "ListSecrets", "GET", "/api/v1/secrets"),
+    ("WebhooksFunction", "ListWebhooks", "GET", "/api/v1/webhooks"),
+    ("RegionsFunction", "ListRegions", "GET", "/api/v1/regions"),
+    ("BillingFunction", "BillingSummary", "GET", "/api/v1/billing/summary"),
+    ("OAuthFunction", "ListConnections", "GET", "/api/v1/oauth/connections"),
+    # Not StripeWebhookFunction: Stripe calls it (and retries), no user waits on its cold start.
 ]
 
 

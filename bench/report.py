@@ -10,10 +10,12 @@ from bench.load import LoadResult
 from bench.warm import WarmResult, summary
 from bench.webhooks import LatencyResult, ThroughputResult
 
-COLD_FLOOR_TARGET = 1.15
-RESTORE_WARM_TARGET = 2.0  # issue 18: an emulated SnapStart restore to its first response, against a warm request
-COLD_FASTAPI_TARGET = 0.70
-WARM_TARGET_US = 300.0
+# Issue 18's targets: a cold start without SnapStart against the floor and FastAPI + Mangum, an
+# emulated SnapStart restore to its first response against a warm request, the layer's own time.
+COLD_FLOOR_TARGET = 1.4
+RESTORE_WARM_TARGET = 2.0
+COLD_FASTAPI_TARGET = 0.60
+WARM_TARGET_US = 500.0
 COLUMNS = ("measurement", "figure", "target", "result", "notes")
 
 
@@ -81,15 +83,18 @@ def warm_rows(w: WarmResult) -> list[tuple]:
     handler_med, handler_p99 = summary(w.handler_us)
     cpu_med, cpu_p99 = summary(w.overhead_cpu_us)
     inside_med, _ = summary(w.inside_us)
+    own_med, own_p99 = summary(w.layer_own_us)
     return [
         (f"2. Warm overhead per request, AWS time excluded ({w.requests} requests, in-process, moto server)",),
         ("  GET /projects/{id}: handler - AWS calls", f"{overhead_med:.0f} us (p99 {overhead_p99:.0f} us)",
-         f"median < {WARM_TARGET_US:.0f} us", verdict(overhead_med < WARM_TARGET_US),
-         f"{w.calls_per_request:.2f} AWS calls per request"),
+         "", "", f"{w.calls_per_request:.2f} AWS calls per request"),
         ("    same in CPU time", f"{cpu_med:.0f} us (p99 {cpu_p99:.0f} us)", "", "",
          "thread CPU time: what neighbours on the machine do not inflate"),
         ("    without botocore's client side", f"{layer_med:.0f} us (p99 {layer_p99:.0f} us)", "", "",
          "also minus params validation, endpoint rules, serialization (wall)"),
+        ("    the shared layer's own time", f"{own_med:.0f} us (p99 {own_p99:.0f} us)",
+         f"median <= {WARM_TARGET_US:.0f} us", verdict(own_med <= WARM_TARGET_US),
+         "handler minus every moment inside a botocore client method: routing, validation, auth, log, envelope"),
         ("    whole handler, AWS included", f"{handler_med / 1000:.2f} ms (p99 {handler_p99 / 1000:.2f} ms)", "", "",
          f"inside AWS calls: median {inside_med / 1000:.2f} ms (emulator + HTTP)"),
     ]

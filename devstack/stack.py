@@ -177,11 +177,12 @@ class LocalStack:
     @staticmethod
     def _forget_caches() -> None:
         from svc_core.adapters import aws, secrets_cache
-        from svc_core.auth import tenant_policy
+        from svc_core.auth import authenticate, tenant_policy
         from svc_core.platform import config
         config.settings.cache_clear()
         aws.reset_clients()
         secrets_cache.clear()
+        authenticate.forget_pepper()  # a new stack has its own (a function keeps it for its life)
         tenant_policy.forget()
 
     def stop(self) -> None:

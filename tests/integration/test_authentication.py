@@ -69,6 +69,34 @@ def test_a_well_formed_unknown_key_is_401_after_looking_it_up(stack):
     assert "GetItem" in calls.on(settings().api_keys_table)
 
 
+
+def test_an_api_keys_first_request_reads_no_signing_key_and_writes_its_last_use(stack, monkeypatch):
+    """An API key becomes a Principal from its own record: no token is minted, so the signing
+    keys are never read; its last use is written while its tenant's policy is read."""
+    from svc_core.adapters import secrets_cache
+    from svc_core.auth import authenticate, tenant_policy
+    from svc_core.platform import parallel
+    tenant, key = stack.tenant_with_key()
+    authenticate._key_cache.clear()
+    tenant_policy.forget()
+    read = []
+    monkeypatch.setattr(secrets_cache, "get_json_secret",
+                        lambda secret_id, real=secrets_cache.get_json_secret, **kw: read.append(secret_id)
+                        or real(secret_id, **kw))
+    overlapped = []
+    monkeypatch.setattr(parallel, "both", lambda first, second, real=parallel.both:
+                        overlapped.append(first.__qualname__) or real(first, second))
+    with DynamoCalls(stack) as calls:
+        reply = projects_with(key)
+    assert reply.status == 200, reply
+    assert settings().signing_keys_secret_id not in read
+    assert [q for q in overlapped if q.startswith("_load.")] == ["_load.<locals>.<lambda>"]  # touch with policy read
+    assert "UpdateItem" in calls.on(settings().api_keys_table)   # last_used_at
+    assert calls.on(settings().tenants_table) == ["GetItem"]       # read once, then from the cache
+    principal = authenticate._key_cache[authenticate.hash_key(key)].principal
+    assert (principal.tenant_id, principal.credential) == (tenant, "api_key")
+    assert principal.scopes and principal.subject.startswith("key_")
+
 # ---- service JWTs --------------------------------------------------------------------------
 
 def test_a_valid_service_jwt_is_accepted_and_scoped_to_its_tenant(stack):

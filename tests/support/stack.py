@@ -129,6 +129,7 @@ class Stack:
         secrets_cache.clear()
         tenant_policy.forget()
         authenticate._key_cache.clear()
+        authenticate.forget_pepper()
         signing_keys._parsed.clear()
 
     def new_tenant(self, name: str = "Acme") -> str:

@@ -55,9 +55,11 @@ def test_after_restore_drops_clients_secrets_keys_and_reseeds(monkeypatch):
     assert prepared == [("dynamodb", "secretsmanager")]
 
     before = aws.client("sqs")  # as if made (and its credentials resolved) before the snapshot
+    assert aws._session()._credentials is not None
     secrets_cache._cache["pepper"] = (0.0, {"pepper": "from-before"})
     signing_keys._parsed[1] = "a key set"
     authenticate._key_cache["hash"] = "a principal"
+    monkeypatch.setattr(authenticate, "_pepper", [b"kept"])
     random.seed(7)
     drawn_before = random.random()
     random.seed(7)
@@ -65,8 +67,10 @@ def test_after_restore_drops_clients_secrets_keys_and_reseeds(monkeypatch):
     for hook in runtime.after:
         hook()
 
+    assert aws._session()._credentials is None  # resolved anew by the next client
     assert aws.client("sqs") is not before
     assert "pepper" not in secrets_cache._cache
+    assert authenticate._pepper == [b"kept"]  # the key pepper is kept (auth/authenticate.py says why)
     assert signing_keys._parsed == {} and "hash" not in authenticate._key_cache
     assert random.random() != drawn_before
 
@@ -80,10 +84,27 @@ def test_prepare_snapshot_calls_no_aws_and_builds_validators(monkeypatch):
     def thing(id: str):  # noqa: A002
         return {"id": id}
 
+    peppers = []
+    monkeypatch.setattr("svc_core.http.api.key_pepper", lambda: peppers.append(1))
     api.prepare_snapshot(("dynamodb",))
     route = api.resolver._dynamic_routes[0]
     assert route._dependant is not None
     assert called == []
+    assert peppers == [1]  # the one secret a snapshot keeps, read only where a route takes a credential
+
+
+def test_prepare_snapshot_of_public_routes_reads_no_secret(monkeypatch):
+    peppers = []
+    monkeypatch.setattr("svc_core.http.api.key_pepper", lambda: peppers.append(1))
+    monkeypatch.setattr("botocore.endpoint.Endpoint.make_request", lambda *a, **k: peppers.append(a))
+    api = Api()
+
+    @api.get("/api/v1/keys.json", public=True, summary="Public keys")
+    def keys():
+        return {}
+
+    api.prepare_snapshot(("dynamodb",))
+    assert peppers == []
 
 
 def test_every_http_function_has_snapstart_and_an_alias():

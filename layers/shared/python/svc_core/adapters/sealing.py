@@ -15,9 +15,6 @@ import json
 import os
 from typing import Any
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
 from svc_core.adapters import aws
 from svc_core.platform.config import settings
 
@@ -39,6 +36,8 @@ def _aad(context: dict[str, str]) -> bytes:
 def seal(plaintext: bytes, context: dict[str, str]) -> dict[str, str]:
     data_key = aws.client("kms").generate_data_key(KeyId=settings().tenant_data_key_id, KeySpec="AES_256",
                                                    EncryptionContext=context)
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # on first use: ~20 ms at start
+
     nonce = os.urandom(12)
     ciphertext = AESGCM(data_key["Plaintext"]).encrypt(nonce, plaintext, _aad(context))
     return {"alg": ALGORITHM, "encryptedKey": _b64(data_key["CiphertextBlob"]), "nonce": _b64(nonce),
@@ -56,6 +55,9 @@ def unseal(sealed: dict[str, Any], context: dict[str, str]) -> bytes:
         if aws.error_code(exc) in ("InvalidCiphertextException", "IncorrectKeyException"):
             raise Unsealable() from None
         raise
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     try:
         return AESGCM(data_key).decrypt(base64.b64decode(sealed["nonce"]), base64.b64decode(sealed["ciphertext"]),
                                         _aad(context))

@@ -1,4 +1,4 @@
-"""Who is calling: built only from verified JWT claims."""
+"""Who is calling: built only from verified JWT claims, or from an API key's own record."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ class Principal:
     tenant_id: str
     scopes: frozenset[str]
     credential: str           # "api_key" or "user"
-    token_id: str             # the JWT's jti
+    token_id: str             # the JWT's jti (an API key: its key id)
     claims: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @property

@@ -17,7 +17,6 @@ import binascii
 import secrets
 from typing import Any
 
-from svc_core.auth import signing_keys
 from svc_core.auth.principal import Principal
 from svc_core.platform import timeutil
 from svc_core.platform.config import settings
@@ -67,6 +66,8 @@ def mint(*, subject: str, tenant_id: str, scopes: list[str] | frozenset[str], cr
     }
     import jwt  # on first use: PyJWT and the X.509 half of cryptography cost ~40 ms at start
 
+    from svc_core.auth import signing_keys  # on first use too: cryptography's EC keys
+
     keyset = signing_keys.current()
     token = jwt.encode(claims, keyset.active_private, algorithm=signing_keys.ALGORITHM,
                        headers={"kid": keyset.active_kid, "typ": token_type})
@@ -75,6 +76,8 @@ def mint(*, subject: str, tenant_id: str, scopes: list[str] | frozenset[str], cr
 
 def verify(token: str, token_type: str = TOKEN_TYPE, audience: str | None = None) -> Principal:
     import jwt  # on first use, as in mint()
+
+    from svc_core.auth import signing_keys
 
     try:
         header = jwt.get_unverified_header(token)

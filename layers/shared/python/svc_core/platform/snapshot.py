@@ -12,8 +12,9 @@ secret, an open connection or a random state.
   only inside Lambda's python runtime: elsewhere (tests, the local stack, the bench) the hooks are
   kept here, in `registered`, and nothing runs them unless asked (`run_before()`, `run_after()`).
 
-The secrets themselves are fetched on a request's first use of them, never at init, so no
-snapshot holds one; the resets are there in case anything ever reads one early.
+Secrets are fetched on a request's first use of them, never at init, so no snapshot holds one;
+the resets are there in case anything ever reads one early. The one exception is the API key
+pepper, read before the snapshot and kept (auth/authenticate.py and docs/deploying.md say why).
 """
 
 from __future__ import annotations
