@@ -44,8 +44,9 @@ def cold_rows(variants: list[Variant], repeat: int) -> list[tuple]:
             restore, warm = v.median("restore_s"), v.median("warm_s")
             rows.append(("  " + v.label, f"{_ms(restore)} (min {_ms(v.min('restore_s'))})",
                          f"<= {RESTORE_WARM_TARGET:.0f}x warm", verdict(restore <= RESTORE_WARM_TARGET * warm),
-                         f"restore-to-first-response (after-restore hooks + first request); a warm request "
-                         f"{_ms(warm)}: {restore / warm:.1f}x"))
+                         f"restore-to-first-response (after-restore hooks + first request, "
+                         f"{_plural(v.runs[-1].get('restore_calls', 0), 'AWS call')}); a warm request "
+                         f"{_ms(warm)} ({_plural(v.runs[-1].get('warm_calls', 0), 'AWS call')}): {restore / warm:.1f}x"))
             continue
         if v.name == "floor":
             notes = (f"import {_ms(v.median('import_s'))} + client {_ms(v.median() - v.median('import_s'))}; "
