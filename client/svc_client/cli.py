@@ -21,7 +21,9 @@ from svc_client.commands import (
     chat,
     identity,
     keys,
+    meta,
     projects,
+    secrets,
     tenants,
     webhooks,
 )
@@ -33,11 +35,14 @@ from svc_client.commands.base import (  # noqa: F401 - the names other modules i
     SvcGroup,
     _fail,
     _plain,
+    examples,
     pass_state,
 )
 
 
-@click.group(cls=SvcGroup)
+@click.group(cls=SvcGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=examples(
+    "svc login", "svc projects list", "svc agents runs approve agt_... run_...", "svc api GET /routing-info",
+    "svc projects list -o json | jq -r '.items[].id'"))
 @click.option("--base-url", help="The service's root URL (else SVC_BASE_URL, the profile's, or the local stack).")
 @click.option("--profile", "-p", help="Which stored login and settings to use (else SVC_PROFILE or the default).")
 @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True,
@@ -45,14 +50,18 @@ from svc_client.commands.base import (  # noqa: F401 - the names other modules i
 @click.version_option(VERSION, prog_name="svc")
 @click.pass_context
 def cli(ctx: click.Context, base_url: str | None, profile: str | None, output: str) -> None:
-    """The svc service from the command line."""
+    """The svc service from the command line. `svc COMMAND -h` says more about each command.
+
+    On a terminal lists are tables; piped, one tab-separated line per item (no header). -o json
+    prints the API's data, --json FIELDS only those fields. Destructive and paying commands ask
+    first (--yes, needed when not on a terminal). NO_COLOR turns colours off."""
     ctx.obj = State(base_url, profile, output)
 
 
-for command in (identity.login, identity.logout, identity.whoami, identity.profiles, projects.projects,
-                agents.agents, chat.chat, keys.keys, webhooks.webhooks, billing.billing, tenants.tenants,
-                tenants.regions):
-    cli.add_command(command)
+for _command in (identity.login, identity.logout, identity.whoami, identity.profiles, projects.projects,
+                 agents.agents, chat.chat, chat.sessions, keys.keys, secrets.secrets, secrets.oauth,
+                 webhooks.webhooks, billing.billing, tenants.tenants, tenants.regions, meta.api, meta.completion):
+    cli.add_command(_command)
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
 """What every command shares: the state (profile, base URL, credential, output), the output
-helpers, errors as a message per code and an exit status, and the list and one-call command makers."""
+helpers, errors as a message per code and an exit status, confirmation, and the list and
+one-call command makers."""
 
 from __future__ import annotations
 
@@ -23,18 +24,20 @@ from svc_client.store import (
     profile_settings,
 )
 
-# What to do about each error code, shown under the service's message.
+# What to do about each error code, shown under the service's message (a few are said more
+# precisely from what the command knows: see _hint).
 HINTS = {
     "UNAUTHORIZED": "Your credential is missing, expired or revoked: run `svc login` (or set SVC_API_KEY).",
     "FORBIDDEN": "Your credential lacks the scope or your plan lacks the feature (see the details).",
-    "RESOURCE_NOT_FOUND": "Nothing with that id in your tenant: check it with a list command.",
+    "RESOURCE_NOT_FOUND": "Nothing with that id in your tenant: check the id you gave.",
     "VALIDATION_ERROR": "The request was refused as invalid: see the fields named above.",
     "METHOD_NOT_ALLOWED": "This client and the service disagree on the API: update the client.",
     "CONFLICT": ("It conflicts with what is there now (changed meanwhile, a name already used, a limit reached, "
                  "a state that forbids this): see the details, read it again and retry."),
     "LOGIN_SESSION_CONSUMED": "That login was already used: run `svc login` again.",
     "LOGIN_SESSION_EXPIRED": "The login expired (10 minutes): run `svc login` again.",
-    "PAYMENT_REQUIRED": "Your tenant has no credit left: buy credits or redeem a gift card.",
+    "PAYMENT_REQUIRED": ("Your tenant's credit is used up: see `svc billing summary`, then buy credits "
+                         "(`svc billing buy --pack ID`) or redeem a gift card (`svc billing redeem CODE`)."),
     "IDEMPOTENCY_KEY_REUSED": "That Idempotency-Key was used for another request: use a new one.",
     "REQUEST_IN_PROGRESS": "The same request is still being served: wait a moment and retry it.",
     "PAYLOAD_TOO_LARGE": "The request is over 256 KiB: send less.",
@@ -45,15 +48,21 @@ HINTS = {
     "PROVIDER_ERROR": "The OAuth provider refused or did not answer: start the connection again.",
     "INTERNAL_ERROR": "The service failed: try again; report the request id if it persists.",
 }
-EXIT_CODES = {"UNAUTHORIZED": 3, "FORBIDDEN": 3, "RESOURCE_NOT_FOUND": 4, "CONFLICT": 5, "RATE_LIMIT_EXCEEDED": 6}
+EXIT_CODES = {"UNAUTHORIZED": 3, "FORBIDDEN": 3, "RESOURCE_NOT_FOUND": 4, "CONFLICT": 5, "RATE_LIMIT_EXCEEDED": 6,
+              "MODEL_THROTTLED": 6, "PAYMENT_REQUIRED": 7}
+CONFIRMATION_REFUSED = 2   # not on a terminal and no --yes: a usage error, nothing was done
 
 
 class State:
     def __init__(self, base_url: str | None, profile: str | None, output: str) -> None:
         self.profile = profile_name(profile)
         self.output = output
+        self.select: list[str] | None = None      # --json FIELDS
+        self.credential_source: str | None = None  # env, login (a device login's key) or key (a stored API key)
+        self.context: click.Context | None = None  # the command being run (for its error hints)
         self._base_url = base_url
         self._store: CredentialStore | None = None
+        # Rich leaves out colours under NO_COLOR and when the output is not a terminal.
         self.out = Console(highlight=False, soft_wrap=True)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -87,47 +96,91 @@ class State:
         if not authenticated:
             return Client(self.base_url, api_key="")
         key = os.environ.get("SVC_API_KEY")
+        self.credential_source = "env"
         if not key:
             stored = self.stored()
             if not stored:
                 raise click.ClickException(f"Not logged in (profile {self.profile}): run `svc login`, "
                                            "or set SVC_API_KEY.")
             key = stored["apiKey"]
+            self.credential_source = "login" if stored.get("keyId") else "key"
         return Client(self.base_url, api_key=key)
 
     # ---- output ----------------------------------------------------------------------------
 
     def emit(self, value: Any, text: Callable[[Any], None] | None = None) -> None:
-        """JSON of the API's data with --output json, else the text view."""
+        """JSON of the API's data with --output json (only the --json fields), else the text view."""
         if self.json or text is None:
-            click.echo(json.dumps(_plain(value), indent=2, ensure_ascii=False))
+            click.echo(json.dumps(self._selected(_plain(value)), indent=2, ensure_ascii=False))
         else:
             text(value)
 
+    def _selected(self, value: Any) -> Any:
+        """--json FIELDS: each object cut to those fields; a page becomes the list of its items."""
+        if not self.select:
+            return value
+        if isinstance(value, dict) and isinstance(value.get("items"), list):
+            value = value["items"]
+        objects = value if isinstance(value, list) else [value]
+        known = {k for item in objects if isinstance(item, dict) for k in item}
+        unknown = [f for f in self.select if f not in known]
+        if objects and unknown:
+            raise click.UsageError(f"Unknown field {', '.join(unknown)} for --json; the fields: "
+                                   f"{', '.join(sorted(known))}.")
+        cut = [{f: item.get(f) for f in self.select} if isinstance(item, dict) else item for item in objects]
+        return cut if isinstance(value, list) else cut[0]
+
     def table(self, rows: Iterable[Any], columns: list[tuple[str, str]], page: Any = None) -> None:
+        """A table on a terminal; elsewhere (a pipe, a file) one tab-separated line per row with
+        whole values and no header, for cut, grep and awk; --output json: the JSON."""
         if self.json:
             self.emit(page if page is not None else list(rows))
             return
-        table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-        for title, _ in columns:
-            table.add_column(title, overflow="fold")
-        count = 0
-        for row in rows:
-            values = _plain(row)
-            table.add_row(*[_cell(values.get(field)) for _, field in columns])
-            count += 1
-        if count:
+        lines = [[_cell(_plain(row).get(field)) for _, field in columns] for row in rows]
+        next_cursor = page.next_cursor if isinstance(page, Page) else (page or {}).get("nextCursor") \
+            if isinstance(page, dict) else None
+        if not self.out.is_terminal:
+            for line in lines:
+                click.echo("\t".join(" ".join(value.split()) for value in line))
+        elif lines:
+            table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+            for index, (title, _) in enumerate(columns):
+                table.add_column(title, overflow="fold", no_wrap=index == 0)  # ids are never cut
+            for line in lines:
+                table.add_row(*line)
             self.out.print(table)
         else:
             self.out.print("[dim](none)[/dim]")
-        if isinstance(page, Page) and page.next_cursor:
-            self.out.print(f"[dim]more: --cursor {page.next_cursor}[/dim]")
+        if next_cursor:
+            self.err.print(f"[dim]more: --cursor {next_cursor} (or --all)[/dim]")
 
     def fields(self, value: Any, names: list[str]) -> None:
         values = _plain(value)
         width = max(len(n) for n in names)
         for name in names:
             self.out.print(f"[bold]{name.ljust(width)}[/bold]  {_cell(values.get(name))}")
+
+    def reveal(self, said: str, label: str, value: str | None) -> None:
+        """A line, then (when there is one) a value alone on its line, whole, to copy: a secret shown
+        once, an address to pay at."""
+        self.out.print(said, markup=False)
+        if value:
+            self.out.print(label, markup=False)
+            click.echo(value)
+
+    def confirm(self, yes: bool, action: str) -> None:
+        """Destructive and paying commands: --yes, else a question on a terminal; elsewhere refused."""
+        if yes:
+            return
+        if not sys.stdin.isatty():
+            raise ConfirmationRequired(f"{action}: pass --yes to confirm (no terminal to ask on, so nothing "
+                                       "was done).")
+        if not click.confirm(f"{action}?", default=False, err=True):
+            raise click.ClickException("Not confirmed: nothing was done.")
+
+
+class ConfirmationRequired(click.UsageError):
+    exit_code = CONFIRMATION_REFUSED
 
 
 def _plain(value: Any) -> Any:
@@ -148,6 +201,48 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _hint(state: State | None, error: ApiError) -> str | None:
+    """What to do, said from what the command knows: where the refused credential came from, which
+    list shows what exists, how long to wait."""
+    profile = state.profile if state else "default"
+    source = state.credential_source if state else None
+    if error.code == "UNAUTHORIZED":
+        if source == "given":
+            return ("Get a key in the web app (Settings, API keys) or with `svc keys create` from a profile that "
+                    "is logged in, then `svc login --api-key -`; or run `svc login` to log in through the browser.")
+        if source == "env":
+            return ("The key in SVC_API_KEY was refused (mistyped, expired or revoked): set a valid one "
+                    "(`svc keys create`, or the web app's Settings, API keys), or unset it to use `svc login`.")
+        if source == "login":
+            return f"Your login (profile {profile}) has expired or was revoked: run `svc login` again."
+        if source == "key":
+            return (f"The API key stored for profile {profile} was refused (expired or revoked): store a valid one "
+                    "with `svc login --api-key -`, or run `svc login` to log in through the browser.")
+    if error.code == "RESOURCE_NOT_FOUND":
+        what = str(error.details.get("resource") or "thing").replace("_", " ")
+        lister = _list_usage(state.context if state else None)
+        if lister:
+            return f"No such {what} in your tenant: see what there is with `{lister}`."
+        return f"No such {what} in your tenant: check the id or code you gave."
+    if error.code == "RATE_LIMIT_EXCEEDED" and error.retry_after is not None:
+        return (f"Too many requests for this credential or tenant: try again in {int(error.retry_after)} s "
+                f"(limit {error.headers.get('x-ratelimit-limit', '?')} requests per window).")
+    return HINTS.get(error.code)
+
+
+def _list_usage(context: click.Context | None) -> str | None:
+    """`svc agents runs list AGENT_ID` for a command whose group has a list command."""
+    parent = context.parent if context else None
+    if parent is None or not isinstance(parent.command, click.Group):
+        return None
+    lister = parent.command.commands.get("list")
+    if lister is None:
+        return None
+    arguments = [p.human_readable_name for p in lister.params if isinstance(p, click.Argument)]
+    path = parent.command_path.split(" ")[1:]   # the program's own name is svc, however it was started
+    return " ".join(["svc", *path, "list", *arguments])
+
+
 def _fail(state: State | None, error: Exception) -> None:
     json_mode = state is not None and state.json
     if isinstance(error, ApiError):
@@ -160,7 +255,7 @@ def _fail(state: State | None, error: Exception) -> None:
                           f"{', request ' + error.request_id if error.request_id else ''})[/dim]", markup=True)
             for field in error.details.get("fields") or []:
                 console.print(f"  {field.get('field')} ({field.get('in')}): {field.get('reason')}")
-            hint = HINTS.get(error.code)
+            hint = _hint(state, error)
             if hint:
                 console.print(hint, markup=False)
         sys.exit(EXIT_CODES.get(error.code, 1))
@@ -181,13 +276,35 @@ def _set_output(ctx: click.Context, _param: click.Parameter, value: str | None) 
     return value
 
 
+def _set_select(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    state = ctx.find_object(State)
+    if value and state is not None:
+        state.select = [name.strip() for name in value.split(",") if name.strip()]
+        state.output = "json"
+    return value
+
+
+def examples(*lines: str) -> str:
+    """A command's epilog: its examples, kept line by line by click's help formatter."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 class SvcCommand(click.Command):
-    """Every command also takes --output, so it may come after the command's name."""
+    """Every command also takes --output and --json, so they may come after the command's name."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.params.append(click.Option(["--output", "-o"], type=click.Choice(["text", "json"]), expose_value=False,
                                         callback=_set_output, help="json prints the API's data for scripts."))
+        self.params.append(click.Option(["--json", "select"], metavar="FIELDS", expose_value=False,
+                                        callback=_set_select,
+                                        help="JSON with only these fields (comma-separated; a list: of each item)."))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        state = ctx.find_object(State)
+        if state is not None:
+            state.context = ctx
+        return super().invoke(ctx)
 
 
 class SvcGroup(click.Group):
@@ -205,36 +322,74 @@ class SvcGroup(click.Group):
 
 
 pass_state = click.make_pass_decorator(State)
+yes_option = click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed when not on a terminal).")
 
 
 def _paging(function: Callable) -> Callable:
-    function = click.option("--cursor", help="The nextCursor of the previous page.")(function)
-    return click.option("--limit", type=click.IntRange(1, 100), help="Items per page (1-100).")(function)
+    function = click.option("--cursor", help="Start after this nextCursor of an earlier page.")(function)
+    function = click.option("--all", "all_items", is_flag=True, help="Every item, page after page.")(function)
+    return click.option("--limit", type=click.IntRange(1),
+                        help="At most this many items (default: one page).")(function)
+
+
+def _collect(fetch: Callable[..., Page[Any]], limit: int | None, all_items: bool, cursor: str | None,
+             *arguments: Any) -> dict[str, Any]:
+    """Pages of up to 100 until --limit items are in, or every page with --all; nextCursor goes on
+    after the last item shown."""
+    items: list[Any] = []
+    while True:
+        size = 100 if all_items else min(limit - len(items), 100) if limit else None
+        page = fetch(*arguments, limit=size, cursor=cursor)
+        items.extend(page.items)
+        cursor = page.next_cursor
+        if not cursor or not (all_items or (limit and len(items) < limit)):
+            return {"items": items, "nextCursor": cursor}
 
 
 def _list_command(group: click.Group, name: str, columns: list[tuple[str, str]], fetch: Callable[..., Page[Any]],
-                  summary: str, argument: str | None = None) -> None:
-    """A command that shows one page of a list (--limit, --cursor) as a table, or its JSON."""
-    def command(state: State, limit: int | None, cursor: str | None, **arguments: str) -> None:
+                  summary: str, argument: str | None = None, example: tuple[str, ...] = ()) -> None:
+    """A list command (--limit, --all, --cursor): a table, tab-separated lines, or the JSON."""
+    def command(state: State, limit: int | None, all_items: bool, cursor: str | None, **arguments: str) -> None:
         with state.client() as svc:
-            page = fetch(svc, *arguments.values(), limit=limit, cursor=cursor)
-        state.table(page.items, columns, page)
+            page = _collect(lambda *a, **p: fetch(svc, *a, **p), limit, all_items, cursor, *arguments.values())
+        state.table(page["items"], columns, page)
     command.__doc__ = summary
     decorated = _paging(pass_state(command))
     if argument:
         decorated = click.argument(argument)(decorated)
-    group.command(name)(decorated)
+    group.command(name, epilog=examples(*example) if example else None)(decorated)
 
 
-def _call_command(group: click.Group, name: str, parameter: Callable[[Callable], Callable],
-                  call: Callable[[Client, Any], Any], show: list[str] | Callable[[Any], str],
-                  summary: str | None = None) -> None:
-    """A command that makes one call with its one parameter and shows the answer: the fields named in
-    `show`, or the line `show` makes of it (or, with --output json, its JSON)."""
-    def command(state: State, **arguments: Any) -> None:
+def _call_command(group: click.Group, name: str, parameter: Callable[[Callable], Callable] | list[Callable],
+                  call: Callable[..., Any], show: list[str] | Callable[[Any], str],
+                  summary: str | None = None, example: tuple[str, ...] = (), confirm: str | None = None) -> None:
+    """A command that makes one call with its parameters and shows the answer: the fields named in
+    `show`, or the line `show` makes of it (or, with --output json, its JSON). `confirm`: the
+    question a destructive command asks first (--yes skips it)."""
+    def command(state: State, yes: bool = False, **arguments: Any) -> None:
+        if confirm is not None:
+            state.confirm(yes, confirm.format(**arguments))
         with state.client() as svc:
             answer = call(svc, *arguments.values())
         state.emit(answer, lambda a: state.fields(a, show) if isinstance(show, list) else state.out.print(show(a)))
     command.__doc__ = summary
-    group.command(name)(parameter(pass_state(command)))
+    decorated = pass_state(command)
+    for decorator in reversed(parameter if isinstance(parameter, list) else [parameter]):
+        decorated = decorator(decorated)
+    if confirm is not None:
+        decorated = yes_option(decorated)
+    group.command(name, epilog=examples(*example) if example else None)(decorated)
 
+
+class DefaultGroup(SvcGroup):
+    """A group whose default command runs when the next word is not one of its commands:
+    `svc regions storage` shows the storage, `svc agents runs AGENT_ID` lists the runs."""
+
+    def __init__(self, *args: Any, default: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.default = default
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
+            args = [self.default, *args]
+        return super().parse_args(ctx, args)

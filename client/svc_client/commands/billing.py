@@ -1,4 +1,4 @@
-"""Billing."""
+"""Billing: summary, ledger, invoices, credits, gift cards, the subscription and the payment portal."""
 
 from __future__ import annotations
 
@@ -11,17 +11,18 @@ from svc_client.commands.base import (
     SvcGroup,
     _call_command,
     _list_command,
+    examples,
     pass_state,
+    yes_option,
 )
 
-# ---- billing ----------------------------------------------------------------------------------
 
 @click.group(cls=SvcGroup)
 def billing() -> None:
-    """Billing: summary, invoices, buy credits, redeem a gift card."""
+    """Billing: summary, ledger, invoices, buy, redeem, subscribe, portal."""
 
 
-@billing.command("summary")
+@billing.command("summary", epilog=examples("svc billing summary", "svc billing summary --json balance,packs"))
 @pass_state
 def billing_summary(state: State) -> None:
     """Plan, balance, this period's usage and the next charge."""
@@ -45,30 +46,66 @@ def billing_summary(state: State) -> None:
 
 _list_command(billing, "invoices", [("ID", "id"), ("NUMBER", "number"), ("AMOUNT (CENTS)", "amount"),
                                    ("CURRENCY", "currency"), ("STATUS", "status"), ("CREATED", "created_at")],
-              lambda svc, **page: svc.billing.invoices(**page), "One page of invoices.")
+              lambda svc, **page: svc.billing.invoices(**page), "Invoices, newest first.",
+              example=("svc billing invoices", "svc billing invoices --all --json id,amount,status"))
+_call_command(billing, "invoice", click.argument("invoice_id"), lambda svc, id: svc.billing.get_invoice(id),
+              ["id", "number", "amount", "currency", "status", "lines", "hosted_url", "created_at"], "One invoice.",
+              example=("svc billing invoice inv_...",))
+_list_command(billing, "ledger", [("ID", "id"), ("KIND", "kind"), ("MICRO-CREDITS", "amount"), ("BY", "principal"),
+                                 ("REASON", "reason"), ("AT", "created_at")],
+              lambda svc, **page: svc.billing.ledger(**page),
+              "Every change of the balance: who, when, why (micro-credits), newest first.",
+              example=("svc billing ledger --limit 20", "svc billing ledger --all | awk -F'\\t' '$2 == \"usage\"'"))
 
 
-@billing.command("buy")
+@billing.command("buy", epilog=examples("svc billing buy --pack credits_10 --yes",
+                                        "svc billing buy --credits 500 --idempotency-key order-42 --yes"))
 @click.option("--pack", help="A pack id (see the summary's packs).")
 @click.option("--credits", type=int, help="A custom number of credits.")
 @click.option("--idempotency-key", help="Default: a new one (give the same to repeat a request safely).")
+@yes_option
 @pass_state
-def billing_buy(state: State, pack: str | None, credits: int | None, idempotency_key: str | None) -> None:
-    """Buy credits: a pack or a custom amount."""
+def billing_buy(state: State, pack: str | None, credits: int | None, idempotency_key: str | None,
+                yes: bool) -> None:
+    """Buy credits: a pack or a custom amount (it is charged)."""
     if (pack is None) == (credits is None):
         raise click.UsageError("Give exactly one of --pack and --credits.")
+    state.confirm(yes, f"Buy {'the pack ' + pack if pack else str(credits) + ' credits'} (it is charged)")
     with state.client() as svc:
         purchase = svc.billing.purchase_credits(pack=pack, credits=credits, idempotency_key=idempotency_key)
 
-    def text(p: Any) -> None:
-        state.out.print(f"Purchase {p.id}: {p.status}, {p.credits} credits for {p.amount / 100:.2f} "
-                        f"{p.currency.upper()}.")
-        if p.checkout_url:
-            state.out.print("Pay at:")
-            click.echo(p.checkout_url)
-    state.emit(purchase, text)
+    state.emit(purchase, lambda p: state.reveal(f"Purchase {p.id}: {p.status}, {p.credits} credits for "
+                                                f"{p.amount / 100:.2f} {p.currency.upper()}.", "Pay at:",
+                                                p.checkout_url))
 
 
 _call_command(billing, "redeem", click.argument("code"), lambda svc, code: svc.billing.redeem_gift_card(code),
               lambda r: f"Redeemed: {r.micro_credits / 1_000_000:.6f} credits; balance {r.balance.credits}.",
-              "Redeem a gift card's code.")
+              "Redeem a gift card's code.", example=("svc billing redeem GIFT-XXXX-XXXX",))
+
+
+@billing.command("subscribe", epilog=examples("svc billing subscribe starter --yes",
+                                              "svc billing subscribe free --yes"))
+@click.argument("plan", type=click.Choice(["free", "starter", "growth", "enterprise"]))
+@click.option("--idempotency-key", help="Default: a new one (give the same to repeat a request safely).")
+@yes_option
+@pass_state
+def billing_subscribe(state: State, plan: str, idempotency_key: str | None, yes: bool) -> None:
+    """Start or change the subscription (a paid plan is charged; free cancels it)."""
+    state.confirm(yes, f"Change the subscription to {plan}" + ("" if plan == "free" else " (it is charged)"))
+    with state.client() as svc:
+        subscription = svc.billing.create_subscription(plan, idempotency_key=idempotency_key)
+
+    state.emit(subscription, lambda s: state.reveal(
+        f"Subscription: {s.plan} ({s.status})" + (f", pending {s.pending_plan}" if s.pending_plan else "") + ".",
+        "Pay at:", s.hosted_url))
+
+
+@billing.command("portal", epilog=examples("svc billing portal",
+                                           "open \"$(svc billing portal --json url | jq -r .url)\""))
+@pass_state
+def billing_portal(state: State) -> None:
+    """A page where you manage payment methods and invoices (its address is printed)."""
+    with state.client() as svc:
+        portal = svc.billing.portal()
+    state.emit(portal, lambda p: click.echo(p.url))

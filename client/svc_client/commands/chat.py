@@ -1,4 +1,4 @@
-"""The interactive chat."""
+"""The interactive chat, and chat sessions."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ import click
 from svc_client.commands.base import (
     State,
     SvcCommand,
+    SvcGroup,
+    _call_command,
+    _list_command,
+    examples,
     pass_state,
 )
 from svc_client.streaming import (
@@ -22,9 +26,10 @@ from svc_client.streaming import (
     Usage,
 )
 
-# ---- chat -------------------------------------------------------------------------------------
 
-@click.command(cls=SvcCommand)
+@click.command(cls=SvcCommand, epilog=examples("svc chat --project proj_...",
+                                               "svc chat --session chs_... -m 'And in French?'",
+                                               "svc chat -m 'Hello' -o json | jq -r 'select(.event == \"delta\")'"))
 @click.option("--session", "session_id", help="Continue this session (else a new one).")
 @click.option("--project", "project_id", help="The project the conversation is about.")
 @click.option("--agent", "agent_id", help="An agent whose tools the assistant may use (new sessions).")
@@ -85,3 +90,35 @@ def _print_answer(state: State, events: Iterable[Any]) -> None:
         state.out.print()
     if failed and not state.json:
         state.err.print("[red]The answer failed.[/red]")
+
+
+@click.group(cls=SvcGroup)
+def sessions() -> None:
+    """Chat sessions: list, show (with messages), delete. `svc chat` talks in one."""
+
+
+_list_command(sessions, "list", [("ID", "id"), ("TITLE", "title"), ("PROJECT", "projectId"),
+                                 ("CREATED", "created_at")],
+              lambda svc, **page: svc.chat.list_sessions(**page), "Chat sessions, newest first.",
+              example=("svc sessions list", "svc sessions list --json id,title"))
+
+
+@sessions.command("show", epilog=examples("svc sessions show chs_...", "svc sessions show chs_... --json messages"))
+@click.argument("session_id")
+@pass_state
+def sessions_show(state: State, session_id: str) -> None:
+    """A session with its newest 100 messages."""
+    with state.client() as svc:
+        session = svc.chat.get_session(session_id)
+
+    def text(s: Any) -> None:
+        state.out.print(f"[bold]{s.title or s.id}[/bold] [dim]({s.id})[/dim]")
+        for message in s.messages or []:
+            state.out.print(f"[bold]{message.role}[/bold]> ", end="")
+            state.out.print(message.content or "", markup=False)
+    state.emit(session, text)
+
+
+_call_command(sessions, "delete", click.argument("session_id"), lambda svc, id: svc.chat.delete_session(id),
+              lambda d: f"Deleted chat session {d.id}.", "Delete a chat session and its messages.",
+              example=("svc sessions delete chs_... --yes",), confirm="Delete chat session {session_id}")

@@ -18,14 +18,15 @@ from svc_client.commands.base import (
     SvcCommand,
     SvcGroup,
     _plain,
+    examples,
     pass_state,
 )
-from svc_client.errors import ApiError
+from svc_client.errors import ApiError, Unauthorized
 from svc_client.store import load_config, save_config, set_profile
 
-# ---- identity ---------------------------------------------------------------------------------
 
-@click.command(cls=SvcCommand)
+@click.command(cls=SvcCommand, epilog=examples("svc login", "svc login --no-browser",
+                                               "printf %s \"$KEY\" | svc login --api-key -"))
 @click.option("--api-key", help="Store this API key instead of the browser login (- reads it from standard input).")
 @click.option("--no-browser", is_flag=True, help="Print the address instead of opening a browser.")
 @pass_state
@@ -35,7 +36,10 @@ def login(state: State, api_key: str | None, no_browser: bool) -> None:
         api_key = sys.stdin.readline().strip()  # keeps the key out of the shell's history
     if api_key:
         with Client(state.base_url, api_key=api_key) as svc:
-            me = svc.auth.me()
+            try:
+                me = svc.auth.me()
+            except Unauthorized as error:
+                raise _key_refused(state, api_key, error) from None
         credential = {"apiKey": api_key, "baseUrl": state.base_url, "user": _plain(me.user),
                       "tenant": _plain(me.tenant)}
     else:
@@ -67,7 +71,16 @@ def login(state: State, api_key: str | None, no_browser: bool) -> None:
                                          f"credential in {state.store.where})."))
 
 
-@click.command(cls=SvcCommand)
+def _key_refused(state: State, api_key: str, error: Unauthorized) -> Unauthorized:
+    """The service's words are about the token it tried to read; say what happened to the key."""
+    state.credential_source = "given"
+    said = ("That is not an API key (they start with svc_)" if not api_key.startswith("svc_") else
+            "The service refused that API key: it is mistyped, expired or revoked")
+    return Unauthorized(said + ".", code=error.code, details=error.details, status=error.status,
+                        request_id=error.request_id, headers=error.headers)
+
+
+@click.command(cls=SvcCommand, epilog=examples("svc logout", "svc -p staging logout"))
 @pass_state
 def logout(state: State) -> None:
     """Revoke the login's key on the service and forget it here."""
@@ -87,7 +100,7 @@ def logout(state: State) -> None:
                lambda _: state.out.print("Logged out." if forgotten else f"Not logged in (profile {state.profile})."))
 
 
-@click.command(cls=SvcCommand)
+@click.command(cls=SvcCommand, epilog=examples("svc whoami", "svc whoami --json tenant,scopes"))
 @pass_state
 def whoami(state: State) -> None:
     """Who the credential is: user, tenant, scopes."""
@@ -111,12 +124,14 @@ def profiles() -> None:
     """Settings for several environments (e.g. local, staging, production)."""
 
 
-@profiles.command("set")
+@profiles.command("set", epilog=examples(
+    "svc profiles set staging --base-url https://api.staging.example.com --default"))
 @click.argument("name")
 @click.option("--base-url", required=True)
 @click.option("--default", "make_default", is_flag=True, help="Use it when no --profile is given.")
 @pass_state
 def profiles_set(state: State, name: str, base_url: str, make_default: bool) -> None:
+    """Set a profile's service address (its login is made with `svc -p NAME login`)."""
     set_profile(name, baseUrl=base_url_from(base_url))
     if make_default:
         config = load_config()
@@ -126,9 +141,10 @@ def profiles_set(state: State, name: str, base_url: str, make_default: bool) -> 
                lambda _: state.out.print(f"Profile {name}: {base_url_from(base_url)}"))
 
 
-@profiles.command("list")
+@profiles.command("list", epilog=examples("svc profiles list"))
 @pass_state
 def profiles_list(state: State) -> None:
+    """The profiles and their addresses."""
     config = load_config()
     rows = [{"name": name, "baseUrl": p.get("baseUrl"), "default": name == config.get("defaultProfile")}
             for name, p in sorted(config.get("profiles", {}).items())]
