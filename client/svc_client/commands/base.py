@@ -51,6 +51,11 @@ HINTS = {
 EXIT_CODES = {"UNAUTHORIZED": 3, "FORBIDDEN": 3, "RESOURCE_NOT_FOUND": 4, "CONFLICT": 5, "RATE_LIMIT_EXCEEDED": 6,
               "MODEL_THROTTLED": 6, "PAYMENT_REQUIRED": 7}
 CONFIRMATION_REFUSED = 2   # not on a terminal and no --yes: a usage error, nothing was done
+# The command that lists each kind of thing the service may not find (by details.resource).
+LISTS = {"project": "svc projects list", "agent": "svc agents list", "run": "svc agents runs list AGENT_ID",
+         "secret": "svc secrets list", "webhook": "svc webhooks list", "api_key": "svc keys list",
+         "chat_session": "svc sessions list", "oauth_connection": "svc oauth list", "invoice": "svc billing invoices",
+         "tenant": "svc tenants list", "region": "svc regions list"}
 
 
 class State:
@@ -59,7 +64,6 @@ class State:
         self.output = output
         self.select: list[str] | None = None      # --json FIELDS
         self.credential_source: str | None = None  # env, login (a device login's key) or key (a stored API key)
-        self.context: click.Context | None = None  # the command being run (for its error hints)
         self._base_url = base_url
         self._store: CredentialStore | None = None
         # Rich leaves out colours under NO_COLOR and when the output is not a terminal.
@@ -202,8 +206,8 @@ def _cell(value: Any) -> str:
 
 
 def _hint(state: State | None, error: ApiError) -> str | None:
-    """What to do, said from what the command knows: where the refused credential came from, which
-    list shows what exists, how long to wait."""
+    """What to do, said from what is known: where the refused credential came from, which command
+    lists what exists, how long to wait."""
     profile = state.profile if state else "default"
     source = state.credential_source if state else None
     if error.code == "UNAUTHORIZED":
@@ -219,28 +223,16 @@ def _hint(state: State | None, error: ApiError) -> str | None:
             return (f"The API key stored for profile {profile} was refused (expired or revoked): store a valid one "
                     "with `svc login --api-key -`, or run `svc login` to log in through the browser.")
     if error.code == "RESOURCE_NOT_FOUND":
-        what = str(error.details.get("resource") or "thing").replace("_", " ")
-        lister = _list_usage(state.context if state else None)
+        resource = str(error.details.get("resource") or "")
+        what = resource.replace("_", " ") or "thing"
+        lister = LISTS.get(resource)
         if lister:
             return f"No such {what} in your tenant: see what there is with `{lister}`."
-        return f"No such {what} in your tenant: check the id or code you gave."
+        return f"No such {what}: check the id or code you gave."
     if error.code == "RATE_LIMIT_EXCEEDED" and error.retry_after is not None:
         return (f"Too many requests for this credential or tenant: try again in {int(error.retry_after)} s "
                 f"(limit {error.headers.get('x-ratelimit-limit', '?')} requests per window).")
     return HINTS.get(error.code)
-
-
-def _list_usage(context: click.Context | None) -> str | None:
-    """`svc agents runs list AGENT_ID` for a command whose group has a list command."""
-    parent = context.parent if context else None
-    if parent is None or not isinstance(parent.command, click.Group):
-        return None
-    lister = parent.command.commands.get("list")
-    if lister is None:
-        return None
-    arguments = [p.human_readable_name for p in lister.params if isinstance(p, click.Argument)]
-    path = parent.command_path.split(" ")[1:]   # the program's own name is svc, however it was started
-    return " ".join(["svc", *path, "list", *arguments])
 
 
 def _fail(state: State | None, error: Exception) -> None:
@@ -299,12 +291,6 @@ class SvcCommand(click.Command):
         self.params.append(click.Option(["--json", "select"], metavar="FIELDS", expose_value=False,
                                         callback=_set_select,
                                         help="JSON with only these fields (comma-separated; a list: of each item)."))
-
-    def invoke(self, ctx: click.Context) -> Any:
-        state = ctx.find_object(State)
-        if state is not None:
-            state.context = ctx
-        return super().invoke(ctx)
 
 
 class SvcGroup(click.Group):
@@ -369,8 +355,10 @@ def _call_command(group: click.Group, name: str, parameter: Callable[[Callable],
     def command(state: State, yes: bool = False, **arguments: Any) -> None:
         if confirm is not None:
             state.confirm(yes, confirm.format(**arguments))
+        # In the order the command declares them (click fills its dict in the order typed).
+        ordered = [arguments[p.name] for p in click.get_current_context().command.params if p.name in arguments]
         with state.client() as svc:
-            answer = call(svc, *arguments.values())
+            answer = call(svc, *ordered)
         state.emit(answer, lambda a: state.fields(a, show) if isinstance(show, list) else state.out.print(show(a)))
     command.__doc__ = summary
     decorated = pass_state(command)
@@ -390,6 +378,8 @@ class DefaultGroup(SvcGroup):
         self.default = default
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing:   # completing: offer the group's commands
+            return super().parse_args(ctx, args)
         if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
             args = [self.default, *args]
         return super().parse_args(ctx, args)
