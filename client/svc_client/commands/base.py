@@ -66,9 +66,8 @@ class State:
         self.credential_source: str | None = None  # env, login (a device login's key) or key (a stored API key)
         self._base_url = base_url
         self._store: CredentialStore | None = None
-        # Rich leaves out colours under NO_COLOR and when the output is not a terminal.
-        self.out = Console(highlight=False, soft_wrap=True)
-        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
+        self.out = console()
+        self.err = console(stderr=True)
 
     @property
     def json(self) -> bool:
@@ -183,6 +182,13 @@ class State:
             raise click.ClickException("Not confirmed: nothing was done.")
 
 
+def console(stderr: bool = False) -> Console:
+    """Styled on a terminal; NO_COLOR (any value, no-color.org) leaves out every style, not only
+    colours (rich alone would keep bold and dim); not a terminal: plain text anyway."""
+    plain = bool(os.environ.get("NO_COLOR"))
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, **({"color_system": None} if plain else {}))
+
+
 class ConfirmationRequired(click.UsageError):
     exit_code = CONFIRMATION_REFUSED
 
@@ -242,14 +248,14 @@ def _fail(state: State | None, error: Exception) -> None:
             click.echo(json.dumps({"error": {"code": error.code, "message": error.message, "details": error.details,
                                              "status": error.status, "requestId": error.request_id}}), err=True)
         else:
-            console = Console(stderr=True, highlight=False, soft_wrap=True)
-            console.print(f"[red]Error:[/red] {error.message} [dim]({error.code}, HTTP {error.status}"
+            err = console(stderr=True)
+            err.print(f"[red]Error:[/red] {error.message} [dim]({error.code}, HTTP {error.status}"
                           f"{', request ' + error.request_id if error.request_id else ''})[/dim]", markup=True)
             for field in error.details.get("fields") or []:
-                console.print(f"  {field.get('field')} ({field.get('in')}): {field.get('reason')}")
+                err.print(f"  {field.get('field')} ({field.get('in')}): {field.get('reason')}")
             hint = _hint(state, error)
             if hint:
-                console.print(hint, markup=False)
+                err.print(hint, markup=False)
         sys.exit(EXIT_CODES.get(error.code, 1))
     message = str(error)
     if isinstance(error, ConnectionFailed):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -56,7 +57,8 @@ def chat(state: State, session_id: str | None, project_id: str | None, agent_id:
 def _prompts(state: State) -> Iterable[str]:
     while True:
         try:
-            text = click.prompt(click.style("you", bold=True), prompt_suffix="> ", err=True)
+            text = click.prompt(click.style("you", bold=not os.environ.get("NO_COLOR")), prompt_suffix="> ",
+                                err=True)
         except (EOFError, click.Abort):
             state.err.print()
             return
