@@ -33,10 +33,15 @@ from svc_client.commands.base import (  # noqa: F401 - the names other modules i
     State,
     SvcCommand,
     SvcGroup,
+    _call_command,
+    _cell,
     _fail,
+    _list_command,
+    _paging,
     _plain,
     examples,
     pass_state,
+    yes_option,
 )
 
 

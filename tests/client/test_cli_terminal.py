@@ -78,6 +78,16 @@ def test_a_destructive_command_asks_on_the_terminal(run, account, terminal):
     assert accepted.finish() == 0
 
 
+def test_a_secret_value_is_asked_for_hidden_on_the_terminal(run, account, terminal):
+    asked = terminal("secrets", "create", "DB_PASSWORD")
+    asked.wait_for(re.compile("Value: "))
+    asked.type("typed-not-shown-1234\r")
+    asked.wait_for(re.compile(r"Created secret sec_\w+ \(DB_PASSWORD, version 1\)"))
+    assert asked.finish() == 0 and "typed-not-shown-1234" not in asked.text   # not echoed
+    [secret] = run.data("secrets", "list", env={"SVC_API_KEY": account["key"]})["items"]
+    assert secret["name"] == "DB_PASSWORD"
+
+
 def test_a_table_on_the_terminal_and_whole_ids_through_a_pipe(run, account, terminal):
     env = {"SVC_API_KEY": account["key"]}
     ids = [run.data("projects", "create", f"A project with a rather long name, number {n}", env=env)["id"]
