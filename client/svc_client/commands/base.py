@@ -140,8 +140,8 @@ class State:
             self.emit(page if page is not None else list(rows))
             return
         lines = [[_cell(_plain(row).get(field)) for _, field in columns] for row in rows]
-        next_cursor = page.next_cursor if isinstance(page, Page) else (page or {}).get("nextCursor") \
-            if isinstance(page, dict) else None
+        next_cursor = (page.next_cursor if isinstance(page, Page) else
+                       page.get("nextCursor") if isinstance(page, dict) else None)
         if not self.out.is_terminal:
             for line in lines:
                 click.echo("\t".join(" ".join(value.split()) for value in line))
