@@ -10,6 +10,7 @@ import keyring
 import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import fail
+
 from svc_client.store import KEYRING_SERVICE, CredentialStore
 
 
