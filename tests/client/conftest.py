@@ -33,3 +33,34 @@ def account(local_stack) -> dict:
                     key_type="sdk", environment="Development", scopes=sorted(ALL_SCOPES))
     return {"email": email, "password": password, "tenantId": made["tenant"]["id"], "key": key["key"],
             "keyId": key["id"], "baseUrl": local_stack.base_url}
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch, account):
+    """`svc` in this process (click's runner: not a terminal) against the local stack, with the
+    credential store forced to its file backend in a temporary config directory. run(...) gives
+    the result (exit status 0 unless ok=False); run.data(...) the parsed --output json."""
+    import json
+
+    from click.testing import CliRunner
+    from svc_client.cli import cli
+
+    monkeypatch.setenv("SVC_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("SVC_CREDENTIAL_STORE", "file")
+    for name in ("SVC_API_KEY", "SVC_BASE_URL", "SVC_PROFILE", "SVC_OUTPUT"):
+        monkeypatch.delenv(name, raising=False)
+    runner = CliRunner()
+
+    def invoke(*args: str, ok: bool = True, env: dict | None = None, input: str | None = None):
+        result = runner.invoke(cli, ["--base-url", account["baseUrl"], *args], env=env, input=input,
+                               catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, (result.stdout, result.stderr)
+        return result
+
+    def data(*args: str, **kwargs):
+        return json.loads(invoke(*args, "--output", "json", **kwargs).stdout)
+
+    invoke.data = data
+    invoke.config_dir = tmp_path / "config"
+    return invoke

@@ -8,34 +8,10 @@ import json
 import os
 import stat
 
-import pytest
 from click.testing import CliRunner
 from svc_client.cli import cli
 
 from tests.support.webhook_receiver import Receiver, new_secret
-
-
-@pytest.fixture
-def run(tmp_path, monkeypatch, account):
-    monkeypatch.setenv("SVC_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("SVC_CREDENTIAL_STORE", "file")
-    for name in ("SVC_API_KEY", "SVC_BASE_URL", "SVC_PROFILE", "SVC_OUTPUT"):
-        monkeypatch.delenv(name, raising=False)
-    runner = CliRunner()
-
-    def invoke(*args: str, ok: bool = True, env: dict | None = None, input: str | None = None):
-        result = runner.invoke(cli, ["--base-url", account["baseUrl"], *args], env=env, input=input,
-                               catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, (result.stdout, result.stderr)
-        return result
-
-    def data(*args: str, **kwargs):
-        return json.loads(invoke(*args, "--output", "json", **kwargs).stdout)
-
-    invoke.data = data
-    invoke.config_dir = tmp_path / "config"
-    return invoke
 
 
 def test_login_with_an_api_key_stores_it_readable_by_the_user_only_and_commands_use_it(run, account):
@@ -59,10 +35,11 @@ def test_projects_list_create_show_delete(run, account):
     assert [p["id"] for p in listed["items"]] == [made["id"]] and listed["nextCursor"] is None
     assert run.data("projects", "show", made["id"], env=env) == made
     assert "Apollo" in run("projects", "list", env=env).stdout          # the text view
-    assert run.data("projects", "delete", made["id"], env=env) == {"id": made["id"], "deleted": True}
+    assert run.data("projects", "delete", made["id"], "--yes", env=env) == {"id": made["id"], "deleted": True}
     missing = run("projects", "show", made["id"], ok=False, env=env)
     assert missing.exit_code == 4
-    assert "RESOURCE_NOT_FOUND" in missing.stderr and "Nothing with that id" in missing.stderr
+    assert "RESOURCE_NOT_FOUND" in missing.stderr and "No such project" in missing.stderr
+    assert "`svc projects list`" in missing.stderr
     as_json = run("projects", "show", made["id"], "--output", "json", ok=False, env=env)
     assert json.loads(as_json.stderr)["error"]["code"] == "RESOURCE_NOT_FOUND"
 
@@ -92,7 +69,7 @@ def test_keys_create_list_revoke(run, account):
     made = run.data("keys", "create", "deploy", "--type", "ci", "--scope", "projects:read", env=env)
     assert made["key"].startswith("svc_ci_") and made["scopes"] == ["projects:read"]
     assert made["id"] in [k["id"] for k in run.data("keys", "list", "--limit", "100", env=env)["items"]]
-    assert run.data("keys", "revoke", made["id"], env=env)["status"] == "revoked"
+    assert run.data("keys", "revoke", made["id"], "--yes", env=env)["status"] == "revoked"
     refused = run("projects", "list", ok=False, env={"SVC_API_KEY": made["key"]})
     assert refused.exit_code == 3 and "svc login" in refused.stderr
 
@@ -152,8 +129,9 @@ def test_billing_summary_buy_and_invoices(run, account):
     assert summary["plan"] == "free" and summary["balance"]["credits"]
     assert "balance" in run("billing", "summary", env=env).stdout
     pack = summary["packs"][0]["id"]
-    bought = run.data("billing", "buy", "--pack", pack, "--idempotency-key", "cli-test-1", env=env)
-    assert run.data("billing", "buy", "--pack", pack, "--idempotency-key", "cli-test-1", env=env)["id"] == bought["id"]
+    buy = ("billing", "buy", "--pack", pack, "--idempotency-key", "cli-test-1", "--yes")
+    bought = run.data(*buy, env=env)
+    assert run.data(*buy, env=env)["id"] == bought["id"]
     assert bought["status"] == "succeeded"
     assert bought["invoiceId"] in [i["id"] for i in run.data("billing", "invoices", env=env)["items"]]
     both = run("billing", "buy", "--pack", pack, "--credits", "5", ok=False, env=env)

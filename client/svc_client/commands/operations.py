@@ -1,0 +1,62 @@
+"""Which command serves each operation of the API (by the OpenAPI document's operationId), and
+why the few without one have none. tests/client/test_cli_coverage.py walks the document
+(functions/meta/openapi.json) and fails on an operation in neither table, or a command that
+does not exist; a new route needs a command here, or a reason."""
+
+from __future__ import annotations
+
+COMMANDS = {
+    "me": "whoami",
+    "cli_start": "login", "cli_status": "login", "cli_token": "login",
+    "list_projects": "projects list", "create_project": "projects create", "get_project": "projects show",
+    "update_project": "projects update", "delete_project": "projects delete",
+    "list_agents": "agents list", "create_agent": "agents create", "get_agent": "agents show",
+    "update_agent": "agents update", "delete_agent": "agents delete", "execute_agent": "agents run",
+    "list_runs": "agents runs list", "get_run": "agents runs show", "approve_run": "agents runs approve",
+    "reject_run": "agents runs reject", "cancel_run": "agents runs cancel",
+    "list_chat_sessions": "sessions list", "create_chat_session": "chat", "get_chat_session": "sessions show",
+    "delete_chat_session": "sessions delete", "send_chat_message": "chat", "stream_chat_session": "chat",
+    "list_keys": "keys list", "create_key": "keys create", "get_key": "keys show", "revoke_key": "keys revoke",
+    "rotate_key": "keys rotate",
+    "list_secrets": "secrets list", "create_secret": "secrets create", "get_secret": "secrets show",
+    "update_secret": "secrets set", "delete_secret": "secrets delete",
+    "list_webhooks": "webhooks list", "create_webhook": "webhooks create", "get_webhook": "webhooks show",
+    "update_webhook": "webhooks update", "delete_webhook": "webhooks delete",
+    "rotate_webhook_secret": "webhooks rotate", "test_webhook": "webhooks test",
+    "list_webhook_deliveries": "webhooks deliveries",
+    "get_summary": "billing summary", "list_ledger": "billing ledger", "list_invoices": "billing invoices",
+    "get_invoice": "billing invoice", "purchase_credits": "billing buy", "redeem_gift_card": "billing redeem",
+    "create_subscription": "billing subscribe", "create_portal_session": "billing portal",
+    "list_tenants": "tenants list", "get_tenant": "tenants show", "update_settings": "tenants set",
+    "list_regions": "regions list", "get_preferences": "regions preferences show",
+    "update_preferences": "regions preferences set", "get_storage": "regions storage show",
+    "put_storage": "regions storage set", "validate_storage": "regions storage validate",
+    "check_feature": "regions feature", "routing_info": "regions routing",
+    "list_connections": "oauth list", "delete_connection": "oauth delete",
+    "openapi_document": "api",   # `svc api GET /openapi.json`: the document is for programs, not a table
+}
+
+_USER_SESSION = ("a signed-in user's own action: the service refuses API keys here (403), and every credential "
+                 "the CLI holds is an API key (its login's svc_cli_ key included); the web app does it")
+_BROWSER = "the browser's side of `svc login` (the approval page and what it calls), not the terminal's"
+
+NOT_COMMANDS = {
+    "register": "signing up is done in the web app; the CLI logs in to an existing account (`svc login`)",
+    "login": "password sign-in returns a browser session's tokens; the CLI logs in with the device login",
+    "refresh": "renews a password sign-in's session, which the CLI never holds",
+    "exchange": "trades an identity provider's token for a browser session's; the CLI logs in with the device login",
+    "logout": "ends a password sign-in's session; `svc logout` revokes the CLI's key instead (keys revoke)",
+    "cli_approve_page": _BROWSER,
+    "cli_info": _BROWSER,
+    "cli_complete": _BROWSER,
+    "cli_deny": _BROWSER,
+    "issue_stream_token": "for EventSource in browsers, which cannot send headers; `svc chat` streams with its key",
+    "create_tenant": _USER_SESSION,
+    "oauth_start": _USER_SESSION + " (and the provider sends the browser back to the web app's page)",
+    "oauth_start_post": _USER_SESSION + " (and the provider sends the browser back to the web app's page)",
+    "oauth_authorize": _USER_SESSION + " (called by the web app's redirect page with the provider's code)",
+    "stripe_webhook": "Stripe's calls to the service, signed with Stripe's secret; no client calls it",
+    "jwks": "public keys for programs that verify the service's tokens; `svc api GET /.well-known/jwks.json`",
+    "reference_page": "an HTML page for browsers (the API reference)",
+    "reference_script": "the script of the API reference page, for browsers",
+}
