@@ -106,7 +106,7 @@ class LocalStack:
         functions = load_functions(resolver, self.containers)
         self.gateway = Gateway(Router(resolver.api_routes(), resolver.streaming_routes()), functions, self.host,
                                self.port, log=self.log, local_routes={"/_local/status": self.status},
-                               allowed_origins=self._allowed_origins()).start()
+                               allowed_origins=self._allowed_origins(), local_health=self.status).start()
         os.environ["PUBLIC_BASE_URL"] = self.base_url  # the device login's authUrl points at this gateway
         self._forget_caches()
         clients = self._clients()
