@@ -109,3 +109,23 @@ def test_the_api_writes_a_json_access_log_with_retention():
     record = json.loads(line)
     assert {"requestId", "status", "path", "latencyMs"} <= set(record)
     assert not re.search(r"authorization|header|body", setting["Format"], re.I)  # no credential, no body
+
+
+def test_every_aliased_function_rolls_out_through_codedeploy_rolled_back_by_its_alarms():
+    import tomllib
+    from devstack.template import ROOT
+    template = load()
+    aliased = {n: f for n, f in _of_type(template, "AWS::Serverless::Function").items()
+               if f["Properties"].get("AutoPublishAlias")}
+    assert len(aliased) >= 13
+    for name, function in aliased.items():
+        preference = function["Properties"]["DeploymentPreference"]
+        assert preference["Type"] == {"Ref": "DeploymentType"}, name
+        assert {"Ref": f"{name}ErrorsAlarm"} in preference["Alarms"], name
+        assert {"Ref": "ApiServerErrorsAlarm"} in preference["Alarms"], name
+    assert template["Parameters"]["DeploymentType"]["Default"] == "AllAtOnce"
+    environments = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    overrides = {env: dict(p.split("=", 1) for p in c["deploy"]["parameters"]["parameter_overrides"].split())
+                 for env, c in environments.items() if isinstance(c, dict) and "deploy" in c}
+    assert overrides["prod"]["DeploymentType"].startswith("Canary")
+    assert overrides["dev"].get("DeploymentType", "AllAtOnce") == "AllAtOnce"
