@@ -45,6 +45,10 @@ def cold_rows(variants: list[Variant], repeat: int) -> list[tuple]:
                          f"restore-to-first-response (after-restore hooks + first request); a warm request "
                          f"{_ms(warm)}: {restore / warm:.1f}x"))
             continue
+        if v.name == "tracer":
+            rows.append(("  " + v.label, figure, "", "", f"the X-Ray SDK's import alone {_ms(v.median('xray_s'))}: "
+                         "why Tracer is not used (docs/deploying.md, Logs and metrics)"))
+            continue
         if v.name == "floor":
             notes = (f"import {_ms(v.median('import_s'))} + client {_ms(v.median() - v.median('import_s'))}; "
                      f"{v.runs[-1]['modules']} modules")
