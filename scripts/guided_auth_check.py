@@ -3,7 +3,9 @@
 `sam deploy --guided` calls samcli.commands.deploy.auth_utils.auth_per_resource on the template's
 stacks and asks "<function> has no authentication. Is this okay?" for every (function, event) it
 reports as False; a bare Enter answers no and aborts. This script makes the same call and prints
-the list as JSON ([[function, has_auth], ...]); it exits 1 when any entry would prompt.
+the list as JSON ([[function, has_auth], ...]), then runs the guided flow's own prompt step
+(GuidedContext.prompt_authorization) answering every question with Enter, as a user taking the
+defaults would; it exits 1 when any entry would prompt or the step aborts.
 
 Run it with the SAM CLI's Python (its venv, see scripts/sam_checks.sh):
     .venv-sam/bin/python scripts/guided_auth_check.py [template.yaml]
@@ -12,8 +14,12 @@ Run it with the SAM CLI's Python (its venv, see scripts/sam_checks.sh):
 import json
 import os
 import sys
+from types import SimpleNamespace
 
+from click.testing import CliRunner
 from samcli.commands.deploy.auth_utils import auth_per_resource
+from samcli.commands.deploy.exceptions import GuidedDeployFailedError
+from samcli.commands.deploy.guided_context import GuidedContext
 from samcli.lib.intrinsic_resolver.intrinsics_symbol_table import IntrinsicsSymbolTable
 from samcli.lib.providers.sam_stack_provider import SamLocalStackProvider
 
@@ -25,7 +31,15 @@ def main() -> int:
         template, parameter_overrides={}, global_parameter_overrides={IntrinsicsSymbolTable.AWS_REGION: region})
     results = auth_per_resource(stacks)
     print(json.dumps(results))
-    return 0 if results and all(required for _, required in results) else 1
+    with CliRunner().isolation(input="\n" * (len(results) + 1)) as (out, _err):
+        try:
+            GuidedContext.prompt_authorization(SimpleNamespace(start_bold="", end_bold=""), stacks)
+            aborted = None
+        except GuidedDeployFailedError as exc:
+            aborted = str(exc)
+        asked = out.getvalue().decode().count("Is this okay?")
+    print(json.dumps({"prompts": asked, "aborted": aborted}))
+    return 0 if results and all(required for _, required in results) and not asked and not aborted else 1
 
 
 if __name__ == "__main__":

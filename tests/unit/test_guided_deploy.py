@@ -3,8 +3,9 @@
 The guided deploy calls the SAM CLI's samcli.commands.deploy.auth_utils.auth_per_resource and asks
 "<function> has no authentication. Is this okay? [y/N]" for each Api/HttpApi event it finds without
 Auth; Enter answers no ("Security Constraints Not Satisfied!"). The SAM CLI lives in its own venv
-(its pins clash with the project's), so its own function is run there when that venv exists
-(scripts/guided_auth_check.py); the faithful restatement of its rule below runs everywhere.
+(its pins clash with the project's), so its own function and the guided flow's prompt step
+(answered with Enter) are run there when that venv exists (scripts/guided_auth_check.py); the
+faithful restatement of its rule below runs everywhere.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def test_the_sam_cli_own_check_finds_every_event_authenticated():
     done = subprocess.run([str(_sam_python()), "scripts/guided_auth_check.py", "template.yaml"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "AWS_DEFAULT_REGION": "us-east-1", "SAM_CLI_TELEMETRY": "0"})
-    results = json.loads(done.stdout)
-    assert len(results) > 100 and all(required for _, required in results), done.stdout[:500]
+    checked, prompted = map(json.loads, done.stdout.splitlines()[-2:])
+    assert len(checked) > 100 and all(required for _, required in checked), done.stdout[:500]
+    # The guided flow's own prompt step, every question answered with Enter: nothing asked, no abort.
+    assert prompted == {"prompts": 0, "aborted": None}
     assert done.returncode == 0
