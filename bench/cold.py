@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import statistics
 import subprocess
@@ -82,6 +83,9 @@ def variants(fixture: Fixture, workdir: Path, with_fastapi: bool) -> list[Varian
         Variant("floor", "floor: import boto3 + DynamoDB client", [py, str(CHILD), "floor"],
                 fixture.child_env(LAYER)),
     ]
+    if importlib.util.find_spec("aws_xray_sdk") is not None:  # Powertools Tracer's dependency, not in the layer
+        out.append(Variant("tracer", "boto3 + Powertools + the X-Ray SDK (what Tracer would import)",
+                           [py, str(CHILD), "tracer"], fixture.child_env(LAYER)))
     project_event = None
     for logical_id, event_key, method, path in FUNCTION_REQUESTS:
         resource_id = fixture.chat_session_id if logical_id == "ChatStreamFunction" else fixture.project_id

@@ -47,6 +47,15 @@ def _floor() -> dict:
     return {"import_s": imported - T0, "import_modules": modules}
 
 
+def _tracer() -> dict:
+    """What Powertools Tracer would add to a start: the X-Ray SDK it imports, over boto3 and Powertools."""
+    import boto3  # noqa: F401
+    import aws_lambda_powertools  # noqa: F401
+    before = time.perf_counter()
+    import aws_xray_sdk.core  # noqa: F401
+    return {"import_s": time.perf_counter() - T0, "xray_s": time.perf_counter() - before, "import_modules": len(sys.modules)}
+
+
 def _handler(module_name: str, event_file: str) -> dict:
     module = __import__(module_name)
     imported = time.perf_counter()
@@ -107,7 +116,8 @@ def main() -> None:
     if kind == "restore":
         result = _restore(sys.argv[2], sys.argv[3])
     else:
-        result = _floor() if kind == "floor" else _handler(sys.argv[2], sys.argv[3])
+        result = {"floor": _floor, "tracer": _tracer}[kind]() if kind in ("floor", "tracer") \
+            else _handler(sys.argv[2], sys.argv[3])
     result["total_s"] = time.perf_counter() - T0
     result["modules"] = len(sys.modules)
     sys.stdout.flush()

@@ -48,6 +48,10 @@ def cold_rows(variants: list[Variant], repeat: int) -> list[tuple]:
                          f"{_plural(v.runs[-1].get('restore_calls', 0), 'AWS call')}); a warm request "
                          f"{_ms(warm)} ({_plural(v.runs[-1].get('warm_calls', 0), 'AWS call')}): {restore / warm:.1f}x"))
             continue
+        if v.name == "tracer":
+            rows.append(("  " + v.label, figure, "", "", f"the X-Ray SDK's import alone {_ms(v.median('xray_s'))}: "
+                         "why Tracer is not used (docs/deploying.md, Logs and metrics)"))
+            continue
         if v.name == "floor":
             notes = (f"import {_ms(v.median('import_s'))} + client {_ms(v.median() - v.median('import_s'))}; "
                      f"{v.runs[-1]['modules']} modules")

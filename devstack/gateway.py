@@ -151,8 +151,10 @@ def _not_found_body(path: str, request_id: str) -> bytes:
 class Gateway:
     def __init__(self, router: Router, functions: dict[str, Any], host: str = "127.0.0.1", port: int = 3000,
                  log=print, streaming: bool = True, local_routes: dict[str, Any] | None = None,
-                 allowed_origins: frozenset[str] = frozenset()) -> None:
+                 allowed_origins: frozenset[str] = frozenset(), local_health=None) -> None:
         self.router, self.functions, self.log = router, functions, log
+        # The health answer's `local` part (engine and pollers): what only the local stack knows.
+        self.local_health = local_health
         self.allowed_origins = allowed_origins  # CORS, for the answers the gateway gives itself
         # The local stack's own pages (GET only, JSON, never part of the API nor deployed).
         self.local_routes = local_routes or {}
@@ -217,6 +219,8 @@ class Gateway:
         try:
             result = self.functions[route.function].invoke(event)
             status, headers, payload = _from_proxy_result(result)
+            if path == HEALTH_PATH and status == 200 and self.local_health is not None:
+                payload = _with_local_health(payload, self.local_health())
         except Exception:  # the function crashed: API Gateway answers 502 (and Lambda logs the trace)
             self.log(traceback.format_exc())
             request_id = event["requestContext"]["requestId"]
@@ -236,6 +240,16 @@ class Gateway:
         request.end_headers()
         if request.command != "HEAD":
             request.wfile.write(payload)
+
+
+HEALTH_PATH = "/api/v1/health"
+
+
+def _with_local_health(payload: bytes, local: dict[str, Any]) -> bytes:
+    """The function's health answer with data.local filled (the same document shape, one field set)."""
+    body = json.loads(payload)
+    body["data"]["local"] = local
+    return json.dumps(body).encode()
 
 
 def _from_proxy_result(result: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:

@@ -90,6 +90,9 @@ class LocalStack:
             aws.PROFILES["dynamodb"] = replace(aws.PROFILES["dynamodb"], read_timeout=30)
         environment = provision(self.emulator_endpoint, self.parameters, dynamodb_endpoint=self.dynamodb_endpoint,
                                 secret_values=kept_secrets)
+        # No CloudWatch here to read the metrics' EMF lines: they would only fill the console (and
+        # --quiet's), unless the developer asks for them (POWERTOOLS_METRICS_DISABLED=false).
+        environment.setdefault("POWERTOOLS_METRICS_DISABLED", os.environ.get("POWERTOOLS_METRICS_DISABLED", "true"))
         # The functions read their settings from the process's environment, as in Lambda; stop()
         # puts back what was there before, so another stack (or the tests) never meets this one's.
         dynamodb_only = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS")
@@ -106,7 +109,7 @@ class LocalStack:
         functions = load_functions(resolver, self.containers)
         self.gateway = Gateway(Router(resolver.api_routes(), resolver.streaming_routes()), functions, self.host,
                                self.port, log=self.log, local_routes={"/_local/status": self.status},
-                               allowed_origins=self._allowed_origins()).start()
+                               allowed_origins=self._allowed_origins(), local_health=self.status).start()
         os.environ["PUBLIC_BASE_URL"] = self.base_url  # the device login's authUrl points at this gateway
         self._forget_caches()
         clients = self._clients()

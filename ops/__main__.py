@@ -1,5 +1,7 @@
 """Operator commands, run with the environment template.yaml gives the functions:
 
+    python -m ops tenants create NAME --owner-email EMAIL [--owner-name NAME]
+                                        a tenant and its owner (an admin of it); the owner's password is printed once
     python -m ops users disable EMAIL   refuse sign-in (403), end every sign-in, revoke the CLI keys
     python -m ops users enable EMAIL    allow sign-in again (ended sign-ins and keys stay ended)
     python -m ops tenants set-plan TENANT_ID PLAN     free, starter, growth or enterprise
@@ -12,11 +14,12 @@
     python -m ops billing import TENANT_ID FILE
                                         replay ledger entries, a JSON object a line {kind, amount, reason, reference?}
 
---local uses a running local stack's environment; --stack names it by its port (its file is
+Against a deployed stack: --stack NAME (its CloudFormation stack name, e.g. svc-api-dev) reads the
+stack's outputs (DescribeStacks, with the AWS credentials and region of your profile, or --region) and
+sets the variables the functions get from them (template.yaml's Globals). --local uses a running local
+stack's environment instead; there --stack names it by its port (its file is
 .local/stacks/PORT/local-stack-env.json) or its --persist DIR; without --stack, port 3000's, or the
-only stack running.
-Against a deployed stage, export that environment (USERS_TABLE, SESSIONS_TABLE, API_KEYS_TABLE,
-RATE_LIMITS_TABLE and AWS credentials for the stage's account) and run it without --local.
+only stack running. Without either, the environment is used as it is (export the variables yourself).
 """
 
 from __future__ import annotations
@@ -36,14 +39,19 @@ sys.path.insert(0, str(ROOT / "layers" / "shared" / "python"))
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ops", description=__doc__.splitlines()[0])
     parser.add_argument("--local", action="store_true", help="use a running local stack's environment")
-    parser.add_argument("--stack", default="", metavar="PORT|DIR",
-                        help="with --local: the stack's port or its --persist DIR (default: port 3000's, or the "
-                             "only one running)")
+    parser.add_argument("--stack", default="", metavar="NAME|PORT|DIR",
+                        help="a deployed stack's CloudFormation name; with --local: the local stack's port or its "
+                             "--persist DIR (default: port 3000's, or the only one running)")
+    parser.add_argument("--region", default=None, help="the deployed stack's region (default: your profile's)")
     commands = parser.add_subparsers(dest="noun", required=True)
     users = commands.add_parser("users", help="user accounts").add_subparsers(dest="verb", required=True)
     for verb, text in (("disable", "disable an account"), ("enable", "enable an account again")):
         users.add_parser(verb, help=text).add_argument("email")
     tenants = commands.add_parser("tenants", help="tenants").add_subparsers(dest="verb", required=True)
+    create = tenants.add_parser("create", help="a tenant and its owner (the first admin of a new deployment)")
+    create.add_argument("name")
+    create.add_argument("--owner-email", required=True)
+    create.add_argument("--owner-name", default="Administrator")
     set_plan = tenants.add_parser("set-plan", help="move a tenant to another plan")
     set_plan.add_argument("tenant_id")
     set_plan.add_argument("plan", choices=("free", "starter", "growth", "enterprise"))
@@ -69,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(found, str):
             parser.error(found)
         os.environ.update(json.loads(found.read_text()))
+    elif args.stack:
+        found = stack_environment(args.stack, args.region)
+        if isinstance(found, str):
+            parser.error(found)
+        os.environ.update(found)
 
     if args.noun == "users":
         return _users(args)
@@ -93,6 +106,31 @@ def local_environment(stack: str) -> Path | str:
         return f"several local stacks are running (ports {ports}): name one, e.g. --stack {candidates[0].parent.name}"
     return (f"{candidates[0] if candidates else STACKS / '<port>' / ENVIRONMENT_FILE} is missing: start the local "
             "stack with scripts/dev (or name its port or --persist folder)")
+
+
+def stack_environment(stack_name: str, region: str | None = None) -> dict[str, str] | str:
+    """The functions' environment of a deployed stack, from its outputs: each output is named by the
+    logical id of the resource that template.yaml's Globals give a variable (UsersTable -> USERS_TABLE).
+    Else why not."""
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from devstack.template import load  # the template of this checkout: the variables and their resources
+
+    try:
+        cloudformation = boto3.client("cloudformation", region_name=region)
+        [stack] = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
+    except (ClientError, BotoCoreError) as exc:
+        return f"cannot read the stack {stack_name}: {exc}"
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs") or []}
+    variables = load()["Globals"]["Function"]["Environment"]["Variables"]
+    environment = {name: outputs[value["Ref"]] for name, value in variables.items()
+                   if isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in outputs}
+    if "USERS_TABLE" not in environment:
+        return f"the stack {stack_name} has no UsersTable output: deploy this version of template.yaml first"
+    if region:
+        environment["AWS_REGION"] = environment["AWS_DEFAULT_REGION"] = region
+    return environment
 
 
 def _operator() -> str:
@@ -138,6 +176,8 @@ def _tenants(args: argparse.Namespace) -> int:
     from svc_core.data.common import ConditionFailed
     from svc_core.domain import tenants
 
+    if args.verb == "create":
+        return _create_tenant(args)
     try:
         if args.verb == "set-plan":
             tenant = tenants.set_plan(args.tenant_id, args.plan)
@@ -147,6 +187,25 @@ def _tenants(args: argparse.Namespace) -> int:
         print(f"no tenant has the id {args.tenant_id}", file=sys.stderr)
         return 1
     print(json.dumps({k: tenant[k] for k in ("id", "name", "plan", "status", "updated_at")}))
+    return 0
+
+
+def _create_tenant(args: argparse.Namespace) -> int:
+    import secrets
+
+    from svc_core.domain.tenants import create_tenant_with_owner
+    from svc_core.platform.errors import Conflict
+
+    password = secrets.token_urlsafe(18)
+    try:
+        made = create_tenant_with_owner(tenant_name=args.name, email=args.owner_email, user_name=args.owner_name,
+                                        password=password)
+    except Conflict as exc:
+        print(exc.message, file=sys.stderr)
+        return 1
+    # The password is shown this once (only its hash is stored): give it to the owner to sign in with.
+    print(json.dumps({"tenant": made["tenant"], "owner": {"id": made["user"]["id"], "email": made["user"]["email"],
+                                                           "password": password}}))
     return 0
 
 

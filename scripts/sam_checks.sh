@@ -3,7 +3,9 @@
 #   1. cfn-lint template.yaml
 #   2. sam validate --lint --region us-east-1
 #   3. sam build            (into .aws-sam/build; the layer for python3.13 / arm64)
-#   4. the built layer's layout: python/svc_core and its dependencies, arm64 binaries
+#   4. the guided deploy's authentication check (the SAM CLI's own, scripts/guided_auth_check.py):
+#      no API event makes `sam deploy --guided` ask "has no authentication. Is this okay?"
+#   5. the built layer's layout: python/svc_core and its dependencies, arm64 binaries
 # One line per step with its result and time; a failed step's output is printed after the
 # summary, and the script exits non-zero.
 #
@@ -105,6 +107,7 @@ PY
 
 run_step "cfn-lint" "$LOG_DIR/cfn-lint.log" "$CFN_LINT" template.yaml
 run_step "sam validate --lint" "$LOG_DIR/validate.log" "$SAM" validate --lint --region us-east-1
+run_step "guided deploy auth" "$LOG_DIR/guided.log" "$SAM_VENV/bin/python" scripts/guided_auth_check.py template.yaml
 run_step "sam build" "$LOG_DIR/build.log" "$SAM" build --build-dir .aws-sam/build --cache-dir .aws-sam/cache
 run_step "layer layout" "$LOG_DIR/layer.log" check_layer
 

@@ -9,7 +9,7 @@ from devstack.template import Resolver
 from tests.support.functions import load_function
 
 
-PUBLIC = {"/api/v1/.well-known/jwks.json", "/api/v1/openapi.json", "/api/v1/docs", "/api/v1/docs/redoc.standalone.js",
+PUBLIC = {"/api/v1/health", "/api/v1/.well-known/jwks.json", "/api/v1/openapi.json", "/api/v1/docs", "/api/v1/docs/redoc.standalone.js",
           "/api/v1/auth/register", "/api/v1/auth/login",
           "/api/v1/auth/refresh", "/api/v1/auth/logout"}
 

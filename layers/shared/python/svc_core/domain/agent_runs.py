@@ -638,6 +638,9 @@ def _save(tenant_id: str, run: dict[str, Any], state: dict[str, Any], toolbox: T
         run["version"] = version  # a cancel came between the last check and this write: it wins
         return _cancel_now(tenant_id, run, state, toolbox, deps)
     run.update(version=stored["version"], leaseUntil=stored.get("leaseUntil"))
+    if event_type:  # the run ended with this write
+        from svc_core.platform import metrics  # on first use: not a start-up import
+        metrics.agent_run(run["status"], run["id"])
     return _view(stored)
 
 

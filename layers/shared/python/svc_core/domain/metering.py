@@ -100,6 +100,8 @@ def record_call(tenant_id: str, source: str, source_id: str, result: Any) -> dic
     returns the record."""
     record = usage_record(tenant_id, source, source_id, result.model_id, result.usage)
     billing_ledger.record_usage(record)
+    from svc_core.platform import metrics  # on first use: not a start-up import
+    metrics.model_call(source, record["model"], record["inputTokens"], record["outputTokens"], record["microCredits"])
     return record
 
 

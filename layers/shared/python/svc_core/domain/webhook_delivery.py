@@ -176,6 +176,8 @@ def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int, *, no
         logger.info("webhook attempt", extra={"webhook_id": webhook_id, "event_id": event.id,
                                               "attempt": attempt, "outcome": outcome,
                                               "status_code": fields.get("statusCode"), "error": fields.get("error")})
+        from svc_core.platform import metrics  # on first use: not a start-up import
+        metrics.webhook_delivery(outcome, fields.get("latencyMs"))
 
     subscription = webhooks_table.get(tenant_id, webhook_id)
     if subscription is None or not subscription.get("enabled"):

@@ -346,6 +346,9 @@ class Api:
             logger.info("request", extra={"method": event.get("httpMethod"), "resource": event.get("resource"),
                                           "status": response["statusCode"],
                                           "latency_ms": round((time.perf_counter() - started) * 1000, 2)})
+            from svc_core.platform import metrics  # on first use, as every caller: not a start-up import
+            metrics.request(event.get("httpMethod", ""), event.get("resource", ""), response["statusCode"],
+                            round((time.perf_counter() - started) * 1000, 2), state.request_id)
             return response
 
     @contextlib.contextmanager

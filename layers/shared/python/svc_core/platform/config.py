@@ -72,6 +72,9 @@ class Settings:
     key_cache_seconds: int = setting(60, env="API_KEY_CACHE_SECONDS")
     tenant_policy_cache_seconds: int = 60
     stage: str = "dev"
+    # A prod stage refuses the test payment provider and the offline model (it would give credits away
+    # and answer with canned text) unless this says it is meant (template.yaml's AllowTestProviders).
+    allow_test_providers: bool = False
     # BYOS storage: the region serving a request, and the probe of a customer's endpoint.
     aws_region: str = setting("us-east-1", env=("AWS_REGION", "AWS_DEFAULT_REGION"), blank_is_default=True)
     allow_loopback_endpoints: bool = False     # loopback endpoints (and http) for local development only
@@ -125,6 +128,19 @@ class Settings:
     # Browser front-ends: the origins (comma-separated scheme://host[:port]) whose pages may call the API
     # with credentials (svc_core.http.cors). Empty: none.
     cors_allowed_origins: str = ""
+
+    def __post_init__(self) -> None:
+        if self.stage == "prod" and not self.allow_test_providers:
+            unsafe = [f"{name}={value}" for name, value, test in (
+                ("PAYMENT_PROVIDER", self.payment_provider, "test"), ("MODEL_PROVIDER", self.model_provider, "offline"))
+                if value == test]
+            if unsafe:
+                raise UnsafeSettings(f"STAGE=prod refuses {', '.join(unsafe)}: set the real provider, or "
+                                     "ALLOW_TEST_PROVIDERS=true (AllowTestProviders) if this is meant")
+
+
+class UnsafeSettings(ValueError):
+    """Settings a stage must not run with: the function fails at start rather than serve with them."""
 
 
 _PARSE = {"str": str, "int": int, "float": float, "bool": lambda text: text.strip().lower() == "true"}
