@@ -22,7 +22,9 @@ for _path in (LAYER, ROOT):
 # every client (ours and the children's) is pointed at the emulator by AWS_ENDPOINT_URL.
 SAFE_AWS_ENV = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
                 "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
-                "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_DISABLED": "true"}
+                "POWERTOOLS_TRACE_DISABLED": "true",
+                # Metrics on, as deployed: each request prints its EMF line (to /dev/null here).
+                "POWERTOOLS_METRICS_DISABLED": "false"}
 DROPPED_ENV = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
                "AWS_ENDPOINT_URL", "PYTHONPATH")
 
