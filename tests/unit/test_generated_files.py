@@ -85,8 +85,8 @@ def test_a_body_comes_from_the_request_models_examples():
 
 def test_the_expected_status_is_the_operations_first_2xx_unless_named():
     statuses = sample_events.expected_statuses()
-    assert statuses["Projects-CreateProject"] == 201 and statuses["Projects-GetProject"] == 200
-    assert statuses["Agents-ApproveRun"] == sample_events.EXPECTED_STATUS["Agents-ApproveRun"][0] == 409
+    assert statuses["Projects-CreateProject"] == (201,) and statuses["Projects-GetProject"] == (200,)
+    assert statuses["Agents-ApproveRun"] == (sample_events.EXPECTED_STATUS["Agents-ApproveRun"][0],) == (409,)
 
 
 def test_the_events_target_writes_only_events(monkeypatch, capsys):
