@@ -1,4 +1,5 @@
 """Start the local stack:  python -m devstack [--port 3000] [--credentials FILE] [--persist DIR] [--allow-origin ORIGIN]
+                                             [--sam-local] [--sam-host HOST] [--emulator-bind ADDRESS]
 
 Prints the base URL and the development credentials, writes them to the credentials file
 (default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The functions'
