@@ -17,6 +17,7 @@ import base64
 import json
 import os
 import re
+import secrets
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -137,12 +138,12 @@ def _collection_creators(events: dict[str, dict[str, Any]]) -> dict[str, str]:
 
 def _renamed(event: dict[str, Any], key: str) -> dict[str, Any]:
     """The create event with a name of the sample's own: names are unique in some collections (secrets),
-    and the event itself must still create its object later."""
+    the event itself must still create its object later, and a restart makes new spares."""
     if not event.get("body"):
         return event
     body = json.loads(base64.b64decode(event["body"]))
     if isinstance(body, dict) and isinstance(body.get("name"), str):
-        suffix = "_" + re.sub(r"[^A-Za-z0-9]", "_", key)
+        suffix = "_" + re.sub(r"[^A-Za-z0-9]", "_", key) + "_" + secrets.token_hex(3)
         body["name"] = body["name"][: 100 - len(suffix)] + suffix
     return {**event, "body": base64.b64encode(json.dumps(body).encode()).decode()}
 

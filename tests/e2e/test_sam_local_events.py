@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from devstack import sam_local, sample_events
+from devstack.bootstrap import bootstrap
 from devstack.template import Resolver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,9 +74,16 @@ def _run_function(logical_id: str, handler: str, code_dir: Path, env: dict[str, 
     return json.loads(out.read_text())
 
 
+# The events' caller: a loopback address of its own, so the sign-in throttles it meets are its own.
+SOURCE_IP = "127.0.0.77"
+
+
 @pytest.fixture(scope="module")
 def answers(local_stack, tmp_path_factory):
-    values = sam_local.create_samples(local_stack.base_url, local_stack.credentials)
+    # A tenant of its own: the events change what they name (plan, settings, storage) and add objects.
+    credentials = bootstrap(local_stack.base_url, tmp_path_factory.mktemp("sam-creds") / "credentials.json",
+                            email="sam-local@example.com", tenant_name="sam local")
+    values = sam_local.create_samples(local_stack.base_url, credentials)
     env_file = sam_local.write_env_vars(local_stack.environment, local_stack.parameters, "127.0.0.1",
                                         tmp_path_factory.mktemp("sam") / "sam-env.json")
     env_vars = json.loads(env_file.read_text())
@@ -86,6 +94,7 @@ def answers(local_stack, tmp_path_factory):
         event = json.loads((ROOT / "events" / f"{name}.json").read_text())
         try:
             filled = sam_local.fill(event, values, absent_ok=sample_events.absent_allowed(name))
+            filled["requestContext"]["identity"]["sourceIp"] = SOURCE_IP
         except sam_local.MissingSample as missing:
             problems[name] = str(missing)
             continue
@@ -137,3 +146,27 @@ def test_the_env_vars_file_names_every_function_and_reaches_the_host(local_stack
         assert env["AWS_ENDPOINT_URL"].startswith(f"http://{sam_local.LINUX_BRIDGE_HOST}:")
         assert env["PROJECTS_TABLE"] == local_stack.environment["PROJECTS_TABLE"]
         assert not any("127.0.0.1" in value for value in env.values()), env
+
+
+def test_the_stack_writes_filled_events_and_keeps_its_samples_across_a_restart(local_stack, tmp_path):
+    from devstack.__main__ import _write_sam_local_files
+    credentials = bootstrap(local_stack.base_url, tmp_path / "credentials.json", email="sam-files@example.com",
+                            tenant_name="sam local files")
+    kept = tmp_path / "samples.json"
+    _write_sam_local_files(local_stack, credentials, tmp_path, "host.docker.internal", kept, samples=True)
+    written = sorted(path.stem for path in (tmp_path / "events").glob("*.json"))
+    assert written == EVENT_NAMES
+    for path in (tmp_path / "events").glob("*.json"):
+        assert "{{" not in path.read_text(), path.name
+        assert oct(path.stat().st_mode & 0o777) == "0o600"
+    get = json.loads((tmp_path / "events" / "Projects-GetProject.json").read_text())
+    assert get["headers"]["Authorization"] == f"Bearer {credentials['apiKey']}"
+    assert json.loads((tmp_path / "sam-env.json").read_text())["ProjectsFunction"]["AWS_ENDPOINT_URL"].startswith(
+        "http://host.docker.internal:")
+    first = json.loads(kept.read_text())
+    assert "api_key" not in first and "password" not in first and not any(k.startswith("spare:") for k in first)
+    # A restart with --persist: the same samples, new spares.
+    spare_before = json.loads((tmp_path / "events" / "Projects-DeleteProject.json").read_text())["path"]
+    _write_sam_local_files(local_stack, credentials, tmp_path, "host.docker.internal", kept, samples=True)
+    assert json.loads(kept.read_text()) == first
+    assert json.loads((tmp_path / "events" / "Projects-DeleteProject.json").read_text())["path"] != spare_before
