@@ -8,7 +8,12 @@
 - the --env-vars file: every function's environment (by logical id, and "Parameters" for all) pointing at
   the local stack's emulator endpoints, as a container reaches them: env_vars().
 
-The local stack (python -m devstack) writes .local/events/ and .local/sam-env.json at start.
+The local stack writes .local/sam-env.json at start, and .local/events/ with --sam-local. For a stack
+already running (or another one the credentials file names):
+
+    python -m devstack.sam_local [--credentials .local/dev-credentials.json] [--out DIR]
+
+creates the samples and writes the filled events (default: events/ beside the credentials file).
 """
 
 from __future__ import annotations
@@ -259,3 +264,23 @@ def write_private(path: Path, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m devstack.sam_local",
+                                     description="Create the sample objects the events of events/ name on the "
+                                                 "stack the credentials file names, and write the events filled.")
+    parser.add_argument("--credentials", type=Path, default=ROOT / ".local" / "dev-credentials.json",
+                        help="the development credentials (baseUrl, apiKey, tenantId, user) the local stack wrote")
+    parser.add_argument("--out", type=Path, help="where to write the events (default: events/ beside the credentials)")
+    args = parser.parse_args(argv)
+    credentials = json.loads(args.credentials.read_text())
+    values = create_samples(credentials["baseUrl"], credentials)
+    written = write_events(values, args.out or args.credentials.parent / "events")
+    print(f"{len(written)} events filled in {args.out or args.credentials.parent / 'events'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

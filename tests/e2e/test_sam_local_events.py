@@ -170,3 +170,14 @@ def test_the_stack_writes_filled_events_and_keeps_its_samples_across_a_restart(l
     _write_sam_local_files(local_stack, credentials, tmp_path, "host.docker.internal", kept, samples=True)
     assert json.loads(kept.read_text()) == first
     assert json.loads((tmp_path / "events" / "Projects-DeleteProject.json").read_text())["path"] != spare_before
+
+
+def test_the_events_are_filled_for_a_running_stack_by_command(local_stack, tmp_path):
+    credentials = bootstrap(local_stack.base_url, tmp_path / "credentials.json", email="sam-command@example.com",
+                            tenant_name="sam local command")
+    done = subprocess.run([sys.executable, "-m", "devstack.sam_local", "--credentials", str(tmp_path / "credentials.json"),
+                           "--out", str(tmp_path / "filled")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(path.stem for path in (tmp_path / "filled").glob("*.json")) == EVENT_NAMES
+    me = json.loads((tmp_path / "filled" / "Auth-Me.json").read_text())
+    assert me["headers"]["Authorization"] == f"Bearer {credentials['apiKey']}"
