@@ -13,9 +13,10 @@ placeholders, never with a credential or an id of one machine's data:
 - the body is the OpenAPI document's example of the operation's request model (or one built from
   its schema), an id field of it (`projectId`) naming a sample object too.
 
-devstack/sam_local.py creates the sample objects through the API and fills the placeholders:
-the local stack writes the usable copies into .local/events/ at start. EXPECTED_STATUS says
-which status an event is written for (the operation's first 2xx unless named there).
+devstack/sam_local.py creates the sample objects through the API and fills the placeholders: the
+local stack writes the usable copies into .local/events/ at start with --sam-local (docs/sam-local.md).
+EXPECTED_STATUS says which status an event is written for (the operation's first 2xx unless named
+there); tests/e2e/test_sam_local_events.py invokes every event and expects it.
 
 The shape is SAM CLI's sample (`sam local generate-event apigateway aws-proxy`, stage v1), written
 down here once so that regenerating the files needs no SAM CLI. The e2e tests compare the local
@@ -37,7 +38,6 @@ from devstack.template import ROOT, load
 EVENTS_DIR = ROOT / "events"
 STAGE = "v1"
 API_KEY = "{{api_key}}"
-TENANT_ID = "{{tenant_id}}"
 SPARE = "spare:"  # a DELETE's own object: {{spare:projects}}
 _PLACEHOLDER = re.compile(r"\{\{([^{}]+)\}\}")
 _API_PREFIX = ("api", "v1")
@@ -62,8 +62,8 @@ EXPECTED_STATUS: dict[str, tuple[int | tuple[int, ...], str]] = {
     "OAuth-Authorize": (400, "the state comes from a started flow and the code from the provider"),
     "OAuth-Start": (404, "the local stack configures no OAuth provider (the OAuthProviders parameter)"),
     "OAuth-StartPost": (404, "the local stack configures no OAuth provider (the OAuthProviders parameter)"),
-    "Regions-ValidateStorage": (403, "bring-your-own storage needs the growth plan; the development tenant's is lower"),
     "OAuth-DeleteConnection": (404, "connections come from a completed provider flow"),
+    "Regions-ValidateStorage": (403, "bring-your-own storage needs the growth plan; the development tenant's is lower"),
     "StripeWebhook-StripeWebhook": (401, "the local stack configures no payment provider's webhook secret"),
 }
 
