@@ -1,9 +1,15 @@
 """Start the local stack:  python -m devstack [--port 3000] [--credentials FILE] [--persist DIR] [--allow-origin ORIGIN]
+                                             [--sam-local] [--sam-host HOST] [--emulator-bind ADDRESS]
 
 Prints the base URL and the development credentials, writes them to the credentials file
 (default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The functions'
 environment (for `python -m ops --local`) is written beside the stack's own state: in DIR with
 --persist, else in .local/stacks/PORT/ (removed at stop, as the data it names is).
+
+For `sam local` (docs/sam-local.md) it writes sam-env.json beside the credentials file: the
+--env-vars file, every function pointed at this stack's emulators at the address (--sam-host) a
+container reaches the host by. With --sam-local it also creates the sample objects the events of
+events/ name in the development tenant and writes the filled events there, in events/.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from devstack import sam_local
 from devstack.bootstrap import bootstrap, write_credentials
 from devstack.stack import DEFAULT_ALLOWED_ORIGINS, ENGINES, MOTO_ENGINE_CAVEATS, ROOT, LocalStack, environment_file
 
@@ -37,6 +44,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="a browser front-end's origin (scheme://host[:port]) that may call the API with "
                              "credentials (CORS); repeat for several; given, it replaces the default "
                              f"{DEFAULT_ALLOWED_ORIGINS}")
+    parser.add_argument("--sam-host", default=sam_local.default_container_host(), metavar="HOST",
+                        help="the host's address as a `sam local` container reaches it, written into sam-env.json "
+                             f"(default here: {sam_local.default_container_host()}; {sam_local.DOCKER_DESKTOP_HOST} "
+                             f"on Docker Desktop, the docker0 bridge's {sam_local.LINUX_BRIDGE_HOST} on Linux)")
+    parser.add_argument("--emulator-bind", default="127.0.0.1", metavar="ADDRESS",
+                        help="the address the AWS emulator (moto) listens on (default 127.0.0.1: this machine "
+                             f"only); on Linux, {sam_local.LINUX_BRIDGE_HOST} lets `sam local` containers on "
+                             "Docker's default bridge reach it too")
+    parser.add_argument("--sam-local", action="store_true",
+                        help="create the sample objects the events of events/ name (a project, an agent, a run, ...) "
+                             "in the development tenant, and write the events filled beside the credentials file")
     args = parser.parse_args(argv)
     if any("*" in origin or "," in origin for origin in args.allow_origins or ()):
         parser.error("--allow-origin takes one exact origin (no `*`, no commas); repeat it for several")
@@ -54,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.allow_origins:
         parameters["AllowedOrigins"] = ",".join(args.allow_origins)
     stack = LocalStack(port=args.port, log=log, parameters=parameters,
-                       persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator)
+                       persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator,
+                       emulator_bind=args.emulator_bind)
     env_file: Path | None = None
     try:
         stack.start()
@@ -70,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         env_file = environment_file(stack.gateway.port, stack.persist_dir)
         env_file.parent.mkdir(parents=True, exist_ok=True)
         write_credentials({**stack.environment, "PUBLIC_BASE_URL": stack.base_url}, env_file)
+        _write_sam_local_files(stack, credentials, args.credentials.parent, args.sam_host,
+                               args.persist / "samples.json" if args.persist else None, samples=args.sam_local)
         print(f"local stack ready in {time.monotonic() - started:.1f} s at {stack.base_url}/api/v1", flush=True)
         print(f"browser front-ends allowed (CORS): {stack.parameters['AllowedOrigins'] or 'none'}", flush=True)
         print(f"credentials written to {args.credentials}:", flush=True)
@@ -81,6 +102,26 @@ def main(argv: list[str] | None = None) -> int:
         if env_file is not None and stack.persist_dir is None:
             env_file.unlink(missing_ok=True)  # the in-memory data it names is gone
     return 0
+
+
+def _write_sam_local_files(stack: LocalStack, credentials: dict, directory: Path, host: str,
+                           kept: Path | None, *, samples: bool) -> None:
+    """The --env-vars file for `sam local`; with samples, the sample objects and the filled events too
+    (a failure here is reported, and the stack serves on)."""
+    try:
+        env_vars = sam_local.write_env_vars({**stack.environment, "PUBLIC_BASE_URL": stack.base_url},
+                                            stack.parameters, host, directory / "sam-env.json")
+        print(f"sam local: --env-vars {env_vars} (host {host}; docs/sam-local.md)", flush=True)
+        if not samples:
+            return
+        earlier = json.loads(kept.read_text()) if kept and kept.exists() else None
+        values = sam_local.create_samples(stack.base_url, credentials, kept=earlier)
+        if kept:
+            sam_local.write_private(kept, json.dumps(sam_local.lasting(values)))
+        events = sam_local.write_events(values, directory / "events")
+        print(f"sam local: {len(events)} events filled in {directory / 'events'}", flush=True)
+    except Exception as error:  # noqa: BLE001 - the stack itself is up; say what sam local lacks
+        print(f"WARNING: the files for sam local were not written: {error}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

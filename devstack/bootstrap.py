@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 
-def bootstrap(base_url: str, credentials_file: Path) -> dict[str, Any]:
+def bootstrap(base_url: str, credentials_file: Path, *, email: str = "dev@example.com",
+              tenant_name: str = "Development") -> dict[str, Any]:
     from svc_core.auth.scopes import ALL_SCOPES
     from svc_core.domain.api_keys import issue_key
     from svc_core.domain.tenants import create_tenant_with_owner
 
     password = secrets.token_urlsafe(18)
-    made = create_tenant_with_owner(tenant_name="Development", email="dev@example.com", password=password,
+    made = create_tenant_with_owner(tenant_name=tenant_name, email=email, password=password,
                                     user_name="Local Developer")
     key = issue_key(tenant_id=made["tenant"]["id"], created_by=made["user"]["id"], name="local development",
                     key_type="sdk", environment="Development", scopes=sorted(ALL_SCOPES))

@@ -26,15 +26,17 @@ def die_with_parent() -> None:
         pass
 
 
-def start_emulator(port: int) -> subprocess.Popen:
-    """moto's server in a child process that never outlives the stack."""
-    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+def start_emulator(port: int, bind: str = "127.0.0.1") -> subprocess.Popen:
+    """moto's server in a child process that never outlives the stack, listening on bind (loopback unless
+    containers must reach it: `sam local`, docs/sam-local.md)."""
+    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", bind, "-p", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                preexec_fn=die_with_parent if sys.platform == "linux" else None)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1).close()
+            host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0") else bind
+            urllib.request.urlopen(f"http://{host}:{port}/moto-api/", timeout=1).close()
             return process
         except OSError:
             if process.poll() is not None:

@@ -37,7 +37,7 @@ MOTO_ENGINE_CAVEATS = (
 class LocalStack:
     def __init__(self, *, port: int = 3000, host: str = "127.0.0.1", parameters: dict[str, str] | None = None,
                  emulator_endpoint: str | None = None, containers: int = 4, persist_dir: Path | None = None,
-                 engine: str = "dynamodb-local", log=print) -> None:
+                 engine: str = "dynamodb-local", emulator_bind: str = "127.0.0.1", log=print) -> None:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}")
         if engine == "moto" and persist_dir is not None:
@@ -53,6 +53,7 @@ class LocalStack:
         self.parameters = {"AllowLoopbackEndpoints": "true", "ModelProvider": "offline",
                            "AllowedOrigins": DEFAULT_ALLOWED_ORIGINS, **(parameters or {})}
         self.emulator_endpoint = emulator_endpoint
+        self.emulator_bind = emulator_bind  # moto's address: loopback, or one containers reach (sam local)
         self.containers = containers
         self.emulator: subprocess.Popen | None = None
         self.gateway: Gateway | None = None
@@ -65,8 +66,9 @@ class LocalStack:
     def start(self) -> "LocalStack":
         if self.emulator_endpoint is None:
             emulator_port = free_port()
-            self.emulator = start_emulator(emulator_port)
-            self.emulator_endpoint = f"http://127.0.0.1:{emulator_port}"
+            self.emulator = start_emulator(emulator_port, self.emulator_bind)
+            host = "127.0.0.1" if self.emulator_bind in ("127.0.0.1", "0.0.0.0") else self.emulator_bind
+            self.emulator_endpoint = f"http://{host}:{emulator_port}"
         kept_secrets = None
         if self.engine == "dynamodb-local":
             # The tables on AWS's own engine (atomic conditions, real transactions and streams), in

@@ -22,6 +22,9 @@ READ_ELSEWHERE = {
     "AWS_LWA_INVOKE_MODE": "the Lambda Web Adapter",
     "AWS_LWA_PORT": "the Lambda Web Adapter",
     "AWS_LWA_READINESS_CHECK_PROTOCOL": "the Lambda Web Adapter",
+    "AWS_ENDPOINT_URL": "botocore (empty in AWS; the local stack's emulator under sam local --env-vars)",
+    "AWS_ENDPOINT_URL_DYNAMODB": "botocore (empty in AWS; DynamoDB Local under sam local --env-vars)",
+    "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": "botocore (empty in AWS; DynamoDB Local under sam local --env-vars)",
 }
 
 

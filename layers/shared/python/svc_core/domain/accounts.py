@@ -54,9 +54,9 @@ Password = Annotated[str, StringConstraints(min_length=12, max_length=256)]
 
 
 class RegisterBody(RequestBody):
-    email: Email
-    password: Password
-    name: name_text(200)  # type: ignore[valid-type]
+    email: Email = Field(examples=["ada@example.com"])
+    password: Password = Field(examples=["correct horse battery staple"])
+    name: name_text(200) = Field(examples=["Ada Lovelace"])  # type: ignore[valid-type]
 
 
 class LoginBody(RequestBody):

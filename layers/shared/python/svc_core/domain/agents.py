@@ -106,7 +106,7 @@ class AgentConfigUpdate(PatchBody):
 
 class AgentUpdate(PatchBody):
     """Only the fields sent change; name, systemPrompt and config may be left out, not set to null."""
-    name: Name = Field(None, description=NAME_HELP)  # type: ignore[assignment]
+    name: Name = Field(None, description=NAME_HELP, examples=["Changelog writer"])  # type: ignore[assignment]
     systemPrompt: SystemPrompt = Field(None, description=PROMPT_HELP)  # type: ignore[assignment]
     config: AgentConfigUpdate = Field(None, description="merged into the stored config")  # type: ignore[assignment]
 

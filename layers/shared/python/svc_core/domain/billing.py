@@ -44,7 +44,7 @@ class BillingPurchaseCreate(RequestBody):
     ]})
 
     pack: Optional[Literal[tuple(PACKS)]] = Field(  # type: ignore[valid-type]
-        default=None, description="one of the packs: " + ", ".join(f"{k} ({v} credits)" for k, v in PACKS.items()))
+        default=None, examples=[next(iter(PACKS))], description="one of the packs: " + ", ".join(f"{k} ({v} credits)" for k, v in PACKS.items()))
     credits: Optional[whole_number(MIN_CUSTOM_CREDITS, MAX_CUSTOM_CREDITS)] = Field(  # type: ignore[valid-type]
         default=None, description=f"a custom amount: whole credits, {MIN_CUSTOM_CREDITS} to {MAX_CUSTOM_CREDITS:,}")
 
@@ -57,7 +57,8 @@ class BillingPurchaseCreate(RequestBody):
 
 class BillingSubscriptionCreate(RequestBody):
     plan: Literal[plans.PLANS] = Field(  # type: ignore[valid-type]
-        description="the plan to be on: free cancels the subscription, any other starts or changes it")
+        description="the plan to be on: free cancels the subscription, any other starts or changes it",
+        examples=["starter"])
 
 
 class BillingGiftCardRedeem(RequestBody):

@@ -38,28 +38,34 @@ LIFETIME_SECONDS = 600
 POLL_INTERVAL_SECONDS = 5
 _CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud and typed without doubt
 
-LoginId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{43}$")]
+LoginId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{43}$"),
+                    Field(examples=["x4Qy0oR3c8mVvT2bZL9aK1nE5wJ7hU6sD0fG3pM8qYk"])]
+_STATE_EXAMPLE = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 State = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
 class StartBody(RequestBody):
-    state: State = Field(description="32 random bytes, hex")
+    state: State = Field(description="32 random bytes, hex", examples=[_STATE_EXAMPLE])
     codeChallenge: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{43}$")] = Field(
-        description="BASE64URL(SHA256(codeVerifier)), no padding")
+        description="BASE64URL(SHA256(codeVerifier)), no padding",
+        examples=["E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"])  # RFC 7636's example
     codeChallengeMethod: Literal["S256"]
-    cliVersion: Annotated[str, StringConstraints(min_length=1, max_length=32, pattern=r"^[0-9A-Za-z.+_-]+$")]
-    platform: Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[0-9A-Za-z._ /()-]+$")]
+    cliVersion: Annotated[str, StringConstraints(min_length=1, max_length=32, pattern=r"^[0-9A-Za-z.+_-]+$")] = Field(
+        examples=["1.0.0"])
+    platform: Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[0-9A-Za-z._ /()-]+$")] = Field(
+        examples=["linux x86_64"])
 
 
 class DecisionBody(RequestBody):
     loginId: LoginId
-    state: State
+    state: State = Field(examples=[_STATE_EXAMPLE])
 
 
 class TokenBody(RequestBody):
     loginId: LoginId
     codeVerifier: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._~-]{43,128}$")] = Field(
-        description="The PKCE verifier (RFC 7636: 43 to 128 characters)")
+        description="The PKCE verifier (RFC 7636: 43 to 128 characters)",
+        examples=["dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"])  # RFC 7636's example
 
 
 class Started(BaseModel):

@@ -33,7 +33,7 @@ class ProjectCreate(RequestBody):
 class ProjectUpdate(PatchBody):
     """Only the fields sent change; description and language may be set to null."""
     name: Name = None  # may be left out, not set to null  # type: ignore[assignment]
-    description: Description | None = None
+    description: Description | None = Field(None, examples=["The service's documentation site"])
     language: Language | None = None
 
 

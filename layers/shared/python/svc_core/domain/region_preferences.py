@@ -166,7 +166,7 @@ class PreferencesUpdate(RequestBody):
     primaryRegion: RegionId = Field(  # type: ignore[assignment]
         None, description="an available region of the catalogue; may be left out, not set to null")
     secondaryRegion: RegionId | None = Field(None, description="an available region other than the primary")
-    dataResidencyRequired: bool = None  # type: ignore[assignment]
+    dataResidencyRequired: bool = Field(None, examples=[False])  # type: ignore[assignment]
     dataResidencyRegion: Jurisdiction | None = Field(None, description="a jurisdiction of the catalogue")
     complianceLevel: ComplianceLevel = Field(  # type: ignore[assignment]
         None, description="an open list of lowercase identifiers; " + ", ".join(RULED_LEVELS) + " have rules: "

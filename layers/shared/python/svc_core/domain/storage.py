@@ -98,7 +98,8 @@ class _ByosBody(RequestBody):
                                                                        "byosSecretKey": ["byosAccessKey"]}})
     storageMode: Literal["byos"]
     byosEndpoint: Endpoint | None = Field(None, description="s3: optional; azure: the account endpoint")
-    byosRegion: AwsRegion | None = Field(None, description="s3: the bucket's region; others: optional")
+    byosRegion: AwsRegion | None = Field(None, description="s3: the bucket's region; others: optional",
+                                         examples=["us-east-1"])
     # Not nullable: a key sent is a key. repr=False: the keys stay out of every repr of the body
     # (Powertools logs a route's arguments at DEBUG).
     byosAccessKey: Secret = Field(None, repr=False,  # type: ignore[assignment]
@@ -119,10 +120,12 @@ class _ByosBody(RequestBody):
 def _provider_model(provider: str, rules: ProviderRules) -> type[_ByosBody]:
     bucket = Annotated[str, StringConstraints(min_length=3, max_length=rules.bucket_max, pattern=rules.bucket_pattern)]
     fields: dict[str, Any] = {"byosProvider": (Literal[provider], ...),  # type: ignore[valid-type]
-                              "byosBucket": (bucket, Field(description=f"{rules.bucket_rule}"))}
+                              "byosBucket": (bucket, Field(description=f"{rules.bucket_rule}",
+                                                           examples=["svc-sample-files"]))}
     for name in rules.required:  # the same type as the optional field, now required and not null
         annotation = _ByosBody.model_fields[name].annotation.__args__[0]  # type: ignore[union-attr]
-        fields[name] = (annotation, Field(description=_ByosBody.model_fields[name].description))
+        optional = _ByosBody.model_fields[name]
+        fields[name] = (annotation, Field(description=optional.description, examples=optional.examples))
     return create_model(f"{provider.capitalize()}StorageBody", __base__=_ByosBody, **fields)
 
 

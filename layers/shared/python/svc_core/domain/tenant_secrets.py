@@ -72,7 +72,7 @@ class SecretCreate(RequestBody):
 class SecretUpdate(PatchBody):
     """A new value makes a new version; description may be set to null. The name does not change."""
     value: Value = Field(None, description=VALUE_HELP)  # may be left out, not set to null  # type: ignore[assignment]
-    description: Description | None = Field(None, description=DESCRIPTION_HELP)
+    description: Description | None = Field(None, description=DESCRIPTION_HELP, examples=["The model provider's key"])
 
 
 

@@ -108,7 +108,8 @@ class SettingsPatch(PatchBody):
                     "Needs the ip_allowlist feature of the plan.")
     billingEmail: Annotated[str, StringConstraints(max_length=254, pattern=EMAIL)] | None = None
     timezone: Timezone | None = Field(default=None, description="An IANA time zone, e.g. Europe/Berlin "
-                                                                 "(the tzdata package's list)")
+                                                                 "(the tzdata package's list)",
+                                      examples=["Europe/Berlin"])
 
     @field_validator("ipAllowlist")
     @classmethod

@@ -188,7 +188,7 @@ class WebhookUpdate(PatchBody):
     events: Events = Field(None, description=EVENTS_HELP)  # type: ignore[assignment]
     enabled: bool = Field(None, description="false stops deliveries; true resumes them and clears "  # type: ignore[assignment]
                                             "disabledReason, disabled_at and first_failure_at")
-    description: Description | None = Field(None, description=DESCRIPTION_HELP)
+    description: Description | None = Field(None, description=DESCRIPTION_HELP, examples=["Release announcements"])
 
 
 class WebhookRotate(RequestBody):
