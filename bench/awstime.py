@@ -23,16 +23,50 @@ from collections import Counter
 from typing import Any
 
 
+def covered(spans: list[tuple[float, float]]) -> float:
+    """The time covered by any of the spans: calls made at once (the two rate-limit counts go
+    out together) are not counted twice."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(spans):
+        if stop > end:
+            total += stop - max(start, end)
+            end = stop
+    return total
+
+
 class AwsCalls:
+    """Spans of the calls, per request (reset between requests); each figure is the time covered
+    by its spans. CPU figures use the process's CPU clock: both threads of a request count."""
+
     def __init__(self) -> None:
         self.reset()
 
     def reset(self) -> None:
         self.operations: Counter[str] = Counter()
-        self.inside = 0.0       # before-call -> after-call
-        self.inside_cpu = 0.0   # the same, in this thread's CPU time
-        self.client_side = 0.0  # provide-client-params -> before-call
-        self.whole = 0.0        # BaseClient._make_api_call, entry to return
+        self.inside_spans: list[tuple[float, float]] = []       # before-call -> after-call
+        self.inside_cpu_spans: list[tuple[float, float]] = []   # the same, in process CPU time
+        self.client_spans: list[tuple[float, float]] = []       # provide-client-params -> before-call
+        self.whole_spans: list[tuple[float, float]] = []        # BaseClient._make_api_call, entry to return
+
+    @property
+    def inside(self) -> float:
+        return covered(self.inside_spans)
+
+    @property
+    def inside_cpu(self) -> float:
+        return covered(self.inside_cpu_spans)
+
+    @property
+    def client_side(self) -> float:
+        return covered(self.client_spans)
+
+    @property
+    def inside_or_client_side(self) -> float:
+        return covered(self.inside_spans + self.client_spans)
+
+    @property
+    def whole(self) -> float:
+        return covered(self.whole_spans)
 
     @property
     def count(self) -> int:
@@ -48,17 +82,17 @@ class AwsCalls:
             return
         begun = context.pop("_bench_begin", None)
         if begun is not None:
-            self.client_side += now - begun
+            self.client_spans.append((begun, now))
         context["_bench_before"] = now
-        context["_bench_before_cpu"] = time.thread_time()
+        context["_bench_before_cpu"] = time.process_time()
         self.operations[model.name] += 1
 
     def _after(self, context: dict[str, Any] | None = None, **_: Any) -> None:
         started = (context or {}).pop("_bench_before", None)
         started_cpu = (context or {}).pop("_bench_before_cpu", None)
         if started is not None:
-            self.inside += time.perf_counter() - started
-            self.inside_cpu += time.thread_time() - started_cpu
+            self.inside_spans.append((started, time.perf_counter()))
+            self.inside_cpu_spans.append((started_cpu, time.process_time()))
 
     def install(self) -> "AwsCalls":
         import botocore.client
@@ -72,7 +106,7 @@ class AwsCalls:
             try:
                 return original(client, operation_name, api_params)
             finally:
-                calls.whole += time.perf_counter() - started
+                calls.whole_spans.append((started, time.perf_counter()))
 
         botocore.client.BaseClient._make_api_call = timed
         session = aws._session()

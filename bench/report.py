@@ -94,7 +94,7 @@ def warm_rows(w: WarmResult) -> list[tuple]:
         ("  GET /projects/{id}: handler - AWS calls", f"{overhead_med:.0f} us (p99 {overhead_p99:.0f} us)",
          "", "", f"{w.calls_per_request:.2f} AWS calls per request"),
         ("    same in CPU time", f"{cpu_med:.0f} us (p99 {cpu_p99:.0f} us)", "", "",
-         "thread CPU time: what neighbours on the machine do not inflate"),
+         "process CPU time (both threads of a request): what neighbours on the machine do not inflate"),
         ("    without botocore's client side", f"{layer_med:.0f} us (p99 {layer_p99:.0f} us)", "", "",
          "also minus params validation, endpoint rules, serialization (wall)"),
         ("    the shared layer's own time", f"{own_med:.0f} us (p99 {own_p99:.0f} us)",

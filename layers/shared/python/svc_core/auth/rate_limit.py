@@ -56,12 +56,6 @@ def consume(counter_key: str, limit: int | None = None, counter: str = "credenti
     return Allowance(limit=limit, hits=hits, reset=start + cfg.rate_limit_window_seconds, counter=counter)
 
 
-def take_back(counter_key: str, allowance: Allowance) -> None:
-    """Undo the hit `allowance` counted (its request was refused by another counter)."""
-    window_seconds = settings().rate_limit_window_seconds
-    rate_limits_table.take_back_hit(counter_key, allowance.reset - window_seconds)
-
-
 def tenant_key(tenant_id: str) -> str:
     return f"tenant#{tenant_id}"
 

@@ -78,23 +78,6 @@ def count_request(pk: str, window_start: int, window_seconds: int) -> tuple[int,
     raise RuntimeError("rate-limit counter did not settle")
 
 
-def take_back_hit(pk: str, window_start: int) -> None:
-    """Undo one hit of this window (a request another counter refused); nothing when the window
-    has moved on or holds no hit."""
-    try:
-        aws.client("dynamodb").update_item(
-            TableName=settings().rate_limits_table,
-            Key={"pk": {"S": pk}},
-            UpdateExpression="SET #h = #h - :one",
-            ConditionExpression="#w = :w AND #h > :zero",
-            ExpressionAttributeNames={"#w": "windowStart", "#h": "hits"},
-            ExpressionAttributeValues=values(one=1, w=window_start, zero=0),
-        )
-    except Exception as exc:
-        if not is_condition_failure(exc):
-            raise
-
-
 def revoke_item(pk: str, now: float) -> dict[str, Any]:
     """A TransactWriteItems entry that marks a credential revoked (kept: no TTL)."""
     return {"Update": {
