@@ -35,6 +35,7 @@ class Settings:
     cli_sessions_table: str = "cli-sessions"
     webhooks_table: str = "webhooks"
     webhook_deliveries_table: str = "webhook-deliveries"
+    events_table: str = "events"   # the event log: every published event, per tenant, 30 days
     webhook_delivery_queue_url: str = ""
     oauth_flows_table: str = "oauth-flows"
     oauth_connections_table: str = "oauth-connections"
