@@ -317,6 +317,7 @@ class DeliveryAttempt(ApiModel):
     error: str | None = None
     next_retry_at: str | None = None
     attempted_at: str
+    resent_by: str | None = None
 
 
 class QueuedEvent(ApiModel):
