@@ -799,6 +799,11 @@ _call_command(regions, "storage", click.option("--tenant", "tenant_id"),
               "The tenant's storage configuration (never its keys).")
 
 
+from svc_client.listen import listen  # noqa: E402 - the command's own module, registered here
+
+cli.add_command(listen)
+
+
 def main() -> None:
     cli(prog_name="svc")
 

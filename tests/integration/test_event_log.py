@@ -163,3 +163,54 @@ def test_the_scope_and_the_roles(stack, logged):
         assert get(stack.user_token(tenant, role), event_id).status == 200
     assert listed(stack.new_key(tenant, ["events:read"])["key"]).status == 200
     assert_error(listed("svc_sdk_notakey"), 401, "UNAUTHORIZED")
+
+
+# ---- the event stream (GET /events/stream) -------------------------------------------------------
+
+def test_the_stream_follower_sends_each_event_once_even_when_logged_late(stack):
+    from svc_core.auth.context import TenantContext  # noqa: F401 - the context's type, built below
+    from svc_core.domain import event_stream
+    tenant, _ = stack.tenant_with_key()
+    ctx = type("Ctx", (), {"tenant_id": tenant})()
+    now = timeutil.now()
+    before = make_event(tenant, "project.created", now - 60, {"id": "proj_before"})
+    assert event_log.record(before)
+    follower = event_stream.open_stream(ctx, None, None)
+    assert follower.step() == []                         # nothing logged since it started
+    first = make_event(tenant, "project.created", timeutil.now(), {"id": "proj_1"})
+    event_log.record(first)
+    assert [e["id"] for e in follower.step()] == [first.id]
+    # An event that happened before `first` but is logged after it (the publisher's moment) still comes, once.
+    late = make_event(tenant, "project.deleted", timeutil.now() - 2, {"id": "proj_late"})
+    event_log.record(late)
+    second = make_event(tenant, "project.created", timeutil.now(), {"id": "proj_2"})
+    event_log.record(second)
+    assert [e["id"] for e in follower.step()] == [late.id, second.id]
+    assert follower.step() == []
+    # Only the types asked for; a resumed stream starts after its Last-Event-ID.
+    only_created = event_stream.open_stream(ctx, ["project.created"], first.id)
+    assert [e["id"] for e in only_created.step()] == [second.id]
+    resumed = event_stream.open_stream(ctx, None, first.id)
+    assert [e["id"] for e in resumed.step()] == [late.id, second.id]
+    assert resumed.step() == []
+
+
+def test_the_buffered_stream_answers_server_sent_events(stack, logged):
+    key, events = logged["key"], logged["events"]
+
+    def stream(**query: str):
+        return call("event_stream", "EventStream-StreamEvents", token=key, query=query or None)
+
+    reply = stream(lastEventId=events[3]["id"], types="agent.completed,project.deleted")
+    assert reply.status == 200 and reply.headers["content-type"].startswith("text/event-stream")
+    blocks = [b for b in reply.text.split("\n\n") if b.strip()]
+    assert blocks[0].startswith("retry: 2000")
+    import json as _json
+    sent = [dict(line.split(": ", 1) for line in b.splitlines() if not line.startswith("retry")) for b in blocks]
+    assert [(s["id"], s["event"], _json.loads(s["data"])) for s in sent] == [
+        (e["id"], e["type"], e) for e in events[4:]]
+    assert_error(stream(types="project.renamed"), 400, "VALIDATION_ERROR")
+    assert_error(stream(lastEventId="42"), 400, "VALIDATION_ERROR")
+    reader = stack.new_key(logged["tenant"], ["webhooks:read"])["key"]
+    refused = call("event_stream", "EventStream-StreamEvents", token=reader)
+    assert assert_error(refused, 403, "FORBIDDEN")["requiredScope"] == "events:read"

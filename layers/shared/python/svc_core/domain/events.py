@@ -71,7 +71,11 @@ def record(event: Event) -> bool:
 
 def id_at(epoch_seconds: float, last: bool = False) -> str:
     """The lowest (or, last=True, highest) event id of that millisecond."""
-    ms = max(0, int(epoch_seconds * 1000))
+    return id_at_ms(int(epoch_seconds * 1000), last)
+
+
+def id_at_ms(ms: int, last: bool = False) -> str:
+    ms = max(0, ms)
     random_part = (1 << _RANDOM_BITS) - 1 if last else 0
     return f"{EVENT_PREFIX}_{ids.ulid_text((ms << _RANDOM_BITS) | random_part)}"
 
