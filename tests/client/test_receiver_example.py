@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import sqlite3
 import threading
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 from standardwebhooks import Webhook
 from werkzeug.serving import make_server
 
+from tests.support.waiting import waited
 from tests.support.webhook_receiver import new_secret
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "flask_receiver.py"
@@ -39,14 +39,6 @@ def rows(database: Path, sql: str) -> list[tuple]:
     with sqlite3.connect(database) as db:
         return db.execute(sql).fetchall()
 
-
-def waited(read, done, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = read()
-        if done(value) or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
 
 
 def test_the_example_receiver_applies_each_event_once(account, receiver):

@@ -6,14 +6,14 @@ delivers nothing more; a redelivery sends one again with the same webhook-id."""
 from __future__ import annotations
 
 import secrets
-import time
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import pytest
 
 from svc_core.platform import timeutil
 from svc_core.platform.config import settings
+from tests.support.waiting import waited
 from tests.support.webhook_receiver import Receiver, new_secret
 
 ZEROS = "0,0,0,0,0,0,0"   # 8 attempts with no wait between them
@@ -40,15 +40,6 @@ def compressed_retries(monkeypatch):
     monkeypatch.undo()
     settings.cache_clear()
 
-
-def waited(read: Callable[[], Any], done: Callable[[Any], bool], timeout: float = 30.0) -> Any:
-    """read() until done(value) holds: the stack's pollers work in the background."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = read()
-        if done(value) or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
 
 
 def test_a_replay_since_an_outage_delivers_every_missed_event_once(local_stack, tenant, compressed_retries):

@@ -154,7 +154,7 @@ def test_expired_events_are_gone_though_still_stored(stack):
 
 
 def test_the_scope_and_the_roles(stack, logged):
-    tenant, key = logged["tenant"], logged["key"]
+    tenant = logged["tenant"]
     event_id = logged["events"][0]["id"]
     for token in (stack.new_key(tenant, ["webhooks:read", "projects:read"])["key"],):
         assert assert_error(listed(token), 403, "FORBIDDEN")["requiredScope"] == "events:read"
@@ -168,10 +168,9 @@ def test_the_scope_and_the_roles(stack, logged):
 # ---- the event stream (GET /events/stream) -------------------------------------------------------
 
 def test_the_stream_follower_sends_each_event_once_even_when_logged_late(stack):
-    from svc_core.auth.context import TenantContext  # noqa: F401 - the context's type, built below
     from svc_core.domain import event_stream
     tenant, _ = stack.tenant_with_key()
-    ctx = type("Ctx", (), {"tenant_id": tenant})()
+    ctx = type("Ctx", (), {"tenant_id": tenant})()   # only the tenant is read
     now = timeutil.now()
     before = make_event(tenant, "project.created", now - 60, {"id": "proj_before"})
     assert event_log.record(before)

@@ -15,7 +15,7 @@ from svc_core.domain import events as event_log
 from svc_core.domain import webhook_replays
 from svc_core.platform import timeutil
 from svc_core.rules import events
-from tests.integration.test_webhook_delivery import Path, attempts, path, receivers  # noqa: F401 - fixtures
+from tests.integration.test_webhook_delivery import Path, attempts, path, receivers  # noqa: F401, F811 - fixtures
 from tests.support.functions import call
 from tests.support.projects import assert_error
 from tests.support.webhook_receiver import new_secret, register
