@@ -208,3 +208,51 @@ def test_another_tenants_replays_answer_as_missing(stack, path, receivers):
     reader = stack.new_key(tenant_id, ["webhooks:read"])["key"]
     assert progress(reader, webhook_id, replay_id).status == 200
     assert_error(replay(reader, webhook_id, since=timeutil.iso(timeutil.now())), 403, "FORBIDDEN")
+
+
+def test_a_replay_page_handed_back_queues_the_same_sends_and_counts_once(stack, path, receivers, monkeypatch):
+    from svc_core.data import webhook_deliveries_table, webhook_delivery_queue
+    tenant_id, key = stack.tenant_with_key()
+    receiver = receivers()
+    webhook_id = register(tenant_id, receiver.url, receiver.secret)
+    since = timeutil.iso(timeutil.now() - 1)
+    logged = []
+    for name in ("One", "Two", "Three"):
+        event = events.new_event("project.created", tenant_id, {"id": f"proj_{name}", "name": name})
+        event_log.record(event)   # in the log only: never delivered
+        logged.append(event)
+    replay_id = replay(key, webhook_id, since=since).data["id"]
+    path.clear()   # the replay's first page is run by hand below
+    step = webhook_delivery_queue.ReplayStep(replayId=replay_id, webhookId=webhook_id, tenantId=tenant_id,
+                                             position=webhook_replays.START)
+    queued, pages = [], []
+
+    class CrashOnce:
+        """The deliveries table, whose first move of the replay fails (a crash after the page was queued)."""
+        crashed = False
+
+        def __getattr__(self, name):
+            return getattr(webhook_deliveries_table, name)
+
+        def advance_replay(self, *args, **kwargs):
+            if not CrashOnce.crashed:
+                CrashOnce.crashed = True
+                raise RuntimeError("the function died here")
+            return webhook_deliveries_table.advance_replay(*args, **kwargs)
+
+    run = dict(deliveries=CrashOnce(), enqueue=queued.extend, enqueue_step=lambda s, *_: pages.append(s))
+    with pytest.raises(RuntimeError):
+        webhook_replays.run_step(step, **run)
+    webhook_replays.run_step(step, **run)   # the message comes back
+    webhook_replays.run_step(step, **run)   # a copy of it, later: the replay went on without it
+    first_page = [e.id for e in logged[:2]]
+    assert [m.event.id for m in queued] == first_page * 2 and {m.sendId for m in queued} == {replay_id}
+    assert [p.position for p in pages] == [logged[1].id] * 2
+    state = progress(key, webhook_id, replay_id).data
+    assert (state["matched"], state["queued"], state["skipped"], state["status"]) == (2, 2, 0, "running")
+    webhook_delivery_queue.enqueue(queued)   # both copies of the page's sends, then its next page
+    webhook_delivery_queue.enqueue_step(pages[0])
+    path.pump(timeout=30)
+    assert sorted(ids_received(receiver)) == sorted(e.id for e in logged)   # each once
+    state = progress(key, webhook_id, replay_id).data
+    assert (state["matched"], state["queued"], state["delivered"], state["status"]) == (3, 3, 3, "completed")
