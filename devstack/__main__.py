@@ -1,4 +1,5 @@
 """Start the local stack:  python -m devstack [--port 3000] [--credentials FILE] [--persist DIR] [--allow-origin ORIGIN]
+                                             [--parameter NAME=VALUE]
 
 Prints the base URL and the development credentials, writes them to the credentials file
 (default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The functions'
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 from devstack.bootstrap import bootstrap, write_credentials
+from devstack.template import load as load_template
 from devstack.stack import DEFAULT_ALLOWED_ORIGINS, ENGINES, MOTO_ENGINE_CAVEATS, ROOT, LocalStack, environment_file
 
 
@@ -37,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="a browser front-end's origin (scheme://host[:port]) that may call the API with "
                              "credentials (CORS); repeat for several; given, it replaces the default "
                              f"{DEFAULT_ALLOWED_ORIGINS}")
+    parser.add_argument("--parameter", action="append", metavar="NAME=VALUE", dest="parameters", default=[],
+                        help="a template parameter's value, e.g. WebhookRetrySchedule=1,1,1,1,1,1,1 (a receiver "
+                             "down past its retries within seconds); repeat for several")
     args = parser.parse_args(argv)
     if any("*" in origin or "," in origin for origin in args.allow_origins or ()):
         parser.error("--allow-origin takes one exact origin (no `*`, no commas); repeat it for several")
@@ -53,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     parameters = {"LogLevel": "WARNING"} if args.quiet else {}
     if args.allow_origins:
         parameters["AllowedOrigins"] = ",".join(args.allow_origins)
+    known = load_template().get("Parameters", {})
+    for given in args.parameters:
+        name, equals, value = given.partition("=")
+        if not equals or name not in known:
+            parser.error(f"--parameter takes NAME=VALUE with one of the template's parameters: {', '.join(known)}")
+        parameters[name] = value
     stack = LocalStack(port=args.port, log=log, parameters=parameters,
                        persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator)
     env_file: Path | None = None
