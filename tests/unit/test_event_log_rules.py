@@ -56,6 +56,8 @@ def test_the_streams_parameters():
     assert event_stream.parse_last_event_id(None, known) == known
     with pytest.raises(ValidationFailed):
         event_stream.parse_last_event_id("12", None)
+    with pytest.raises(ValidationFailed):   # the form of an id, but more than 128 bits: no event has it
+        event_stream.parse_last_event_id(None, "evt_ZZZZZZZZZZZZZZZZZZZZZZZZZZ")
     text = event_stream.format_event({"id": known, "type": "project.created", "data": {"name": "a\\nb"}})
     assert text.startswith(f"id: {known}\nevent: project.created\ndata: {{") and text.endswith("}\n\n")
     assert text.count("\n") == 4   # one data line: the JSON never spans lines

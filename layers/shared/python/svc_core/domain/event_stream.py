@@ -64,6 +64,8 @@ def parse_last_event_id(header: str | None, query: str | None) -> str | None:
     for value, name, where in ((header, "last-event-id", "header"), (query, "lastEventId", "query")):
         if value is not None and not re.fullmatch(LAST_EVENT_ID_PATTERN, value):
             raise _bad(name, where, f"String should match pattern '{LAST_EVENT_ID_PATTERN}'")
+        if value is not None and value[len(EVENT_PREFIX) + 1] > "7":   # 26 digits hold 130 bits; an id, 128
+            raise _bad(name, where, "not an event id: its first digit after evt_ is 0 to 7")
     return header if header is not None else query
 
 
