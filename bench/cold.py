@@ -34,6 +34,7 @@ FUNCTION_REQUESTS = [
     ("RegionsFunction", "ListRegions", "GET", "/api/v1/regions"),
     ("BillingFunction", "BillingSummary", "GET", "/api/v1/billing/summary"),
     ("OAuthFunction", "ListConnections", "GET", "/api/v1/oauth/connections"),
+    ("EventsFunction", "ListEvents", "GET", "/api/v1/events"),
     # Not StripeWebhookFunction: Stripe calls it (and retries), no user waits on its cold start.
 ]
 

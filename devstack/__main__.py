@@ -1,5 +1,6 @@
 """Start the local stack:  python -m devstack [--port 3000] [--credentials FILE] [--persist DIR] [--allow-origin ORIGIN]
                                              [--sam-local] [--sam-host HOST] [--emulator-bind ADDRESS]
+                                             [--parameter NAME=VALUE]
 
 Prints the base URL and the development credentials, writes them to the credentials file
 (default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The functions'
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from devstack import sam_local
 from devstack.bootstrap import bootstrap, write_credentials
+from devstack.template import load as load_template
 from devstack.stack import DEFAULT_ALLOWED_ORIGINS, ENGINES, MOTO_ENGINE_CAVEATS, ROOT, LocalStack, environment_file
 
 
@@ -55,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sam-local", action="store_true",
                         help="create the sample objects the events of events/ name (a project, an agent, a run, ...) "
                              "in the development tenant, and write the events filled beside the credentials file")
+    parser.add_argument("--parameter", action="append", metavar="NAME=VALUE", dest="parameters", default=[],
+                        help="a template parameter's value, e.g. WebhookRetrySchedule=1,1,1,1,1,1,1 (a receiver "
+                             "down past its retries within seconds); repeat for several")
     args = parser.parse_args(argv)
     if any("*" in origin or "," in origin for origin in args.allow_origins or ()):
         parser.error("--allow-origin takes one exact origin (no `*`, no commas); repeat it for several")
@@ -71,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     parameters = {"LogLevel": "WARNING"} if args.quiet else {}
     if args.allow_origins:
         parameters["AllowedOrigins"] = ",".join(args.allow_origins)
+    known = load_template().get("Parameters", {})
+    for given in args.parameters:
+        name, equals, value = given.partition("=")
+        if not equals or name not in known:
+            parser.error(f"--parameter takes NAME=VALUE with one of the template's parameters: {', '.join(known)}")
+        parameters[name] = value
     stack = LocalStack(port=args.port, log=log, parameters=parameters,
                        persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator,
                        emulator_bind=args.emulator_bind)

@@ -69,6 +69,11 @@ for _command in (identity.login, identity.logout, identity.whoami, identity.prof
     cli.add_command(_command)
 
 
+from svc_client.listen import listen  # noqa: E402 - the command's own module, registered here
+
+cli.add_command(listen)
+
+
 def main() -> None:
     cli(prog_name="svc")
 

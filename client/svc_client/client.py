@@ -86,6 +86,7 @@ class _Base:
         self.tenants = resources.Tenants(self)
         self.regions = resources.Regions(self)
         self.webhooks = resources.Webhooks(self)
+        self.events = resources.Events(self)
         self.billing = resources.Billing(self)
         self.secrets = resources.Secrets(self)
         self.api_keys = resources.ApiKeys(self)

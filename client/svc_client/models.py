@@ -317,6 +317,44 @@ class DeliveryAttempt(ApiModel):
     error: str | None = None
     next_retry_at: str | None = None
     attempted_at: str
+    resent_by: str | None = None
+
+
+class Event(ApiModel):
+    """An event of the event log, as the webhooks carry it: {id, type, timestamp, tenantId, data}."""
+    id: str
+    type: str
+    timestamp: str
+    tenant_id: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class Redelivery(ApiModel):
+    id: str
+    webhook_id: str
+    event_id: str
+    event_type: str
+
+
+class Replay(ApiModel):
+    """A replay's progress: done when status is completed and delivered + failed == queued."""
+    id: str
+    webhook_id: str
+    status: str
+    since: str
+    until: str
+    only_failed: bool
+    matched: int
+    queued: int
+    skipped: int
+    delivered: int
+    failed: int
+    created_at: str
+    completed_at: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.status == "completed" and self.delivered + self.failed == self.queued
 
 
 class QueuedEvent(ApiModel):

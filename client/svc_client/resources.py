@@ -25,6 +25,7 @@ from svc_client.models import (
     DeliveryAttempt,
     DeviceLoginStarted,
     DeviceLoginStatus,
+    Event,
     FeatureCheck,
     Invoice,
     LedgerEntry,
@@ -36,7 +37,9 @@ from svc_client.models import (
     Project,
     Purchase,
     QueuedEvent,
+    Redelivery,
     Redemption,
+    Replay,
     RegionalPreferences,
     RegionList,
     RoutingInfo,
@@ -318,6 +321,39 @@ class Webhooks(_Crud):
 
     def iter_deliveries(self, id: str, *, limit: int | None = None) -> Iterator[DeliveryAttempt]:
         return self._c._paginate(f"/webhooks/{_seg(id)}/deliveries", DeliveryAttempt, {"limit": limit})
+
+    def redeliver(self, id: str, event_id: str) -> Redelivery:
+        """Send one event of the event log to this webhook again: a new attempt with the same
+        webhook-id, signed with the current secret."""
+        return self._c._call("POST", f"/webhooks/{_seg(id)}/deliveries/{_seg(event_id)}/redeliver", model=Redelivery)
+
+    def replay(self, id: str, since: str, *, until: str | None = None, only_failed: bool | None = None) -> Replay:
+        """Queue again every event from `since` (ISO 8601 with an offset) to `until` (default: now)
+        that this webhook wants; `only_failed`: only those never delivered to it. Each event is sent
+        by one replay at most; follow it with `get_replay` until `.done`."""
+        return self._c._call("POST", f"/webhooks/{_seg(id)}/replay", model=Replay,
+                             json={"since": since, "until": until, "onlyFailed": only_failed})
+
+    def get_replay(self, id: str, replay_id: str) -> Replay:
+        return self._c._call("GET", f"/webhooks/{_seg(id)}/replays/{_seg(replay_id)}", model=Replay)
+
+
+class Events(Resource):
+    """The event log: the tenant's events of the last 30 days (scope events:read)."""
+
+    def list(self, *, type: str | None = None, object_id: str | None = None, since: str | None = None,  # noqa: A002
+             until: str | None = None, limit: int | None = None, cursor: str | None = None) -> Page[Event]:
+        """Newest first; a filtered page may be short and still have a next_cursor."""
+        return self._c._call("GET", "/events", model=Page[Event], params={
+            "type": type, "objectId": object_id, "since": since, "until": until, "limit": limit, "cursor": cursor})
+
+    def iter(self, *, type: str | None = None, object_id: str | None = None, since: str | None = None,  # noqa: A002
+             until: str | None = None, limit: int | None = None) -> Iterator[Event]:
+        return self._c._paginate("/events", Event, {"type": type, "objectId": object_id, "since": since,
+                                                    "until": until, "limit": limit})
+
+    def get(self, id: str) -> Event:
+        return self._c._call("GET", f"/events/{_seg(id)}", model=Event)
 
 
 class Secrets(_Crud):

@@ -34,7 +34,7 @@ class WebhookEvent(ApiModel):
 
 
 class ProjectEventData(Project):
-    changes: dict[str, Any] | None = None
+    changes: list[str] | None = None   # the names of the fields the change sent
 
 
 class ProjectEvent(WebhookEvent):

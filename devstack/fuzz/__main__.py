@@ -33,8 +33,9 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         credentials_file = Path(tmp) / "creds.json"
-        # A stream follows a turn until its end; bounding it keeps one fuzzed call from holding the run.
-        stack_env = {**os.environ, "CHAT_STREAM_MAX_SECONDS": "10"}
+        # A stream follows a turn (or the event log) until its end; bounding it keeps one fuzzed call from
+        # holding the run.
+        stack_env = {**os.environ, "CHAT_STREAM_MAX_SECONDS": "10", "EVENT_STREAM_MAX_SECONDS": "10"}
         stack = subprocess.Popen([sys.executable, "-m", "devstack", "--port", "0", "--quiet",
                                   "--credentials", str(credentials_file)], cwd=ROOT, env=stack_env,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -1,6 +1,8 @@
 """Publishes outbox events from the outbox table's stream to the EventBridge bus.
 
-Each stream record is one event; a record whose put fails is reported as a batch item
+Each stream record is one event. It is kept in the tenant's event log first (svc_core/domain/events.py,
+conditional on its id: a record handed back writes nothing twice), so an event a webhook receives
+can already be read, replayed and streamed. A record whose put fails is reported as a batch item
 failure, so the stream hands it (and what follows it in its shard) back until it succeeds.
 Consumers deduplicate by the event id: a retried batch may publish an event twice.
 """
@@ -13,6 +15,7 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item
+from svc_core.domain import events
 from svc_core.platform.config import settings
 from svc_core.platform.log import logger
 from svc_core.rules.events import Event
@@ -39,6 +42,7 @@ def publish(record) -> None:
     stored = from_item(image)
     stored.pop("ttl", None)  # the outbox table's own expiry, not part of the event
     event = Event.of(stored)
+    events.record(event)
     answer = aws.client("events").put_events(Entries=[to_entry(event)])
     if answer.get("FailedEntryCount"):
         code = answer["Entries"][0].get("ErrorCode")

@@ -1,11 +1,12 @@
-"""Webhooks: register, read, change, delete, rotate the signing secret, send a test event, and
-read the delivery log. Secrets are sealed at rest and never answered (but a generated one, once)."""
+"""Webhooks: register, read, change, delete, rotate the signing secret, send a test event, read
+the delivery log, and send events again (one, or a replay of a time range). Secrets are sealed at rest and never answered (but a generated one, once)."""
 
 from typing import Annotated, Optional
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from svc_core.domain import webhooks
+from svc_core.domain import webhook_replays, webhooks
+from svc_core.domain.webhook_replays import Redelivery, Replay, ReplayRequest
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.domain.webhooks import (DeliveryPage, TestEvent, Webhook, WebhookCreate, WebhookCreated, WebhookDeleted,
                                       WebhookPage, WebhookRotate, WebhookRotated, WebhookUpdate)
@@ -75,6 +76,30 @@ def list_webhook_deliveries(id: str,  # noqa: A002
                             limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
                             cursor: AttemptCursor = None):
     return webhooks.list_deliveries(api.tenant_context(), id, limit, cursor)
+
+
+@api.post("/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", scope="webhooks:write", status=202,
+          response_model=Redelivery, tags=TAGS, errors=(409,),
+          summary="Send one event of the event log to this webhook again (a new attempt, the same webhook-id)",
+          description="`deliveryId` is the delivery's `eventId`. Signed with the webhook's current secrets; its "
+                      "attempts appear in the deliveries with `resentBy`.")
+def redeliver_webhook_event(id: str, deliveryId: str):  # noqa: A002, N803 - the path parameters' names
+    return webhook_replays.redeliver(api.tenant_context(), id, deliveryId)
+
+
+@api.post("/api/v1/webhooks/{id}/replay", scope="webhooks:write", status=202, response_model=Replay, tags=TAGS,
+          errors=(409,), summary="Queue every event of a time range for this webhook again (one replay at a time)",
+          description="Each event is sent to the webhook by one replay at most (a replay twice does not deliver "
+                      "twice); `onlyFailed` leaves out the events delivered already. Read the progress with "
+                      "GET /webhooks/{id}/replays/{replayId}.")
+def replay_webhook_events(id: str, body: ReplayRequest):  # noqa: A002
+    return webhook_replays.start_replay(api.tenant_context(), id, body)
+
+
+@api.get("/api/v1/webhooks/{id}/replays/{replayId}", scope="webhooks:read", response_model=Replay, tags=TAGS,
+         summary="A replay's progress")
+def get_webhook_replay(id: str, replayId: str):  # noqa: A002, N803
+    return webhook_replays.get_replay(api.tenant_context(), id, replayId)
 
 
 api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda

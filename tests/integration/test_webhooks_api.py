@@ -639,7 +639,7 @@ def test_the_delivery_log_pages_newest_first_with_each_attempts_fields(stack):
     def view(a):
         return {"eventId": a["eventId"], "eventType": a["eventType"], "attempt": a["attempt"], "outcome": a["outcome"],
                 "statusCode": a["statusCode"], "latencyMs": a["latencyMs"], "error": a["error"],
-                "next_retry_at": a["nextRetryAt"], "attempted_at": a["attemptedAt"]}
+                "next_retry_at": a["nextRetryAt"], "attempted_at": a["attemptedAt"], "resentBy": None}
 
     everything = deliveries(key, webhook["id"])
     assert everything.status == 200, everything

@@ -112,7 +112,7 @@ def test_every_list_documents_the_cursor_pattern_the_server_checks():
                     string, = [s for s in parameter["schema"]["anyOf"] if s.get("type") == "string"]
                     patterns[f"{method.upper()} {path}"] = string
     lists = {"/projects", "/api-keys", "/oauth/connections", "/secrets", "/webhooks", "/agents", "/agents/{id}/runs",
-             "/chat/sessions", "/billing/invoices", "/billing/ledger"}
+             "/chat/sessions", "/billing/invoices", "/billing/ledger", "/events"}
     assert patterns == {**{f"GET /api/v1{p}": {"type": "string", "pattern": cursors.ID_CURSOR} for p in lists},
                         "GET /api/v1/webhooks/{id}/deliveries": {"type": "string", "pattern": cursors.ATTEMPT_CURSOR}}
 

@@ -14,5 +14,6 @@ ROLE_SCOPES: dict[str, frozenset[str]] = {
     "owner": ALL_SCOPES,
     "admin": ALL_SCOPES - {"billing:write"},
     "member": frozenset({"projects:read", "projects:write", "agents:read", "agents:write", "billing:read",
-                         "secrets:read", "tenants:read", "webhooks:read", "chat:read", "chat:write"}),
+                         "secrets:read", "tenants:read", "webhooks:read", "events:read",
+                         "chat:read", "chat:write"}),
 }

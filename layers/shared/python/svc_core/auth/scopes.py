@@ -20,7 +20,8 @@ SCOPES: dict[str, str] = {
     "tenants:read": "view the tenant, its settings, regions, storage configuration and plan features",
     "tenants:write": "change the tenant's settings, regional preferences and storage; create tenants",
     "webhooks:read": "list webhooks and their delivery log (never their secrets)",
-    "webhooks:write": "register, change, test, rotate the secret of and delete webhooks",
+    "webhooks:write": "register, change, test, rotate the secret of and delete webhooks; redeliver and replay events",
+    "events:read": "read and stream the tenant's event log (the last 30 days)",
     "keys:read": "list and view API keys (never their values)",
     "keys:write": "create, rotate and revoke API keys",
 }

@@ -9,7 +9,17 @@ Beside them, one mark per event delivered to the webhook, attemptKey = "!deliver
 (which sorts before every attempt, so listings skip the marks with `attemptKey >= "0"`), state
 "sending" (with leaseUntil, while one attempt sends it) or "delivered": an event that reaches the
 delivery queue twice, even at the same moment (its publisher retried a call that had gone
-through), is sent once.
+through), is sent once. A redelivery or a replay sends the event again under its own mark,
+"!delivered#<eventId>#<rdl_ or rpl_ id>" (its messages deduplicated the same way), and when it
+delivers, sets the event's own mark too (a replay of failed events then passes it by).
+
+Replays (domain/webhook_replays.py) keep their items here too, beside the marks:
+- "!replay#<rpl_ id>": the replay {replayId, tenantId, since, until, onlyFailed, status (running,
+  completed), position (the last event id looked at, or "start" before the first), matched, queued,
+  skipped, delivered, failed, created_at, completed_at};
+- "!replayed#<eventId>": the event was queued by the replay `replayId` (so another replay does not
+  send it twice); removed when that replay's delivery of it fails for good (a later replay may try);
+- "!replay-running": the one running replay of the webhook, until leaseUntil at the latest.
 """
 
 from __future__ import annotations
@@ -38,14 +48,20 @@ FIRST_ATTEMPT_KEY = "0"
 MARK_ATTEMPTS = 8   # about 10 s of tries: longer than a datastore's short stall
 
 
-def _mark_key(webhook_id: str, event_id: str) -> dict[str, Any]:
-    return {"webhookId": {"S": webhook_id}, "attemptKey": {"S": f"!delivered#{event_id}"}}
+def _mark_key(webhook_id: str, event_id: str, send_id: str | None = None) -> dict[str, Any]:
+    suffix = f"#{send_id}" if send_id else ""
+    return _item_key(webhook_id, f"!delivered#{event_id}{suffix}")
 
 
-def claim(webhook_id: str, event_id: str, now: float, lease_seconds: float) -> str | float:
-    """Take the event's send to this webhook: "claimed" (send it), "delivered" (it was sent), or
-    the time another attempt's claim ends (it is sending now; try after that)."""
-    item = {**_mark_key(webhook_id, event_id), "state": {"S": "sending"},
+def _item_key(webhook_id: str, attempt_key_text: str) -> dict[str, Any]:
+    return {"webhookId": {"S": webhook_id}, "attemptKey": {"S": attempt_key_text}}
+
+
+def claim(webhook_id: str, event_id: str, now: float, lease_seconds: float, send_id: str | None = None) -> str | float:
+    """Take the event's send to this webhook (or its resend send_id): "claimed" (send it),
+    "delivered" (it was sent), or the time another attempt's claim ends (it is sending now; try
+    after that)."""
+    item = {**_mark_key(webhook_id, event_id, send_id), "state": {"S": "sending"},
             "leaseUntil": {"N": str(round(now + lease_seconds, 3))},
             "ttl": {"N": str(int(now) + RETENTION_SECONDS)}}
     try:
@@ -64,10 +80,10 @@ def claim(webhook_id: str, event_id: str, now: float, lease_seconds: float) -> s
         return float(old["leaseUntil"]["N"])
 
 
-def mark_delivered(webhook_id: str, event_id: str, delivered_at: float) -> None:
+def mark_delivered(webhook_id: str, event_id: str, delivered_at: float, send_id: str | None = None) -> None:
     """Kept for the retention; retried longer than other writes: the receiver has the event, and a
     mark lost here would send it again."""
-    item = {**_mark_key(webhook_id, event_id), "state": {"S": "delivered"},
+    item = {**_mark_key(webhook_id, event_id, send_id), "state": {"S": "delivered"},
             "ttl": {"N": str(int(delivered_at) + RETENTION_SECONDS)}}
     for attempt in range(MARK_ATTEMPTS):
         try:
@@ -79,11 +95,18 @@ def mark_delivered(webhook_id: str, event_id: str, delivered_at: float) -> None:
             time.sleep(min(2.0, 0.1 * 2 ** attempt))
 
 
-def release(webhook_id: str, event_id: str) -> None:
+def is_delivered(webhook_id: str, event_id: str) -> bool:
+    """Whether the event was delivered to this webhook (by its own delivery or a resend)."""
+    item = aws.client("dynamodb").get_item(TableName=_table(), Key=_mark_key(webhook_id, event_id),
+                                           ConsistentRead=True).get("Item")
+    return bool(item) and item.get("state", {}).get("S") == "delivered"
+
+
+def release(webhook_id: str, event_id: str, send_id: str | None = None) -> None:
     """Give the claim back after an attempt that did not deliver, so the retry can take it."""
     try:
         aws.client("dynamodb").delete_item(
-            TableName=_table(), Key=_mark_key(webhook_id, event_id), ConditionExpression="#s = :sending",
+            TableName=_table(), Key=_mark_key(webhook_id, event_id, send_id), ConditionExpression="#s = :sending",
             ExpressionAttributeNames={"#s": "state"}, ExpressionAttributeValues={":sending": {"S": "sending"}})
     except Exception as exc:
         if not is_condition_failure(exc):
@@ -95,6 +118,114 @@ def record(attempt: dict[str, Any], attempted_at: float) -> None:
     item = {**attempt, "attemptKey": attempt_key(int(attempted_at * 1000), attempt["eventId"], attempt["attempt"]),
             "ttl": int(attempted_at) + RETENTION_SECONDS}
     aws.client("dynamodb").put_item(TableName=_table(), Item=to_item(item))
+
+
+# ---- replays ------------------------------------------------------------------------------
+
+_RUNNING = "!replay-running"
+
+
+def _replay_key(webhook_id: str, replay_id: str) -> dict[str, Any]:
+    return _item_key(webhook_id, f"!replay#{replay_id}")
+
+
+def start_replay(webhook_id: str, replay: dict[str, Any], now: float, lease_seconds: int) -> bool:
+    """Store a new replay as the webhook's running one; False (nothing stored) while another runs."""
+    lock = {**_item_key(webhook_id, _RUNNING), "replayId": {"S": replay["replayId"]},
+            "leaseUntil": {"N": str(int(now) + lease_seconds)}, "ttl": {"N": str(int(now) + lease_seconds)}}
+    record = {**_replay_key(webhook_id, replay["replayId"]), **to_item({**replay, "ttl": int(now) + RETENTION_SECONDS})}
+    try:
+        aws.client("dynamodb").transact_write_items(TransactItems=[
+            {"Put": {"TableName": _table(), "Item": lock,
+                     "ConditionExpression": "attribute_not_exists(webhookId) OR leaseUntil < :now",
+                     "ExpressionAttributeValues": values(now=int(now))}},
+            {"Put": {"TableName": _table(), "Item": record, "ConditionExpression": "attribute_not_exists(webhookId)"}}])
+        return True
+    except Exception as exc:
+        if aws.error_code(exc) == "TransactionCanceledException":
+            return False
+        raise
+
+
+def get_replay(tenant_id: str, webhook_id: str, replay_id: str) -> dict[str, Any] | None:
+    item = aws.client("dynamodb").get_item(TableName=_table(), Key=_replay_key(webhook_id, replay_id),
+                                           ConsistentRead=True).get("Item")
+    record = from_item(item) if item else None
+    if record is None or record.get("tenantId") != tenant_id:
+        return None
+    for hidden in ("webhookId", "attemptKey", "ttl"):
+        record.pop(hidden, None)
+    return record
+
+
+def advance_replay(webhook_id: str, replay_id: str, position: str, new_position: str | None,
+                   counts: dict[str, int], finished_at: str | None) -> bool:
+    """Move the replay from `position` to `new_position` adding the counts (completed when
+    finished_at is given, and the webhook's running replay released); False when it was not at
+    `position` any more (this step was applied already)."""
+    names = {"#pos": "position"}
+    sets = ["#pos = :new"]
+    vals = values(old=position, new=new_position or position)
+    if finished_at:
+        names["#st"] = "status"
+        sets += ["#st = :done", "completed_at = :at"]
+        vals.update(values(done="completed", at=finished_at))
+    adds = []
+    for i, (name, amount) in enumerate(counts.items()):
+        names[f"#c{i}"] = name
+        vals[f":c{i}"] = {"N": str(amount)}
+        adds.append(f"#c{i} :c{i}")
+    expression = "SET " + ", ".join(sets) + (" ADD " + ", ".join(adds) if adds else "")
+    try:
+        aws.client("dynamodb").update_item(TableName=_table(), Key=_replay_key(webhook_id, replay_id),
+                                           UpdateExpression=expression, ConditionExpression="#pos = :old",
+                                           ExpressionAttributeNames=names, ExpressionAttributeValues=vals)
+    except Exception as exc:
+        if is_condition_failure(exc):
+            return False
+        raise
+    if finished_at:
+        try:
+            aws.client("dynamodb").delete_item(TableName=_table(), Key=_item_key(webhook_id, _RUNNING),
+                                               ConditionExpression="replayId = :r",
+                                               ExpressionAttributeValues=values(r=replay_id))
+        except Exception as exc:
+            if not is_condition_failure(exc):
+                raise
+    return True
+
+
+def count_replayed(webhook_id: str, replay_id: str, outcome: str) -> None:
+    """One of the replay's deliveries ended: outcome is "delivered" or "failed"."""
+    aws.client("dynamodb").update_item(TableName=_table(), Key=_replay_key(webhook_id, replay_id),
+                                       UpdateExpression="ADD #o :one", ConditionExpression="attribute_exists(webhookId)",
+                                       ExpressionAttributeNames={"#o": outcome}, ExpressionAttributeValues=values(one=1))
+
+
+def mark_replayed(webhook_id: str, event_id: str, replay_id: str, now: float) -> bool:
+    """Note that this replay queues the event; False when another replay queued it already (true
+    again for the same replay: a step handed back queues what it had queued)."""
+    item = {**_item_key(webhook_id, f"!replayed#{event_id}"), "replayId": {"S": replay_id},
+            "ttl": {"N": str(int(now) + RETENTION_SECONDS)}}
+    try:
+        aws.client("dynamodb").put_item(TableName=_table(), Item=item,
+                                        ConditionExpression="attribute_not_exists(webhookId) OR replayId = :r",
+                                        ExpressionAttributeValues=values(r=replay_id))
+        return True
+    except Exception as exc:
+        if is_condition_failure(exc):
+            return False
+        raise
+
+
+def unmark_replayed(webhook_id: str, event_id: str, replay_id: str) -> None:
+    """The replay's delivery of the event failed for good: a later replay may queue it again."""
+    try:
+        aws.client("dynamodb").delete_item(TableName=_table(), Key=_item_key(webhook_id, f"!replayed#{event_id}"),
+                                           ConditionExpression="replayId = :r", ExpressionAttributeValues=values(r=replay_id))
+    except Exception as exc:
+        if not is_condition_failure(exc):
+            raise
 
 
 def list_for_webhook(tenant_id: str, webhook_id: str, limit: int, after: AttemptPosition | None

@@ -5,6 +5,11 @@ these on the queue; the delivery function takes them off. One message per pair i
 a slow or failing endpoint from delaying or repeating the deliveries to another.
 
     {"event": {id, type, timestamp, tenantId, data}, "webhookId": "whk_...", "tenantId": "ten_..."}
+
+A redelivery or a replay adds "sendId" (its rdl_ or rpl_ id): the event is sent again, once per
+send id. A replay's work is on this queue too, one page of the event log per message:
+
+    {"replayStep": {"replayId": "rpl_...", "webhookId": "whk_...", "tenantId": "ten_...", "position": "..."}}
 """
 
 from __future__ import annotations
@@ -24,18 +29,42 @@ class DeliveryMessage(BaseModel):
     event: Event
     webhookId: str
     tenantId: str
+    sendId: str | None = None
 
     @classmethod
     def of(cls, body: str) -> DeliveryMessage:
         return cls.model_validate_json(body)
 
     def to_json(self) -> str:
-        return json.dumps({"event": self.event.payload(), "webhookId": self.webhookId, "tenantId": self.tenantId},
-                          separators=(",", ":"))
+        message = {"event": self.event.payload(), "webhookId": self.webhookId, "tenantId": self.tenantId}
+        if self.sendId:
+            message["sendId"] = self.sendId
+        return json.dumps(message, separators=(",", ":"))
 
 
-def delivery_message(event: Event, webhook_id: str) -> DeliveryMessage:
-    return DeliveryMessage(event=event, webhookId=webhook_id, tenantId=event.tenantId)
+class ReplayStep(BaseModel):
+    """One page of a replay's work: the events after `position` ("start": from its `since`)."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    replayId: str
+    webhookId: str
+    tenantId: str
+    position: str
+
+    @classmethod
+    def of(cls, body: str) -> ReplayStep | None:
+        """The step a message carries, or None for a delivery message."""
+        parsed = json.loads(body)
+        return cls.model_validate(parsed["replayStep"]) if "replayStep" in parsed else None
+
+
+def delivery_message(event: Event, webhook_id: str, send_id: str | None = None) -> DeliveryMessage:
+    return DeliveryMessage(event=event, webhookId=webhook_id, tenantId=event.tenantId, sendId=send_id)
+
+
+def enqueue_step(step: ReplayStep, delay_seconds: int = 0) -> None:
+    aws.client("sqs").send_message(QueueUrl=settings().webhook_delivery_queue_url, DelaySeconds=delay_seconds,
+                                   MessageBody=json.dumps({"replayStep": step.model_dump()}, separators=(",", ":")))
 
 
 def enqueue(messages: list[DeliveryMessage]) -> None:

@@ -46,6 +46,7 @@ from typing import Any, Callable
 from svc_core.adapters import sealing, webhook_http
 from svc_core.data import webhook_deliveries_table, webhook_delivery_queue, webhooks_table
 from svc_core.data.common import ConditionFailed
+from svc_core.domain import webhook_replays
 from svc_core.platform import timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.log import logger
@@ -164,12 +165,12 @@ def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int, *, no
     """Make attempt number `attempt` of this delivery message, log it, and say what follows."""
     cfg = settings()
     now = timeutil.now() if now is None else now
-    event, tenant_id, webhook_id = message.event, message.tenantId, message.webhookId
+    event, tenant_id, webhook_id, send_id = message.event, message.tenantId, message.webhookId, message.sendId
     schedule = parse_schedule(cfg.webhook_retry_schedule)
     entry: dict[str, Any] = {"webhookId": webhook_id, "tenantId": tenant_id, "eventId": event.id,
                              "eventType": event.type, "attempt": attempt, "statusCode": None,
                              "latencyMs": None, "error": None, "nextRetryAt": None,
-                             "attemptedAt": timeutil.iso(now)}
+                             "attemptedAt": timeutil.iso(now), "resentBy": send_id}
 
     def log(outcome: str, **fields: Any) -> None:
         webhook_deliveries_table.record({**entry, **fields, "outcome": outcome}, now)
@@ -182,10 +183,11 @@ def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int, *, no
     subscription = webhooks_table.get(tenant_id, webhook_id)
     if subscription is None or not subscription.get("enabled"):
         log("skipped", error="the webhook was deleted" if subscription is None else "the webhook is disabled")
-        return Decision("skipped")
+        return _replay_outcome(message, Decision("skipped"))
 
-    # The event may reach the queue twice (a publisher's retried call had gone through): one send.
-    claimed = webhook_deliveries_table.claim(webhook_id, event.id, now, cfg.webhook_timeout_seconds + 5)
+    # The event may reach the queue twice (a publisher's retried call had gone through): one send
+    # (one per resend: a redelivery or replay has its own mark).
+    claimed = webhook_deliveries_table.claim(webhook_id, event.id, now, cfg.webhook_timeout_seconds + 5, send_id)
     if claimed == "delivered":
         logger.info("already delivered", extra={"webhook_id": webhook_id, "event_id": event.id})
         return Decision("skipped")
@@ -194,10 +196,26 @@ def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int, *, no
     try:
         decision = _send(message, attempt, subscription, schedule, now, log, post, rand)
     except Exception:
-        webhook_deliveries_table.release(webhook_id, event.id)
+        webhook_deliveries_table.release(webhook_id, event.id, send_id)
         raise
     if decision.outcome != "delivered":
-        webhook_deliveries_table.release(webhook_id, event.id)  # the retry (if any) claims it again
+        webhook_deliveries_table.release(webhook_id, event.id, send_id)  # the retry (if any) claims it again
+    elif send_id:  # the event's own mark too: its delivery still retrying stops, onlyFailed passes it
+        webhook_deliveries_table.mark_delivered(webhook_id, event.id, now)
+    return _replay_outcome(message, decision)
+
+
+def _replay_outcome(message: webhook_delivery_queue.DeliveryMessage, decision: Decision) -> Decision:
+    """A replay's delivery that ended: counted in its progress; one that failed for good leaves the
+    event to a later replay."""
+    send_id = message.sendId
+    if not send_id or not send_id.startswith(webhook_replays.REPLAY_PREFIX + "_") or decision.retry_in is not None:
+        return decision
+    if decision.outcome == "delivered":
+        webhook_deliveries_table.count_replayed(message.webhookId, send_id, "delivered")
+    else:
+        webhook_deliveries_table.unmark_replayed(message.webhookId, message.event.id, send_id)
+        webhook_deliveries_table.count_replayed(message.webhookId, send_id, "failed")
     return decision
 
 
@@ -218,7 +236,7 @@ def _send(message: webhook_delivery_queue.DeliveryMessage, attempt: int, subscri
     answered = {"statusCode": result.status, "latencyMs": result.latency_ms}
 
     if is_success(result.status):
-        webhook_deliveries_table.mark_delivered(webhook_id, event.id, now)
+        webhook_deliveries_table.mark_delivered(webhook_id, event.id, now, message.sendId)
         log("delivered", **answered)
         if subscription.get("failingSince") is not None:
             webhooks_table.clear_failing(tenant_id, webhook_id)
@@ -281,6 +299,14 @@ def process(body: str, attempt: int, receipt_handle: str) -> Decision:
     """What the delivery function does with one SQS message. Raises RetryLater (after hiding the
     message for the delay) when the delivery is to be tried again; returns when the message is
     done with (delivered, disabled, skipped, or failed and copied to the dead-letter queue)."""
+    step = webhook_delivery_queue.ReplayStep.of(body)
+    if step is not None:  # a page of a replay's work, not a delivery
+        try:
+            webhook_replays.run_step(step)
+        except webhook_replays.StepEarly:
+            webhook_delivery_queue.retry_later(receipt_handle, webhook_replays.STEP_DELAY_SECONDS)
+            raise RetryLater(f"replay step {step.position} came early") from None
+        return Decision("replay step")
     decision = deliver(webhook_delivery_queue.DeliveryMessage.of(body), attempt)
     if decision.retry_in is not None:
         webhook_delivery_queue.retry_later(receipt_handle, decision.retry_in)

@@ -259,6 +259,8 @@ class DeliveryAttempt(BaseModel):
     error: str | None = Field(description="what went wrong, when something did")
     next_retry_at: str | None = Field(description="ISO 8601 UTC; when the next attempt is due, if one is")
     attempted_at: str = Field(description="ISO 8601 UTC")
+    resentBy: str | None = Field(description="the redelivery (rdl_...) or replay (rpl_...) that sent the event "
+                                             "again; null for the event's own delivery")
 
 
 class DeliveryPage(BaseModel):
@@ -279,7 +281,7 @@ def _attempt_view(item: dict[str, Any]) -> dict[str, Any]:
     return {"eventId": item["eventId"], "eventType": item["eventType"], "attempt": item["attempt"],
             "outcome": item["outcome"], "statusCode": item.get("statusCode"), "latencyMs": item.get("latencyMs"),
             "error": item.get("error"), "next_retry_at": item.get("nextRetryAt"),
-            "attempted_at": item["attemptedAt"]}
+            "attempted_at": item["attemptedAt"], "resentBy": item.get("resentBy")}
 
 
 # ---- rules ---------------------------------------------------------------------------------
@@ -439,15 +441,25 @@ def rotate_secret(ctx: TenantContext, webhook_id: str, body: WebhookRotate, stor
             "previous_secrets_expire_at": timeutil.iso(max(ends)) if ends else None}
 
 
+def enabled_webhook(ctx: TenantContext, webhook_id: str, action: str, store=webhooks_table) -> dict[str, Any]:
+    """The tenant's webhook, which must be enabled for the action (409 CONFLICT when it is not)."""
+    current = _read(ctx.tenant_id, webhook_id, store)
+    if not current.get("enabled"):
+        raise Conflict(f"The webhook is disabled; enable it (PATCH enabled: true) to {action}.", {"id": webhook_id})
+    return current
+
+
+def wanted_types(webhook: dict[str, Any]) -> list[str] | None:
+    """The event types a webhook receives; None for all of them."""
+    return None if ALL_EVENTS in webhook["events"] else list(webhook["events"])
+
+
 def send_test(ctx: TenantContext, webhook_id: str, store=webhooks_table,
               enqueue: Callable[[list[webhook_delivery_queue.DeliveryMessage]], None] = webhook_delivery_queue.enqueue
               ) -> dict[str, Any]:
     """A webhook.test event, queued for this webhook only (not through the bus: no other
     subscription receives it). Its attempts appear in the deliveries like any other."""
-    current = _read(ctx.tenant_id, webhook_id, store)
-    if not current.get("enabled"):
-        raise Conflict("The webhook is disabled; enable it (PATCH enabled: true) to send it a test event.",
-                       {"id": webhook_id})
+    enabled_webhook(ctx, webhook_id, "send it a test event", store)
     event = event_now(TEST_EVENT, ctx.tenant_id,
                       {"webhookId": webhook_id, "message": "This is a test event sent through the API."})
     enqueue([webhook_delivery_queue.delivery_message(event, webhook_id)])

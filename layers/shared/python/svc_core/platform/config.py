@@ -35,6 +35,7 @@ class Settings:
     cli_sessions_table: str = "cli-sessions"
     webhooks_table: str = "webhooks"
     webhook_deliveries_table: str = "webhook-deliveries"
+    events_table: str = "events"   # the event log: every published event, per tenant, 30 days
     webhook_delivery_queue_url: str = ""
     oauth_flows_table: str = "oauth-flows"
     oauth_connections_table: str = "oauth-connections"
@@ -109,6 +110,10 @@ class Settings:
     chat_stream_poll_ms: int = 100
     chat_stream_max_seconds: float = 300.0
     chat_stream_buffered_seconds: float = 25.0
+    # The event stream (GET /events/stream): how often it reads the log, heartbeat, the longest a stream lasts.
+    event_stream_poll_ms: int = 250
+    event_stream_heartbeat_seconds: float = 15.0
+    event_stream_max_seconds: float = 300.0
     # Billing: the ledger's table, Idempotency-Key records, the payment provider ("test": settles at once,
     # says so; "stripe": the Stripe API with the keys in the secret), what a new tenant starts with.
     billing_table: str = "billing"

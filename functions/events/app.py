@@ -1,0 +1,38 @@
+"""The event log: a tenant's events of the last 30 days, as the webhooks carry them."""
+
+from typing import Annotated, Optional
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from svc_core.domain import events
+from svc_core.domain.events import EventPage, EventType, LoggedEvent, TimeQuery
+from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+from svc_core.http.api import Api
+from svc_core.rules.cursors import IdCursor
+
+api = Api()
+TAGS = ["Events"]
+
+
+@api.get("/api/v1/events", scope=events.SCOPE, response_model=EventPage, tags=TAGS,
+         summary="List the tenant's events of the last 30 days, newest first",
+         description="Filters: `type` (one event name), `objectId` (the project, tenant or user the event is "
+                     "about; the run of an agent.* event), `since` and `until` (the event's time, both included). "
+                     "A filtered page may hold fewer than `limit` events and still have a `nextCursor`.")
+def list_events(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+                cursor: IdCursor = None,
+                type: Annotated[Optional[EventType], Query(description="only events of this name")] = None,  # noqa: A002
+                objectId: Annotated[Optional[str], Query(max_length=64,  # noqa: N803 - the API's field name
+                                                         description="only events about this object")] = None,
+                since: TimeQuery = None, until: TimeQuery = None):
+    return events.list_events(api.tenant_context(), limit, cursor, type, objectId, since, until)
+
+
+@api.get("/api/v1/events/{id}", scope=events.SCOPE, response_model=LoggedEvent, tags=TAGS,
+         summary="Read one event of the last 30 days")
+def get_event(id: str):  # noqa: A002 - the path parameter's name
+    return events.get_event(api.tenant_context(), id)
+
+
+api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda
+lambda_handler = api.handler

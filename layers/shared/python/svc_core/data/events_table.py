@@ -1,0 +1,104 @@
+"""The events table: the event log, every published event of a tenant, kept 30 days (TTL).
+
+Partition tenantId, sort id (evt_ ULID: time-ordered, so a time range is a key range). Item: the
+event's envelope {id, type, timestamp, tenantId, data} as the bus and the webhooks carry it, with
+objectId (the id of the object the event is about, for the objectId filter) and ttl (the event's
+time + 30 days, so a repeated write of one event is the same item).
+
+The outbox publisher writes each event here before putting it on the bus, conditional on the id:
+a stream record handed back after a failed put writes nothing twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svc_core.adapters import aws
+from svc_core.adapters.dynamo import from_item, to_item
+from svc_core.data.common import is_condition_failure, read_item
+from svc_core.platform.config import settings
+
+RETENTION_SECONDS = 30 * 86400
+_HIDDEN = ("ttl", "objectId")
+_READS_PER_PAGE = 5   # a filtered page reads at most this many times before it answers short
+
+
+def _table() -> str:
+    return settings().events_table
+
+
+def _key(tenant_id: str, event_id: str) -> dict[str, Any]:
+    return {"tenantId": {"S": tenant_id}, "id": {"S": event_id}}
+
+
+def _public(item: dict[str, Any]) -> dict[str, Any]:
+    record = from_item(item)
+    for name in _HIDDEN:
+        record.pop(name, None)
+    return record
+
+
+def put(payload: dict[str, Any], object_id: str | None, expires_at: int) -> bool:
+    """Store one event unless stored already; whether this call stored it."""
+    item = to_item({**payload, "objectId": object_id, "ttl": expires_at})
+    try:
+        aws.client("dynamodb").put_item(TableName=_table(), Item=item, ConditionExpression="attribute_not_exists(id)")
+        return True
+    except Exception as exc:
+        if is_condition_failure(exc):
+            return False
+        raise
+
+
+def get(tenant_id: str, event_id: str, now: float) -> dict[str, Any] | None:
+    item = read_item(_table(), _key(tenant_id, event_id), lambda i: i)
+    if item is None or int(item.get("ttl", {}).get("N", "0")) <= now:
+        return None  # expired, whether or not DynamoDB removed it yet
+    return _public(item)
+
+
+def query(tenant_id: str, *, low: str, high: str, newest_first: bool, limit: int, now: float,
+          after: str | None = None, event_types: list[str] | None = None, object_id: str | None = None
+          ) -> tuple[list[dict[str, Any]], str | None]:
+    """Events with low <= id <= high, in id order (or reversed), continuing after the id `after`,
+    of these types and this object only when given; at most `limit`, and the id of the last event
+    read when more may follow (a filtered page may be short, and go on after an event not shown)."""
+    if after is not None and not low <= after <= high:
+        # DynamoDB refuses a start key outside the key condition: past the range's far end nothing
+        # follows; before its near end, the page starts at that end.
+        if (after < low) if newest_first else (after > high):
+            return [], None
+        after = None
+    if low > high:
+        return [], None
+    names: dict[str, str] = {"#ttl": "ttl"}
+    vals: dict[str, Any] = {":t": {"S": tenant_id}, ":low": {"S": low}, ":high": {"S": high},
+                            ":now": {"N": str(int(now))}}
+    conditions = ["#ttl > :now"]
+    if event_types:
+        names["#type"] = "type"
+        keys = [f":e{i}" for i in range(len(event_types))]
+        vals.update({k: {"S": t} for k, t in zip(keys, event_types)})
+        conditions.append(f"#type IN ({', '.join(keys)})")
+    if object_id is not None:
+        vals[":o"] = {"S": object_id}
+        conditions.append("objectId = :o")
+    request: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t AND id BETWEEN :low AND :high",
+                               "FilterExpression": " AND ".join(conditions), "ExpressionAttributeNames": names,
+                               "ExpressionAttributeValues": vals, "ScanIndexForward": not newest_first,
+                               "ConsistentRead": True}
+    items: list[dict[str, Any]] = []
+    last = after
+    for _ in range(_READS_PER_PAGE):
+        request["Limit"] = limit - len(items)
+        if last:
+            request["ExclusiveStartKey"] = _key(tenant_id, last)
+        answer = aws.client("dynamodb").query(**request)
+        items += [_public(i) for i in answer.get("Items", [])]
+        evaluated = answer.get("LastEvaluatedKey")
+        if not evaluated:
+            return items, None
+        last = evaluated["id"]["S"]
+        if len(items) >= limit:
+            break
+    return items, last

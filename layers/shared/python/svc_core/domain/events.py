@@ -1,0 +1,130 @@
+"""The event log: every event of a tenant, readable for 30 days, in the envelope the webhooks carry.
+
+The outbox publisher records each event (record()) before it puts it on the bus, so what a webhook
+receives is in the log first; a replay (domain/webhook_replays.py) and the event stream read it.
+Ids are evt_ ULIDs, so the log's order is the events' time order and a time range (since, until)
+is a range of ids.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal, Optional
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from pydantic import BaseModel, Field
+
+from svc_core.auth.context import TenantContext
+from svc_core.data import events_table
+from svc_core.domain.paging import page
+from svc_core.platform import ids, timeutil
+from svc_core.platform.errors import NotFound, ValidationFailed
+from svc_core.rules import cursors
+from svc_core.rules.events import EVENT_PREFIX, EVENT_TYPES, Event
+
+RETENTION_DAYS = 30
+SCOPE = "events:read"
+_RANDOM_BITS = 80
+_LOWEST = f"{EVENT_PREFIX}_{ids.ulid_text(0)}"
+_HIGHEST = f"{EVENT_PREFIX}_{ids.ulid_text((1 << ids.ULID_BITS) - 1)}"
+TIME_PATTERN = r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,6})?)?(Z|[+-]\d\d:\d\d)$"
+
+EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
+TimeQuery = Annotated[Optional[str], Query(pattern=TIME_PATTERN, description=(
+    "ISO 8601 date and time with its offset, e.g. 2026-11-25T10:00:00Z"))]
+
+
+class LoggedEvent(BaseModel):
+    """An event as the webhooks carry it: {id, type, timestamp, tenantId, data}."""
+    id: str = Field(examples=["evt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    type: str = Field(examples=["project.created"])
+    timestamp: str = Field(description="ISO 8601 UTC, milliseconds")
+    tenantId: str
+    data: dict[str, Any] = Field(description="the event's data (see the events table in the webhooks guide)")
+
+
+class EventPage(BaseModel):
+    items: list[LoggedEvent]
+    nextCursor: str | None
+
+
+def object_id_of(event: Event) -> str | None:
+    """What the objectId filter matches: the run of an agent.* event, else the object's own id."""
+    value = event.data.get("runId") if event.type.startswith("agent.") else event.data.get("id")
+    return value if isinstance(value, str) else None
+
+
+def epoch_of(timestamp: str) -> float:
+    moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def record(event: Event) -> bool:
+    """Keep the event in its tenant's log for the retention; False when it was kept already (a
+    retried publish)."""
+    expires_at = int(epoch_of(event.timestamp)) + RETENTION_DAYS * 86400
+    return events_table.put(event.payload(), object_id_of(event), expires_at)
+
+
+def id_at(epoch_seconds: float, last: bool = False) -> str:
+    """The lowest (or, last=True, highest) event id of that millisecond."""
+    return id_at_ms(int(epoch_seconds * 1000), last)
+
+
+def id_at_ms(ms: int, last: bool = False) -> str:
+    ms = max(0, ms)
+    random_part = (1 << _RANDOM_BITS) - 1 if last else 0
+    return f"{EVENT_PREFIX}_{ids.ulid_text((ms << _RANDOM_BITS) | random_part)}"
+
+
+def parse_time(text: str | None, field: str) -> float | None:
+    if text is None:
+        return None
+    if not re.fullmatch(TIME_PATTERN, text):
+        raise _bad_time(field)
+    try:
+        return epoch_of(text)
+    except ValueError:
+        raise _bad_time(field) from None
+
+
+def _bad_time(field: str) -> ValidationFailed:
+    return ValidationFailed(f"{field} is not a date and time.", {"fields": [
+        {"field": field, "in": "query", "reason": "must be ISO 8601 with an offset, e.g. 2026-11-25T10:00:00Z"}]})
+
+
+def id_range(since: float | None, until: float | None) -> tuple[str, str]:
+    return (_LOWEST if since is None else id_at(since)), (_HIGHEST if until is None else id_at(until, last=True))
+
+
+def _not_found(event_id: str) -> NotFound:
+    return NotFound("The event does not exist.", {"id": event_id, "resource": "event"})
+
+
+def list_events(ctx: TenantContext, limit: int, cursor: str | None, event_type: str | None = None,
+                object_id: str | None = None, since: str | None = None, until: str | None = None,
+                store=events_table) -> dict[str, Any]:
+    """Newest first; since and until bound the events' time (both included)."""
+    low, high = id_range(parse_time(since, "since"), parse_time(until, "until"))
+    items, last = store.query(ctx.tenant_id, low=low, high=high, newest_first=True, limit=limit,
+                              now=timeutil.now(), after=cursors.id_after(cursor, EVENT_PREFIX),
+                              event_types=[event_type] if event_type else None, object_id=object_id)
+    return page(items, cursors.id_cursor(last) if last else None)
+
+
+def get_event(ctx: TenantContext, event_id: str, store=events_table) -> dict[str, Any]:
+    found = store.get(ctx.tenant_id, event_id, timeutil.now()) if ids.is_id(event_id, EVENT_PREFIX) else None
+    if found is None:
+        raise _not_found(event_id)
+    return found
+
+
+def events_after(tenant_id: str, after: str | None, limit: int, *, event_types: list[str] | None = None,
+                 until_id: str = _HIGHEST, store=events_table) -> tuple[list[dict[str, Any]], str | None]:
+    """The tenant's events after the id `after` (None: from the oldest kept), oldest first, up to
+    until_id; and the id to go on after when more may follow."""
+    return store.query(tenant_id, low=_LOWEST, high=until_id, newest_first=False, limit=limit,
+                       now=timeutil.now(), after=after, event_types=event_types)

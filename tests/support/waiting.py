@@ -1,0 +1,16 @@
+"""Waiting for what the local stack's pollers do in the background."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+
+def waited(read: Callable[[], Any], done: Callable[[Any], bool], timeout: float = 30.0) -> Any:
+    """read() until done(value) holds or the time is up; the last value read (the test asserts on it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if done(value) or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
