@@ -19,6 +19,7 @@ from svc_client.commands import (
     agents,
     billing,
     chat,
+    events,
     identity,
     keys,
     meta,
@@ -65,7 +66,7 @@ def cli(ctx: click.Context, base_url: str | None, profile: str | None, output: s
 
 for _command in (identity.login, identity.logout, identity.whoami, identity.profiles, projects.projects,
                  agents.agents, chat.chat, chat.sessions, keys.keys, secrets.secrets, secrets.oauth,
-                 webhooks.webhooks, billing.billing, tenants.tenants, tenants.regions, meta.api, meta.completion):
+                 webhooks.webhooks, events.events, billing.billing, tenants.tenants, tenants.regions, meta.api, meta.status, meta.completion):
     cli.add_command(_command)
 
 

@@ -30,6 +30,7 @@ from httpx_sse import EventSource
 from standardwebhooks import Webhook
 
 from svc_client._core import VERSION
+from svc_client.commands.base import examples
 from svc_client.store import _read_json, _write_private, config_dir
 
 USER_AGENT = f"svc-cli-listen/{VERSION}"
@@ -157,7 +158,10 @@ def _stream_once(svc, forwarder: Forwarder, types: str | None, err) -> None:
         response.close()
 
 
-@click.command()
+@click.command(epilog=examples("svc listen --forward-to http://localhost:4242/webhook",
+                               "svc listen --forward-to https://localhost:8443/hooks --events project.created,run.completed "
+                               "--skip-verify",
+                               "svc listen --print-secret"))
 @click.option("--forward-to", "forward_to", metavar="URL", help="The local receiver, e.g. http://localhost:4242/webhook.")
 @click.option("--events", "events", metavar="NAMES", help="Only these event names, comma-separated (default: all).")
 @click.option("--print-secret", is_flag=True, help="Print the signing secret and exit.")

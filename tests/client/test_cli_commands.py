@@ -290,3 +290,45 @@ def test_rate_limited_says_when_to_try_again(run, account):
     limited = run("projects", "list", ok=False, env={"SVC_API_KEY": account["key"]})
     assert limited.exit_code == 6 and "RATE_LIMIT_EXCEEDED" in limited.stderr
     assert "try again in " in limited.stderr and " s (limit " in limited.stderr
+
+
+def test_status_answers_without_a_credential(run, account):
+    shown = run("status")                       # no SVC_API_KEY, nothing stored
+    assert "ok" in shown.stdout and "stage" in shown.stdout
+    assert run.data("status")["status"] == "ok"
+
+
+def test_events_list_show_and_webhooks_redeliver_replay(run, account):
+    env = {"SVC_API_KEY": account["key"]}
+    receiver = Receiver(new_secret())
+    try:
+        hook = run.data("webhooks", "create", receiver.url, "--event", "project.created", "--secret",
+                        receiver.secret, env=env)
+        project = run.data("projects", "create", "Logged", env=env)
+        first = receiver.wait_for(1, timeout=20)
+        assert first and first[0].payload is not None, "the project's event was not delivered"
+        event_id = first[0].headers["webhook-id"]
+
+        listed = run.data("events", "list", "--type", "project.created", "--object", project["id"], env=env)
+        assert [e["id"] for e in listed["items"]] == [event_id]
+        assert run("events", "list", "--type", "project.created", env=env).stdout.splitlines()[0].split("\t")[0] \
+            == event_id                          # newest first, whole ids, one per line
+        shown = run.data("events", "show", event_id, env=env)
+        assert shown["type"] == "project.created" and shown["data"]["id"] == project["id"]
+
+        again = run("webhooks", "redeliver", hook["id"], event_id, env=env)
+        assert f"for webhook {hook['id']} again" in again.stdout
+        second = receiver.wait_for(2, timeout=20)
+        assert len(second) >= 2 and second[1].headers["webhook-id"] == event_id and second[1].payload is not None
+
+        at = shown["timestamp"]                      # the event's own instant: since and until (included)
+        replay = run.data("webhooks", "replay", hook["id"], "--since", at, "--until", at, env=env)
+        assert replay["webhookId"] == hook["id"] and replay["since"]
+        third = receiver.wait_for(3, timeout=20)     # the replay sends the event once more
+        assert len(third) >= 3 and third[2].headers["webhook-id"] == event_id and third[2].payload is not None
+        status = run.data("webhooks", "replay-status", hook["id"], replay["id"], env=env)
+        assert status["id"] == replay["id"] and status["matched"] >= 1
+        missing = run("events", "show", "evt_" + "0" * 26, ok=False, env=env)
+        assert missing.exit_code == 4
+    finally:
+        receiver.stop()

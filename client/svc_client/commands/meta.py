@@ -78,3 +78,16 @@ def completion(ctx: click.Context, shell: str) -> None:
     """Print the shell completion script for bash, zsh or fish (commands, options, choices)."""
     complete: Any = get_completion_class(shell)
     click.echo(complete(ctx.find_root().command, {}, PROG, "_SVC_COMPLETE").source())
+
+
+@click.command("status", cls=SvcCommand, epilog=examples("svc status", "svc status -o json"))
+@pass_state
+def status(state: State) -> None:
+    """Whether the service answers: GET /health (no credential sent), its stage and version."""
+    with state.client(authenticated=False) as svc:
+        response = svc._send(svc._http.build_request("GET", API_PREFIX + "/health",
+                                                     headers=request_headers(svc.credentials, {}, authenticated=False)))
+        health = decode(response)
+    state.emit(health, lambda h: state.out.print(
+        f"{h.get('service', 'svc')} {h.get('status', '?')}: stage {h.get('stage') or '-'}, "
+        f"version {h.get('version') or '-'}" + (" (the local stack)" if h.get("local") else "")))

@@ -33,6 +33,10 @@ COMMANDS = {
     "put_storage": "regions storage set", "validate_storage": "regions storage validate",
     "check_feature": "regions feature", "routing_info": "regions routing",
     "list_connections": "oauth list", "delete_connection": "oauth delete",
+    "list_events": "events list", "get_event": "events show", "stream_events": "listen",
+    "redeliver_webhook_event": "webhooks redeliver", "replay_webhook_events": "webhooks replay",
+    "get_webhook_replay": "webhooks replay-status",
+    "health": "status",
     "openapi_document": "api",   # `svc api GET /openapi.json`: the document is for programs, not a table
 }
 

@@ -19,7 +19,7 @@ WEBHOOK_FIELDS = ["id", "url", "events", "enabled", "description", "disabled_rea
 
 @click.group(cls=SvcGroup)
 def webhooks() -> None:
-    """Webhooks: create, list, show, update, delete, rotate, test, deliveries."""
+    """Webhooks: create, list, show, update, delete, rotate, test, deliveries, redeliver, replay."""
 
 
 @webhooks.command("create", epilog=examples("svc webhooks create https://example.com/hooks --event project.created",
@@ -100,3 +100,34 @@ def webhooks_rotate(state: State, webhook_id: str, secret: str | None, overlap_s
     state.emit(rotated, lambda w: state.reveal(f"Rotated the secret of webhook {w.id}; the previous ones sign until "
                                                f"{w.previous_secrets_expire_at or 'now'}.",
                                                "The new signing secret, shown this once:", w.secret))
+
+
+REPLAY_FIELDS = ["id", "webhook_id", "status", "since", "until", "only_failed", "matched", "queued", "skipped",
+                 "delivered", "failed", "created_at", "completed_at"]
+
+_call_command(webhooks, "redeliver", [click.argument("webhook_id"), click.argument("event_id")],
+              lambda svc, id, event_id: svc.webhooks.redeliver(id, event_id),
+              lambda r: f"Queued {r.event_type} {r.event_id} for webhook {r.webhook_id} again (redelivery {r.id}).",
+              "Send one event again: a new attempt, same webhook-id, signed with the current secret.",
+              example=("svc webhooks redeliver wh_... evt_...",))
+
+
+@webhooks.command("replay", epilog=examples("svc webhooks replay wh_... --since 2026-11-24T09:00:00Z",
+                                            "svc webhooks replay wh_... --since 2026-11-24T09:00:00Z --only-failed"))
+@click.argument("webhook_id")
+@click.option("--since", required=True, help="From this instant (ISO 8601 with an offset).")
+@click.option("--until", help="Up to this instant (default: now).")
+@click.option("--only-failed", is_flag=True, default=None, help="Only events never delivered to this webhook.")
+@pass_state
+def webhooks_replay(state: State, webhook_id: str, since: str, until: str | None, only_failed: bool | None) -> None:
+    """Queue again every event since a time that the webhook wants (each event once per webhook);
+    follow it with `svc webhooks replay-status`."""
+    with state.client() as svc:
+        replay = svc.webhooks.replay(webhook_id, since, until=until, only_failed=only_failed)
+    state.emit(replay, lambda r: state.fields(r, REPLAY_FIELDS))
+
+
+_call_command(webhooks, "replay-status", [click.argument("webhook_id"), click.argument("replay_id")],
+              lambda svc, id, replay_id: svc.webhooks.get_replay(id, replay_id), REPLAY_FIELDS,
+              "A replay's progress: matched, queued, skipped, delivered, failed.",
+              example=("svc webhooks replay-status wh_... rpl_...",))
