@@ -23,6 +23,7 @@ import json
 import os
 import re
 import secrets
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -41,7 +42,10 @@ DOCKER_DESKTOP_HOST = "host.docker.internal"
 LINUX_BRIDGE_HOST = "172.17.0.1"
 
 # The samples an id cannot be created for by POSTing to its collection, and the event that creates it.
-CREATED_BY = {"agents.runs": "Agents-ExecuteAgent"}
+CREATED_BY = {"agents.runs": "Agents-ExecuteAgent", "webhooks.replays": "Webhooks-ReplayWebhookEvents"}
+# Samples named by another list than their collection's: a delivery is named by its event's id, so
+# the first event of the tenant's log (the bootstrap's tenant.created, once the publisher logged it).
+LISTED_AT = {"webhooks.deliveries": "/api/v1/events"}
 # The response field holding a created object's id, where it is not "id".
 ID_FIELD: dict[str, str] = {}
 # Parameters that name no object: a value of the local stack's (parameter name -> value).
@@ -123,6 +127,18 @@ def _first_listed(base_url: str, values: dict[str, str], events: dict[str, dict[
     return None
 
 
+def _first_of(base_url: str, api_key: str, path: str, wait_seconds: float = 15.0) -> str | None:
+    """The id of the first item a list answers, waiting a while for one (the local stack logs
+    events a moment after they commit)."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        status, answer = _request(base_url, api_key, {"httpMethod": "GET", "path": path, "body": ""})
+        items = ((answer or {}).get("data") or {}).get("items") if status == 200 else None
+        if items or time.monotonic() > deadline:
+            return items[0]["id"] if items else None
+        time.sleep(0.2)
+
+
 def _collection_creators(events: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Sample key -> the event that creates one: the POST to the collection's own path."""
     creators = dict(CREATED_BY)
@@ -183,6 +199,13 @@ def create_samples(base_url: str, credentials: dict[str, Any], events: dict[str,
         for key in list(pending):
             base = key.removeprefix(sample_events.SPARE)
             creator = creators.get(base)
+            if base in LISTED_AT:
+                listed = _first_of(base_url, values["api_key"], LISTED_AT[base])
+                if listed is not None:
+                    values[key] = listed
+                    pending.remove(key)
+                    progressed = True
+                continue
             if creator is None:  # no way to create one: the first the collection lists, if any
                 listed = _first_listed(base_url, values, events, base)
                 if listed is not None:

@@ -46,6 +46,8 @@ _API_PREFIX = ("api", "v1")
 # they still show the function invoked, its credential accepted and its request read. A tuple of
 # statuses: either may come, by what other events did first.
 EXPECTED_STATUS: dict[str, tuple[int | tuple[int, ...], str]] = {
+    "Webhooks-ReplayWebhookEvents": ((202, 409), "one replay of a webhook runs at a time: the sample replay may "
+                                                 "still be running"),
     "Agents-ApproveRun": (409, "the offline model completes the sample run at once: it waits for no approval"),
     "Agents-CancelRun": (409, "the offline model completes the sample run at once"),
     "Agents-RejectRun": (409, "the offline model completes the sample run at once: it waits for no approval"),

@@ -33,7 +33,8 @@ LATE_SECONDS = 5.0
 PAGE = 100
 HEARTBEAT = ": keep-alive\n"   # no blank line after it: see domain/chat_stream.py
 LAST_EVENT_ID_PATTERN = ids.pattern(EVENT_PREFIX)
-TYPES_PATTERN = r"^[a-z.]+(,[a-z.]+)*$"
+_TYPE = "(?:" + "|".join(re.escape(name) for name in EVENT_TYPES) + ")"
+TYPES_PATTERN = f"^{_TYPE}(?:,{_TYPE})*$"   # the known names only: the document admits no more than is taken
 
 
 class StreamedEvent(BaseModel):

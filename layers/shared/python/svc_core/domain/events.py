@@ -28,7 +28,14 @@ SCOPE = "events:read"
 _RANDOM_BITS = 80
 _LOWEST = f"{EVENT_PREFIX}_{ids.ulid_text(0)}"
 _HIGHEST = f"{EVENT_PREFIX}_{ids.ulid_text((1 << ids.ULID_BITS) - 1)}"
-TIME_PATTERN = r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,6})?)?(Z|[+-]\d\d:\d\d)$"
+# A date and time with its offset that names a real instant: every string the pattern admits parses
+# (the document promises no more than the service takes). Years 0001-9999; February 29 in leap years.
+_YEAR = r"(?:000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d{3})"
+_LEAP_YEAR = r"(?:\d\d(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+_DATE = (rf"(?:{_YEAR}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)"
+         rf"|02-(?:0[1-9]|1\d|2[0-8]))|{_LEAP_YEAR}-02-29)")
+_CLOCK = r"(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?"
+TIME_PATTERN = rf"^{_DATE}T{_CLOCK}(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$"
 
 EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
 TimeQuery = Annotated[Optional[str], Query(pattern=TIME_PATTERN, description=(

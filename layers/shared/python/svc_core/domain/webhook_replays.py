@@ -45,7 +45,8 @@ class ReplayRequest(RequestBody):
                                                                   "offset); the log keeps 30 days",
                        examples=["2026-11-25T10:00:00Z"])
     until: str | None = Field(None, pattern=events.TIME_PATTERN, description="up to this time (included); "
-                                                                            "left out: now")
+                                                                            "left out: now",
+                              examples=["2026-11-25T11:00:00Z"])
     onlyFailed: bool = Field(False, description="only the events never delivered to this webhook")
 
 
