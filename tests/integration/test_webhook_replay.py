@@ -182,9 +182,16 @@ def test_one_replay_runs_at_a_time_and_bad_ranges_are_refused(stack, path, recei
     receiver = receivers()
     webhook_id = register(tenant_id, receiver.url, receiver.secret)
     now = timeutil.now()
-    for body in ({"since": "yesterday"}, {}, {"since": timeutil.iso(now), "until": timeutil.iso(now - 60)},
+    for body in ({"since": "yesterday"}, {}, {"since": "2026-02-29T00:00:00Z"},
                  {"since": timeutil.iso(now), "onlyFailed": "yes"}, {"since": timeutil.iso(now), "extra": 1}):
         assert_error(replay(key, webhook_id, **body), 400, "VALIDATION_ERROR")
+    # An empty range is no error: it matches nothing and completes (schema-valid, so accepted).
+    for body in ({"since": timeutil.iso(now), "until": timeutil.iso(now - 60)}, {"since": timeutil.iso(now + 3600)}):
+        empty = replay(key, webhook_id, **body)
+        assert empty.status == 202, empty
+        path.pump()
+        done = progress(key, webhook_id, empty.data["id"]).data
+        assert (done["status"], done["matched"], done["queued"]) == ("completed", 0, 0)
     first = replay(key, webhook_id, since=timeutil.iso(now - 60))
     assert first.status == 202
     running = replay(key, webhook_id, since=timeutil.iso(now - 60))
