@@ -89,6 +89,7 @@ def warm_rows(w: WarmResult) -> list[tuple]:
     cpu_med, cpu_p99 = summary(w.overhead_cpu_us)
     inside_med, _ = summary(w.inside_us)
     own_med, own_p99 = summary(w.layer_own_us)
+    canned_med, canned_p99 = summary(w.canned_us)
     return [
         (f"2. Warm overhead per request, AWS time excluded ({w.requests} requests, in-process, moto server)",),
         ("  GET /projects/{id}: handler - AWS calls", f"{overhead_med:.0f} us (p99 {overhead_p99:.0f} us)",
@@ -97,9 +98,11 @@ def warm_rows(w: WarmResult) -> list[tuple]:
          "process CPU time (both threads of a request): what neighbours on the machine do not inflate"),
         ("    without botocore's client side", f"{layer_med:.0f} us (p99 {layer_p99:.0f} us)", "", "",
          "also minus params validation, endpoint rules, serialization (wall)"),
-        ("    the shared layer's own time", f"{own_med:.0f} us (p99 {own_p99:.0f} us)",
-         f"median <= {WARM_TARGET_US:.0f} us", verdict(own_med <= WARM_TARGET_US),
-         "handler minus every moment inside a botocore client method: routing, validation, auth, log, envelope"),
+        ("    handler minus the whole botocore calls", f"{own_med:.0f} us (p99 {own_p99:.0f} us)", "", "",
+         "wall clock: also the process resuming after each round trip to the emulator"),
+        ("    the shared layer's own time", f"{canned_med:.0f} us (p99 {canned_p99:.0f} us)",
+         f"median <= {WARM_TARGET_US:.0f} us", verdict(canned_med <= WARM_TARGET_US),
+         "botocore's answers canned: routing, validation, auth, log and metric lines, envelope"),
         ("    whole handler, AWS included", f"{handler_med / 1000:.2f} ms (p99 {handler_p99 / 1000:.2f} ms)", "", "",
          f"inside AWS calls: median {inside_med / 1000:.2f} ms (emulator + HTTP)"),
     ]
