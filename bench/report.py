@@ -10,7 +10,7 @@ from bench.load import LoadResult
 from bench.warm import WarmResult, summary
 from bench.webhooks import LatencyResult, ThroughputResult
 
-# Issue 18's targets: a cold start without SnapStart against the floor and FastAPI + Mangum, an
+# The targets: a cold start without SnapStart against the floor and FastAPI + Mangum, an
 # emulated SnapStart restore to its first response against a warm request, the layer's own time.
 COLD_FLOOR_TARGET = 1.4
 RESTORE_WARM_TARGET = 2.0
