@@ -64,3 +64,24 @@ def run(tmp_path, monkeypatch, account):
     invoke.data = data
     invoke.config_dir = tmp_path / "config"
     return invoke
+
+
+@pytest.fixture
+def receiver():
+    """A webhook receiver on loopback that verifies what it gets (tests/support/webhook_receiver.py),
+    stopped after the test."""
+    from tests.support.webhook_receiver import Receiver, new_secret
+    made = Receiver(new_secret())
+    yield made
+    made.stop()
+
+
+@pytest.fixture
+def hook(run, account, receiver):
+    """hook(*events): `svc webhooks create` of the receiver for those events, with its secret; the
+    webhook's data."""
+    def create(*events: str) -> dict:
+        options = [part for event in events for part in ("--event", event)]
+        return run.data("webhooks", "create", receiver.url, *options, "--secret", receiver.secret,
+                        env={"SVC_API_KEY": account["key"]})
+    return create

@@ -11,8 +11,6 @@ import stat
 from click.testing import CliRunner
 from svc_client.cli import cli
 
-from tests.support.webhook_receiver import Receiver, new_secret
-
 
 def test_login_with_an_api_key_stores_it_readable_by_the_user_only_and_commands_use_it(run, account):
     made = run.data("login", "--api-key", "-", input=account["key"] + "\n")
@@ -74,23 +72,18 @@ def test_keys_create_list_revoke(run, account):
     assert refused.exit_code == 3 and "svc login" in refused.stderr
 
 
-def test_webhooks_create_test_deliveries(run, account):
+def test_webhooks_create_test_deliveries(run, account, receiver, hook):
     env = {"SVC_API_KEY": account["key"]}
-    receiver = Receiver(new_secret())
-    try:
-        made = run.data("webhooks", "create", receiver.url, "--event", "project.created", "--secret",
-                        receiver.secret, env=env)
-        assert made["events"] == ["project.created"] and "secret" not in made
-        assert [w["id"] for w in run.data("webhooks", "list", env=env)["items"]] == [made["id"]]
-        queued = run.data("webhooks", "test", made["id"], env=env)
-        [delivery] = receiver.wait_for(1, timeout=15)
-        assert delivery.verify_error is None and delivery.payload["id"] == queued["id"]
-        attempts = run.data("webhooks", "deliveries", made["id"], env=env)["items"]
-        assert [(a["eventId"], a["outcome"]) for a in attempts] == [(queued["id"], "delivered")]
-        generated = run.data("webhooks", "create", receiver.url, "--event", "*", env=env)
-        assert generated["secret"].startswith("whsec_")
-    finally:
-        receiver.stop()
+    made = hook("project.created")
+    assert made["events"] == ["project.created"] and "secret" not in made
+    assert [w["id"] for w in run.data("webhooks", "list", env=env)["items"]] == [made["id"]]
+    queued = run.data("webhooks", "test", made["id"], env=env)
+    [delivery] = receiver.wait_for(1, timeout=15)
+    assert delivery.verify_error is None and delivery.payload["id"] == queued["id"]
+    attempts = run.data("webhooks", "deliveries", made["id"], env=env)["items"]
+    assert [(a["eventId"], a["outcome"]) for a in attempts] == [(queued["id"], "delivered")]
+    generated = run.data("webhooks", "create", receiver.url, "--event", "*", env=env)
+    assert generated["secret"].startswith("whsec_")
 
 
 def test_tenants_and_regions_show_and_set(run, account):

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import time
 
-from tests.support.webhook_receiver import Receiver, new_secret
-
 GOAL = "Write the file notes.md with 'hello from the cli'"
 
 
@@ -130,24 +128,19 @@ def test_secrets_create_show_set_list_delete_never_print_the_value(run, account)
     assert missing.exit_code == 4 and "`svc secrets list`" in missing.stderr
 
 
-def test_webhooks_show_update_rotate_delete(run, account):
+def test_webhooks_show_update_rotate_delete(run, account, receiver, hook):
     env = {"SVC_API_KEY": account["key"]}
-    receiver = Receiver(new_secret())
-    try:
-        made = run.data("webhooks", "create", receiver.url, "--event", "project.created", "--secret",
-                        receiver.secret, env=env)
-        assert run.data("webhooks", "show", made["id"], env=env)["url"] == receiver.url
-        updated = run.data("webhooks", "update", made["id"], "--disable", "--event", "project.created",
-                           "--event", "project.deleted", "--description", "both", env=env)
-        assert updated["enabled"] is False and updated["events"] == ["project.created", "project.deleted"]
-        rotated = run("webhooks", "rotate", made["id"], "--overlap-seconds", "0", "--yes", env=env)
-        new = rotated.stdout.strip().splitlines()[-1]
-        assert new.startswith("whsec_") and "shown this once" in rotated.stdout
-        assert run.data("webhooks", "update", made["id"], "--enable", env=env)["enabled"] is True
-        assert run.data("webhooks", "delete", made["id"], "--yes", env=env)["deleted"] is True
-        assert run("webhooks", "show", made["id"], ok=False, env=env).exit_code == 4
-    finally:
-        receiver.stop()
+    made = hook("project.created")
+    assert run.data("webhooks", "show", made["id"], env=env)["url"] == receiver.url
+    updated = run.data("webhooks", "update", made["id"], "--disable", "--event", "project.created",
+                       "--event", "project.deleted", "--description", "both", env=env)
+    assert updated["enabled"] is False and updated["events"] == ["project.created", "project.deleted"]
+    rotated = run("webhooks", "rotate", made["id"], "--overlap-seconds", "0", "--yes", env=env)
+    new = rotated.stdout.strip().splitlines()[-1]
+    assert new.startswith("whsec_") and "shown this once" in rotated.stdout
+    assert run.data("webhooks", "update", made["id"], "--enable", env=env)["enabled"] is True
+    assert run.data("webhooks", "delete", made["id"], "--yes", env=env)["deleted"] is True
+    assert run("webhooks", "show", made["id"], ok=False, env=env).exit_code == 4
 
 
 def test_keys_show_and_rotate(run, account):
@@ -298,37 +291,32 @@ def test_status_answers_without_a_credential(run, account):
     assert run.data("status")["status"] == "ok"
 
 
-def test_events_list_show_and_webhooks_redeliver_replay(run, account):
+def test_events_list_show_and_webhooks_redeliver_replay(run, account, receiver, hook):
     env = {"SVC_API_KEY": account["key"]}
-    receiver = Receiver(new_secret())
-    try:
-        hook = run.data("webhooks", "create", receiver.url, "--event", "project.created", "--secret",
-                        receiver.secret, env=env)
-        project = run.data("projects", "create", "Logged", env=env)
-        first = receiver.wait_for(1, timeout=20)
-        assert first and first[0].payload is not None, "the project's event was not delivered"
-        event_id = first[0].headers["webhook-id"]
+    webhook = hook("project.created")
+    project = run.data("projects", "create", "Logged", env=env)
+    first = receiver.wait_for(1, timeout=20)
+    assert first and first[0].payload is not None, "the project's event was not delivered"
+    event_id = first[0].headers["webhook-id"]
 
-        listed = run.data("events", "list", "--type", "project.created", "--object", project["id"], env=env)
-        assert [e["id"] for e in listed["items"]] == [event_id]
-        assert run("events", "list", "--type", "project.created", env=env).stdout.splitlines()[0].split("\t")[0] \
-            == event_id                          # newest first, whole ids, one per line
-        shown = run.data("events", "show", event_id, env=env)
-        assert shown["type"] == "project.created" and shown["data"]["id"] == project["id"]
+    listed = run.data("events", "list", "--type", "project.created", "--object", project["id"], env=env)
+    assert [e["id"] for e in listed["items"]] == [event_id]
+    assert run("events", "list", "--type", "project.created", env=env).stdout.splitlines()[0].split("\t")[0] \
+        == event_id                          # newest first, whole ids, one per line
+    shown = run.data("events", "show", event_id, env=env)
+    assert shown["type"] == "project.created" and shown["data"]["id"] == project["id"]
 
-        again = run("webhooks", "redeliver", hook["id"], event_id, env=env)
-        assert f"for webhook {hook['id']} again" in again.stdout
-        second = receiver.wait_for(2, timeout=20)
-        assert len(second) >= 2 and second[1].headers["webhook-id"] == event_id and second[1].payload is not None
+    again = run("webhooks", "redeliver", webhook["id"], event_id, env=env)
+    assert f"for webhook {webhook['id']} again" in again.stdout
+    second = receiver.wait_for(2, timeout=20)
+    assert len(second) >= 2 and second[1].headers["webhook-id"] == event_id and second[1].payload is not None
 
-        at = shown["timestamp"]                      # the event's own instant: since and until (included)
-        replay = run.data("webhooks", "replay", hook["id"], "--since", at, "--until", at, env=env)
-        assert replay["webhookId"] == hook["id"] and replay["since"]
-        third = receiver.wait_for(3, timeout=20)     # the replay sends the event once more
-        assert len(third) >= 3 and third[2].headers["webhook-id"] == event_id and third[2].payload is not None
-        status = run.data("webhooks", "replay-status", hook["id"], replay["id"], env=env)
-        assert status["id"] == replay["id"] and status["matched"] >= 1
-        missing = run("events", "show", "evt_" + "0" * 26, ok=False, env=env)
-        assert missing.exit_code == 4
-    finally:
-        receiver.stop()
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 120))  # the account is this test's own
+    replay = run.data("webhooks", "replay", webhook["id"], "--since", since, env=env)
+    assert replay["webhookId"] == webhook["id"] and replay["since"]
+    third = receiver.wait_for(3, timeout=20)     # the replay sends the event once more
+    assert len(third) >= 3 and third[2].headers["webhook-id"] == event_id and third[2].payload is not None
+    status = run.data("webhooks", "replay-status", webhook["id"], replay["id"], env=env)
+    assert status["id"] == replay["id"] and status["matched"] >= 1
+    missing = run("events", "show", "evt_" + "0" * 26, ok=False, env=env)
+    assert missing.exit_code == 4
