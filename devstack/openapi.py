@@ -73,8 +73,8 @@ def build_document() -> dict[str, Any]:
             continue
         seen.add(code_dir)
         api = _api_of(code_dir)
-        if api is not None and hasattr(api, "resolver"):
-            schema = api.resolver.get_openapi_schema(security_schemes=schemes)
+        if api is not None and hasattr(api, "openapi_resolver"):
+            schema = api.openapi_resolver().get_openapi_schema(security_schemes=schemes)
             _refuse_clashing_models(schema, models, code_dir.name)
             merge.add_schema(schema)
     document = _event_streams_as_text(_without_unused_validation_response(json.loads(merge.get_openapi_json_schema())))

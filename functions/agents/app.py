@@ -2,8 +2,8 @@
 
 from typing import Annotated, Any, Optional
 
-from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from svc_core.http.response import Response
+from svc_core.rules.params import Body, Query
 
 from svc_core.domain import agent_runs, agents
 from svc_core.domain.agent_runs import Run, RunCreate, RunDecision, RunPage

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from svc_core.rules.params import Body, Query
 
 from svc_core.domain import api_keys
 from svc_core.domain.api_keys import ApiKey, ApiKeyCreate, ApiKeyPage, ApiKeyRotate, ApiKeyWithSecret

@@ -6,7 +6,7 @@ per-account-and-address failure throttle)."""
 from pathlib import Path
 from typing import Annotated, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from svc_core.rules.params import Body, Query
 
 from svc_core.domain import accounts, device_login, idp_exchange
 from svc_core.domain.accounts import (LoggedOut, LoginBody, LogoutBody, Me, RefreshBody, RegisterBody, Registered,

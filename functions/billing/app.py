@@ -3,7 +3,7 @@ subscription, gift-card redemption and the portal (billing:write, each honouring
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from svc_core.rules.params import Query
 
 from svc_core.domain import billing
 from svc_core.domain.billing import (BillingGiftCardRedeem, BillingInvoice, BillingInvoicePage, BillingLedgerPage,

@@ -3,7 +3,7 @@ worker, functions/chat_turns, and streamed by the session's stream endpoint)."""
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from svc_core.rules.params import Query
 
 from svc_core.domain import chat, chat_stream
 from svc_core.domain.chat import (ChatMessageCreate, ChatSession, ChatSessionCreate, ChatSessionDeleted,

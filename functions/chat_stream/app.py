@@ -14,8 +14,8 @@ Authorization header (EventSource cannot send one).
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from svc_core.http.response import Response
+from svc_core.rules.params import Header, Query
 
 from svc_core.auth.principal import Principal
 from svc_core.domain import chat_stream
@@ -71,7 +71,7 @@ def stream_chat_session(
     if follower is None:
         return Response(status_code=204, content_type=None, body="")
     budget = min(settings().chat_stream_buffered_seconds, BUFFERED_LIMIT_SECONDS)
-    context = api.resolver.lambda_context
+    context = api.lambda_context()
     if context is not None and hasattr(context, "get_remaining_time_in_millis"):
         budget = min(budget, context.get_remaining_time_in_millis() / 1000 - 1)
     events = chat_stream.collect(follower, max(0.0, budget))

@@ -13,8 +13,8 @@ Two entry points, one behaviour (svc_core/domain/event_stream.py decides what is
 import time
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from svc_core.http.response import Response
+from svc_core.rules.params import Header, Query
 
 from svc_core.domain import event_stream, events
 from svc_core.domain.event_stream import LAST_EVENT_ID_PATTERN, STREAM_PATH, TYPES_PATTERN

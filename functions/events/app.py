@@ -2,7 +2,7 @@
 
 from typing import Annotated, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from svc_core.rules.params import Query
 
 from svc_core.domain import events
 from svc_core.domain.events import EventPage, EventType, LoggedEvent, TimeQuery

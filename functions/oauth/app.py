@@ -3,7 +3,7 @@ it (POST authorize; GET there is 405), and list and delete the tenant's connecti
 
 from typing import Annotated, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from svc_core.rules.params import Body, Query
 
 from svc_core.domain import oauth_connections
 from svc_core.domain.oauth_connections import (AuthorizeBody, Connection, ConnectionDeleted, ConnectionPage,

@@ -4,7 +4,7 @@ the routing information. Every :tenantId must be the caller's tenant (else 404).
 
 from typing import Annotated, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Body
+from svc_core.rules.params import Body
 
 from svc_core.domain import region_preferences, routing, storage
 from svc_core.domain.region_preferences import Preferences, PreferencesUpdate, RegionList

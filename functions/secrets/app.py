@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from svc_core.rules.params import Query
 
 from svc_core.domain import tenant_secrets
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT

@@ -17,8 +17,9 @@ api = Api()
                       "not_configured, missing, malformed, mismatch, too_old); 200 {received, type, applied} "
                       "otherwise (applied false: nothing to do, or done before).")
 def stripe_webhook():
-    event = api.resolver.current_event
-    payload = base64.b64decode(event.body) if event.is_base64_encoded else (event.body or "").encode()
+    event = api.current_event()
+    body = event.get("body") or ""
+    payload = base64.b64decode(body) if event.get("isBase64Encoded") else body.encode()
     return billing.handle_stripe_event(verify_webhook(payload, api.header("stripe-signature")))
 
 

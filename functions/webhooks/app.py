@@ -3,7 +3,7 @@ the delivery log, and send events again (one, or a replay of a time range). Secr
 
 from typing import Annotated, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from svc_core.rules.params import Body, Query
 
 from svc_core.domain import webhook_replays, webhooks
 from svc_core.domain.webhook_replays import Redelivery, Replay, ReplayRequest

@@ -161,20 +161,6 @@ def test_body_depth_is_counted_without_parsing_and_ignores_strings():
     assert json_body.depth_of("") == 0
 
 
-def test_powertools_parses_a_body_with_the_same_rules():
-    """The resolver's deserializer reuses what admission parsed, and applies the rules to any other
-    text (a route whose body admission does not read)."""
-    from svc_core.http import api
-    from svc_core.platform.errors import ValidationFailed
-
-    for text in ('{"a": 1, "a": 2}', "[" * 5_000, '{"a": 1e400}'):
-        with pytest.raises(ValidationFailed):
-            api._parsed_body(text)
-    with api.Api().request_state({}) as state:
-        text = '{"a": 1}'
-        state.body = (text, {"cached": True})
-        assert api._parsed_body(text) == {"cached": True}
-        assert api._parsed_body('{"a": 1}' + " ") == {"a": 1}
 def test_tokens_are_signed_with_low_s_and_their_high_s_twin_is_refused(monkeypatch):
     from cryptography.hazmat.primitives import serialization
 

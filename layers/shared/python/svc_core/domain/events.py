@@ -12,7 +12,7 @@ import re
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from svc_core.rules.params import Query
 from pydantic import BaseModel, Field
 
 from svc_core.auth.context import TenantContext

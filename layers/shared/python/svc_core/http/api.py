@@ -20,6 +20,12 @@ wrapped in the envelope, every error mapped to its code, and the X-Request-Id, X
 security and CORS headers on every response, errors included. A browser's CORS preflight (OPTIONS
 with Origin and Access-Control-Request-Method) is answered before admission: no credential, not
 counted (svc_core.http.cors). Paths are written as in template.yaml.
+
+Routing and validation are this module's and svc_core.http.binding's, with Powertools' rules and
+error locations; the OpenAPI document is Powertools', generated from the same declarations
+(`openapi_resolver`, devstack/openapi.py). Powertools' event handler is not imported to serve a
+request: its import alone (every resolver it has, its OpenAPI models) cost each cold start about
+50 ms, a third of a function's own start-up (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -33,13 +39,8 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Annotated, Any, Callable, Iterator
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
-from aws_lambda_powertools.event_handler.exceptions import NotFoundError
-from aws_lambda_powertools.event_handler.openapi.exceptions import (
-    RequestUnsupportedContentType, RequestValidationError,
-)
 from pydantic import BaseModel, create_model
 
 from svc_core.adapters import aws
@@ -49,6 +50,8 @@ from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.data.common import ConditionFailed
 from svc_core.http import cors, envelope, json_body
+from svc_core.http.binding import Binder, RequestInvalid, parameters_of
+from svc_core.http.response import JSON, Response
 from svc_core.platform import ids, snapshot
 from svc_core.platform.config import settings
 from svc_core.platform.errors import (Conflict, Forbidden, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited,
@@ -56,11 +59,10 @@ from svc_core.platform.errors import (Conflict, Forbidden, MethodNotAllowed, Not
 from svc_core.platform.log import logger
 from svc_core.rules import plans
 
-# Powertools' event handler logs every route's arguments at DEBUG, request bodies included
-# (passwords, secret values, provider codes): never let it, whatever the deployment's log level.
+# Powertools' event handler (the OpenAPI document's) logs every route's arguments at DEBUG, request
+# bodies included (passwords, secret values, provider codes): never let it, whatever the log level.
 logging.getLogger("aws_lambda_powertools.event_handler").setLevel(logging.INFO)
 
-JSON = "application/json"
 AUTHENTICATED = "authenticated"  # a route's scope when any valid credential may call it
 SECURITY_HEADERS = {
     "Cache-Control": "no-store",
@@ -86,6 +88,8 @@ class RequestState:
     extra_headers: dict[str, str] = field(default_factory=dict)
     body: tuple[str, Any] | None = None  # the body's text and its JSON value, once admission parsed it
     origin: str | None = None  # the request's Origin header (a browser's page), for the CORS headers
+    event: dict[str, Any] = field(default_factory=dict)  # the proxy event
+    context: Any = None  # the Lambda context, when there is one
 
 
 _state: contextvars.ContextVar[RequestState] = contextvars.ContextVar("request_state")
@@ -140,22 +144,81 @@ _OPTIONAL_ERRORS = {402, 409, 422, 502}  # documented only on the routes that na
 _WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 
-def _template_to_regex(path: str) -> re.Pattern[str]:
-    return re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path)) + "$")
+def _responses(spec: RouteSpec, doc: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """A route's documented answers: its success (in the envelope unless raw), the errors it may give."""
+    model, media_type = doc["response_model"], doc["media_type"]
+    success_model = (model or dict) if doc["raw"] else envelope_of(model or dict)
+    # Another media type is text (a page), unless a model says what each item is (an event stream's
+    # events: devstack/openapi.py documents the body as text and the model as its x-itemSchema).
+    success_content = ({JSON: {"model": success_model}} if media_type == JSON
+                       else {media_type: {"model": model} if model else {"schema": {"type": "string"}}})
+    responses: dict[int, dict[str, Any]] = {doc["status"]: {"description": "Success", "content": success_content}}
+    for other in doc["also"]:  # other success statuses, with the same body (the route returns a Response for them)
+        responses[other] = ({"description": "No Content", "content": {}} if other == 204 else  # no body
+                            {"description": "Accepted" if other == 202 else "Success", "content": success_content})
+    for code, text in _ERROR_RESPONSES.items():
+        if spec.public and code in (401, 403, 429) and code not in doc["errors"]:
+            continue
+        if code == 415 and spec.method not in ("POST", "PUT", "PATCH"):
+            continue
+        # Any write may meet a collision it reports as 409 (see Api._dispatch).
+        if code in _OPTIONAL_ERRORS and code not in doc["errors"] and not (code == 409 and spec.method in _WRITES):
+            continue
+        responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
+    return responses
+
+
+def _security(spec: RouteSpec, doc: dict[str, Any]) -> list[dict[str, list[str]]]:
+    security = ([{doc["security_scheme"]: []}] if doc["security_scheme"] else [] if spec.public
+                else [{"bearerAuth": [] if spec.scope == AUTHENTICATED else [spec.scope]}])
+    if doc["or_scheme"] is not None:
+        security.append({doc["or_scheme"]: []})
+    return security
+
+
+def _documented(route: "Route") -> Callable:
+    """The route function as Powertools' document generator reads it: each marker made Powertools'
+    own, and no return type (the envelope is documented by _responses, not by the function)."""
+    params = []
+    signature = inspect.signature(route.func)
+    for p in parameters_of(route.func, route.spec.path):
+        annotation = p.annotation if p.marker is None else Annotated[p.annotation, p.marker.to_powertools()]
+        params.append(signature.parameters[p.name].replace(annotation=annotation))
+    params.sort(key=lambda p: list(signature.parameters).index(p.name))
+
+    @functools.wraps(route.func)
+    def documented(**kwargs: Any) -> Any:
+        raise AssertionError("documentation only")
+
+    documented.__signature__ = signature.replace(parameters=params, return_annotation=inspect.Signature.empty)
+    return documented
+
+
+# A path parameter's characters, as Powertools matched them (RFC 3986's unreserved and sub-delims,
+# and what a client may send unencoded): a path with any other character is no route's (404).
+_SEGMENT = r"[-._~()'!*:@,;=+&$%<> \[\]{}|^\w]+"
+
+
+def _path_pattern(path: str) -> re.Pattern[str]:
+    parts = re.split(r"\{(\w+)\}", path)
+    regex = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>{_SEGMENT})" for i, part in enumerate(parts))
+    return re.compile(f"^{regex}$")
+
+
+@dataclass
+class Route:
+    spec: RouteSpec
+    func: Callable               # the function as declared
+    call: Callable[..., Response]  # the function, its result made the answer
+    binder: Binder
+    pattern: re.Pattern[str]
+    doc: dict[str, Any]          # what the OpenAPI document says of it (openapi_resolver)
 
 
 class Api:
     def __init__(self) -> None:
-        # Powertools parses the body itself: with the same rules, reusing what admission parsed.
-        self.resolver = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=_parsed_body)
         self.specs: dict[tuple[str, str], RouteSpec] = {}
-        self._patterns: list[tuple[str, re.Pattern[str]]] = []
-        self.resolver.exception_handler(ServiceError)(self._on_service_error)
-        self.resolver.exception_handler(RequestValidationError)(self._on_validation_error)
-        self.resolver.exception_handler(RequestUnsupportedContentType)(self._on_unsupported_type)
-        self.resolver.exception_handler(NotFoundError)(self._on_no_route)
-        self.resolver.exception_handler(ConditionFailed)(self._on_write_collision)
-        self.resolver.exception_handler(Exception)(self._on_unexpected)
+        self.routes: list[Route] = []
 
     # ---- declaring routes -------------------------------------------------------------
 
@@ -185,40 +248,16 @@ class Api:
             if not public:
                 raise ValueError(f"{method} {path}: a route with bearer credentials declares no other scheme")
             errors = (*errors, 401)
+        if or_scheme is not None and public:
+            raise ValueError(f"{method} {path}: or_scheme is an alternative to a scoped route's bearer credential")
         spec = RouteSpec(method=method, path=path, scope=scope, public=public, throttle=throttle)
-        self.specs[(method, path)] = spec
-        self._patterns.append((method, _template_to_regex(path)))
-        success_model = (response_model or dict) if raw else envelope_of(response_model or dict)
-        # Another media type is text (a page), unless a model says what each item is (an event stream's
-        # events: devstack/openapi.py documents the body as text and the model as its x-itemSchema).
-        success_content = ({JSON: {"model": success_model}} if media_type == JSON
-                           else {media_type: {"model": response_model} if response_model
-                                 else {"schema": {"type": "string"}}})
-        responses: dict[int, dict[str, Any]] = {status: {"description": "Success", "content": success_content}}
-        for other in also:  # other success statuses, with the same body (the route returns a Response for them)
-            responses[other] = ({"description": "No Content", "content": {}} if other == 204 else  # no body
-                                {"description": "Accepted" if other == 202 else "Success", "content": success_content})
-        for code, text in _ERROR_RESPONSES.items():
-            if public and code in (401, 403, 429) and code not in errors:
-                continue
-            if code == 415 and method not in ("POST", "PUT", "PATCH"):
-                continue
-            # Any write may meet a collision it reports as 409 (see _on_write_collision).
-            if code in _OPTIONAL_ERRORS and code not in errors and not (code == 409 and method in _WRITES):
-                continue
-            responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
-        security = ([{security_scheme: []}] if security_scheme else [] if public
-                    else [{"bearerAuth": [] if scope == AUTHENTICATED else [scope]}])
-        if or_scheme is not None:
-            if public:
-                raise ValueError(f"{method} {path}: or_scheme is an alternative to a scoped route's bearer credential")
-            security.append({or_scheme: []})
-        rule = re.sub(r"\{([^/]+?)\}", r"<\1>", path)
+        doc = {"status": status, "response_model": response_model, "summary": summary, "description": description,
+               "tags": tags, "raw": raw, "media_type": media_type, "errors": errors, "also": also,
+               "security_scheme": security_scheme, "or_scheme": or_scheme}
 
         def decorator(func: Callable) -> Callable:
-            @functools.wraps(func)
-            def wrapper(*args: Any, **kwargs: Any) -> Response:
-                result = func(*args, **kwargs)
+            def call(**kwargs: Any) -> Response:
+                result = func(**kwargs)
                 if isinstance(result, Response):  # a route that picks its own status and body (a stream)
                     return result
                 if isinstance(result, BaseModel):
@@ -231,11 +270,10 @@ class Api:
                 return Response(status_code=status, content_type=JSON,
                                 body=envelope.success_body(result, _state.get().request_id))
 
-            # The envelope is built here, so Powertools must not validate the return value.
-            wrapper.__signature__ = inspect.signature(func).replace(return_annotation=inspect.Signature.empty)
-            self.resolver.route(rule=rule, method=method, summary=summary, description=description,
-                                responses=responses, security=security, tags=tags,
-                                operation_id=func.__name__)(wrapper)
+            self.specs[(method, path)] = spec
+            self.routes.append(Route(spec, func, call, Binder(func, path), _path_pattern(path), doc))
+            # Powertools' order: every static path before any with a parameter (a parameter would match them).
+            self.routes.sort(key=lambda r: "{" in r.spec.path)
             return func
 
         return decorator
@@ -255,6 +293,21 @@ class Api:
     def delete(self, path: str, **kw: Any) -> Callable:
         return self.route("DELETE", path, **kw)
 
+    # ---- the OpenAPI document -----------------------------------------------------------
+
+    def openapi_resolver(self) -> Any:
+        """A Powertools resolver with every route declared as it is here, for its OpenAPI document
+        (get_openapi_schema): the generator's, never a request's (it imports Powertools' event handler)."""
+        from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+        resolver = APIGatewayRestResolver(enable_validation=True)
+        for route in self.routes:
+            spec, doc = route.spec, route.doc
+            resolver.route(rule=re.sub(r"\{([^/]+?)\}", r"<\1>", spec.path), method=spec.method,
+                           summary=doc["summary"], description=doc["description"], responses=_responses(spec, doc),
+                           security=_security(spec, doc), tags=doc["tags"],
+                           operation_id=route.func.__name__)(_documented(route))
+        return resolver
+
     # ---- SnapStart ----------------------------------------------------------------------
 
     def snapstart(self, services: tuple[str, ...] = ("dynamodb", "secretsmanager"), runtime: Any = None) -> None:
@@ -265,13 +318,12 @@ class Api:
 
     def prepare_snapshot(self, services: tuple[str, ...] = ("dynamodb", "secretsmanager")) -> None:
         """What every request needs, made before the snapshot: the settings, each route's
-        parameter and body validators (Powertools builds them on a route's first request), the
+        parameter and body validator (built on a route's first request otherwise), the
         botocore models and, where a route takes a credential, the key pepper (the one secret a
         snapshot keeps: auth/authenticate.py says why). No client made here outlives the restore."""
         settings()
-        for route in self.resolver._static_routes + self.resolver._dynamic_routes:
-            route.dependant  # noqa: B018 - the properties build and keep them
-            route.body_field  # noqa: B018
+        for route in self.routes:
+            route.binder.build()
         aws.warm_models(services)
         if any(not spec.public for spec in self.specs.values()):
             key_pepper()
@@ -286,8 +338,16 @@ class Api:
                              request_id=state.request_id)
 
     def header(self, name: str) -> str | None:
-        headers = self.resolver.current_event.headers or {}
+        headers = _state.get().event.get("headers") or {}
         return next((v for k, v in headers.items() if k.lower() == name.lower()), None)
+
+    def current_event(self) -> dict[str, Any]:
+        """The request's proxy event, as API Gateway sent it (a route that verifies its raw body)."""
+        return _state.get().event
+
+    def lambda_context(self) -> Any:
+        """The Lambda context of the invocation (its remaining time), None where there is none."""
+        return _state.get().context
 
     def cookie(self, name: str) -> str | None:
         from http.cookies import CookieError, SimpleCookie
@@ -309,7 +369,7 @@ class Api:
         PUBLIC_BASE_URL, else the request's own host (and stage, on API Gateway's own domain)."""
         if settings().public_base_url:
             return settings().public_base_url.rstrip("/")
-        context = self.resolver.current_event.raw_event.get("requestContext") or {}
+        context = _state.get().event.get("requestContext") or {}
         host = context.get("domainName") or self.header("host") or "localhost"
         stage = context.get("stage")
         if host.endswith(".amazonaws.com") and stage:
@@ -327,7 +387,7 @@ class Api:
 
     def handler(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
         started = time.perf_counter()
-        with self.request_state(event) as state:
+        with self.request_state(event, context) as state:
             preflight = self.answer_preflight(event, state)
             if preflight is not None:
                 status, headers, body = preflight
@@ -341,7 +401,7 @@ class Api:
                     response = _proxy_response(exc.status, envelope.error_body(exc.code, exc.message, exc.details,
                                                                                state.request_id), exc.headers)
                 else:
-                    response = self.resolver.resolve(event, context)
+                    response = self._dispatch(event, state).to_proxy()
             self._finish(response, state)
             logger.info("request", extra={"method": event.get("httpMethod"), "resource": event.get("resource"),
                                           "status": response["statusCode"],
@@ -352,7 +412,7 @@ class Api:
             return response
 
     @contextlib.contextmanager
-    def request_state(self, event: dict[str, Any]) -> Iterator[RequestState]:
+    def request_state(self, event: dict[str, Any], context: Any = None) -> Iterator[RequestState]:
         """The request's state (id, source address, later its principal) for the length of a request.
         handler() uses it; so does an entry point that is not the resolver (a streamed response, see
         functions/chat_stream), which then calls admit() and answers with response_headers()."""
@@ -361,6 +421,7 @@ class Api:
             request_id=request_context.get("requestId") or ids.new_ulid(),
             source_ip=(request_context.get("identity") or {}).get("sourceIp") or "",
             origin=cors.origin_of(event.get("headers")),
+            event=event, context=context,
         )
         token = _state.set(state)
         logger.thread_safe_append_keys(request_id=state.request_id, tenant_id=None)
@@ -468,42 +529,46 @@ class Api:
         if "headers" in response and response["headers"] is not None:
             response["headers"].update(headers)
 
-    # ---- errors -----------------------------------------------------------------------
+    # ---- the route, and its errors -----------------------------------------------------
 
-    def _error(self, status: int, code: str, message: str, details: dict[str, Any] | None = None,
-               headers: dict[str, str] | None = None) -> Response:
-        return Response(status_code=status, content_type=JSON, headers=headers or {},
-                        body=envelope.error_body(code, message, details, _state.get().request_id))
+    def _dispatch(self, event: dict[str, Any], state: RequestState) -> Response:
+        """Find the route (Powertools' way: by method and path), bind its arguments, call it; every
+        error becomes its answer in the envelope."""
+        method, path = event.get("httpMethod", ""), event.get("path", "")
+        try:
+            for route in self.routes:
+                if route.spec.method != method:
+                    continue
+                found = route.pattern.match(path)
+                if found is not None:
+                    body = state.body[1] if state.body is not None else None
+                    return route.call(**route.binder.bind(found.groupdict(), event, body))
+            raise self._no_route(method, path)
+        except RequestInvalid as exc:
+            fields = [_field_problem(error) for error in exc.errors]
+            return self._error(ValidationFailed("The request is not valid.", {"fields": fields}))
+        except ServiceError as exc:
+            return self._error(exc)
+        except ConditionFailed:
+            # A conditional write or transaction the domain did not expect to fail (a create with a new
+            # id, contention that outlasted the retries): nothing was written, so the client may send it again.
+            logger.warning("a write collided and was not made")
+            return self._error(Conflict("The change collided with another one and was not made; send it again."))
+        except Exception:
+            logger.exception("unhandled error")
+            return self._error(ServiceError())
 
-    def _on_service_error(self, exc: ServiceError) -> Response:
-        return self._error(exc.status, exc.code, exc.message, exc.details, exc.headers)
+    def _no_route(self, method: str, path: str) -> ServiceError:
+        allowed = sorted({r.spec.method for r in self.routes if r.pattern.match(path)})
+        if allowed:
+            return MethodNotAllowed(f"{method} is not allowed on this path.", {"allowed": allowed},
+                                    {"Allow": ", ".join(allowed)})
+        return NotFound("No such route.", {"path": path, "method": method})
 
-    def _on_validation_error(self, exc: RequestValidationError) -> Response:
-        fields = [_field_problem(error) for error in exc.errors()]
-        return self._on_service_error(ValidationFailed("The request is not valid.", {"fields": fields}))
-
-    def _on_unsupported_type(self, _exc: Exception) -> Response:
-        return self._on_service_error(UnsupportedMediaType("Send the body as application/json."))
-
-    def _on_no_route(self, _exc: NotFoundError) -> Response:
-        event = self.resolver.current_event
-        path, method = event.path, event.http_method
-        if any(p.match(path) for m, p in self._patterns if m != method):
-            allowed = sorted({m for m, p in self._patterns if p.match(path)})
-            return self._on_service_error(MethodNotAllowed(
-                f"{method} is not allowed on this path.", {"allowed": allowed}, {"Allow": ", ".join(allowed)}))
-        return self._on_service_error(NotFound("No such route.", {"path": path, "method": method}))
-
-    def _on_write_collision(self, _exc: ConditionFailed) -> Response:
-        """A conditional write or transaction the domain did not expect to fail (a create with a new id,
-        contention that outlasted the retries): nothing was written, so the client may send it again."""
-        logger.warning("a write collided and was not made")
-        return self._on_service_error(Conflict("The change collided with another one and was not made; "
-                                               "send it again."))
-
-    def _on_unexpected(self, exc: Exception) -> Response:
-        logger.exception("unhandled error")
-        return self._on_service_error(ServiceError())
+    @staticmethod
+    def _error(exc: ServiceError) -> Response:
+        return Response(status_code=exc.status, content_type=JSON, headers=exc.headers or {},
+                        body=envelope.error_body(exc.code, exc.message, exc.details, _state.get().request_id))
 
 
 def _allowed_origins() -> frozenset[str]:
@@ -561,15 +626,6 @@ def _check_body(event: dict[str, Any], spec: RouteSpec | None = None) -> tuple[s
         raise json_body.refuse("the body must be a JSON object")
     event["body"], event["isBase64Encoded"] = text, False
     return text, value
-
-
-def _parsed_body(text: str) -> Any:
-    """Powertools' JSON deserializer: the value admission parsed from this very text, else a parse
-    under the same rules (a route whose body admission does not read)."""
-    state = _state.get(None)
-    if state is not None and state.body is not None and state.body[0] is text:
-        return state.body[1]
-    return json_body.parse(text)
 
 
 def _proxy_response(status: int, body: str, headers: dict[str, str] | None = None) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Callable, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Header
+from svc_core.rules.params import Header
 
 from svc_core.adapters import aws
 from svc_core.platform.config import settings
@@ -58,7 +58,7 @@ def run(api: Any, operation: str, key: str | None, body: dict[str, Any] | None,
 
     config = IdempotencyConfig(event_key_jmespath="[tenantId, operation, key]", payload_validation_jmespath="body",
                                expires_after_seconds=KEY_LIFETIME_SECONDS, hash_function="sha256")
-    context = getattr(api.resolver, "lambda_context", None)
+    context = api.lambda_context()
     if context is not None and hasattr(context, "get_remaining_time_in_millis"):
         config.register_lambda_context(context)  # a request cut off by the timeout is not in progress forever
     store = DynamoDBPersistenceLayer(table_name=settings().idempotency_table, boto3_client=aws.client("dynamodb"))

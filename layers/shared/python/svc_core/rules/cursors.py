@@ -22,7 +22,7 @@ import re
 import string
 from typing import Annotated, NamedTuple, Optional
 
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from svc_core.rules.params import Query
 
 from svc_core.platform import ids
 from svc_core.platform.errors import ValidationFailed
