@@ -104,7 +104,7 @@ def variants(fixture: Fixture, workdir: Path, with_fastapi: bool) -> list[Varian
         if logical_id != "ChatStreamFunction":  # no SnapStart there (template.yaml says why)
             out.append(Variant(f"{logical_id}.restore", f"{logical_id}  SnapStart restore, emulated",
                                [py, str(CHILD), "restore", "app", str(event_file)],
-                               fixture.child_env(LAYER, code_dir)))
+                               fixture.child_env(LAYER, code_dir, snapstart=True)))
     if with_fastapi:
         out.insert(2, Variant("fastapi", "FastAPI + Mangum  GET /projects/{id}",
                               [py, str(CHILD), "handler", "fastapi_app", str(project_event)],

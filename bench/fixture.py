@@ -57,6 +57,7 @@ class Fixture:
         self.server = MotoServer()
         self.endpoint = self.server.endpoint
         self.stack = None
+        self.secrets_extension = None
         self._serial = 0
 
     def provision(self) -> "Fixture":
@@ -69,6 +70,9 @@ class Fixture:
             self.key, self.key_id = made["key"], made["id"]
             self.project_id = self.new_project()
             self.chat_session_id = self.new_chat_session()
+            # The children read their secrets as a deployment with the extension's layer attached.
+            from devstack.secrets_extension import SecretsExtension
+            self.secrets_extension = SecretsExtension(self.endpoint).start()
         except BaseException:
             self.server.stop()
             raise
@@ -102,13 +106,19 @@ class Fixture:
     def new_key_id(self, scopes: list[str] | None = None) -> str:
         return self.stack.new_key(self.tenant_id, scopes)["id"]
 
-    def child_env(self, *pythonpath: Path) -> dict[str, str]:
-        """The environment a function gets (template.yaml's variables, the emulator's endpoint)."""
-        env = dict(os.environ)
+    def child_env(self, *pythonpath: Path, snapstart: bool = False) -> dict[str, str]:
+        """The environment a function gets (template.yaml's variables, the emulator's endpoint), with the
+        Parameters and Secrets Extension attached (emulated); a SnapStart function has no session token
+        (Lambda gives it the container's credentials), so it reads its secrets with the SDK."""
+        env = {**os.environ, **self.secrets_extension.environment()}
+        if snapstart:
+            del env["AWS_SESSION_TOKEN"]
         env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
         return env
 
     def stop(self) -> None:
+        if self.secrets_extension is not None:
+            self.secrets_extension.stop()
         if self.stack is not None:
             self.stack.forget_caches()
         self.server.stop()

@@ -19,6 +19,7 @@ from devstack.processes import free_port, start_emulator
 from devstack.pollers import QueuePoller, StreamPoller
 from devstack.provision import provision, run_custom_resources, secret_values
 from devstack.runtime import load_functions
+from devstack.secrets_extension import SecretsExtension
 from devstack.template import REGION, ROOT, Resolver
 
 
@@ -57,6 +58,7 @@ class LocalStack:
         self.containers = containers
         self.emulator: subprocess.Popen | None = None
         self.gateway: Gateway | None = None
+        self.secrets_extension: SecretsExtension | None = None
         self.pollers: list[Any] = []
 
     @property
@@ -95,13 +97,20 @@ class LocalStack:
         # No CloudWatch here to read the metrics' EMF lines: they would only fill the console (and
         # --quiet's), unless the developer asks for them (POWERTOOLS_METRICS_DISABLED=false).
         environment.setdefault("POWERTOOLS_METRICS_DISABLED", os.environ.get("POWERTOOLS_METRICS_DISABLED", "true"))
+        # The functions read their secrets as with the Parameters and Secrets Extension's layer attached,
+        # through an emulated one. Its variables are the in-process functions' only (not self.environment,
+        # which `sam local` containers and operator commands get: they cannot reach its loopback port).
+        self.secrets_extension = SecretsExtension(self.emulator_endpoint).start()
+        extension_env = self.secrets_extension.environment()
         # The functions read their settings from the process's environment, as in Lambda; stop()
         # puts back what was there before, so another stack (or the tests) never meets this one's.
         dynamodb_only = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS")
-        self._environ_before = {k: os.environ.get(k) for k in [*environment, *dynamodb_only, "PUBLIC_BASE_URL"]}
+        self._environ_before = {k: os.environ.get(k) for k in [*environment, *extension_env, *dynamodb_only,
+                                                                 "PUBLIC_BASE_URL"]}
         for name in dynamodb_only:  # inherited from another stack (a parent process's), they would win
             os.environ.pop(name, None)
         os.environ.update(environment)
+        os.environ.update(extension_env)
         self.environment = environment
         self._forget_caches()
         run_custom_resources(self.parameters)
@@ -195,6 +204,8 @@ class LocalStack:
             poller.stop()
         if self.gateway:
             self.gateway.stop()
+        if self.secrets_extension:
+            self.secrets_extension.stop()
         if self.dynamodb_local:
             self.dynamodb_local.stop()
         if self.emulator and self.emulator.poll() is None:

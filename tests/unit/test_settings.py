@@ -97,3 +97,15 @@ def test_a_setting_is_read_from_its_variable_and_left_at_its_default_otherwise(m
         config.settings.cache_clear()
     assert (s.key_cache_seconds, s.chat_stream_max_seconds, s.allow_loopback_endpoints) == (7, 12.5, True)
     assert (s.model_provider, s.model_allowed_ids, s.usage_table, s.aws_region) == ("offline", "", "usage", "eu-west-1")
+
+
+def test_one_condition_attaches_the_secrets_extension_and_tells_the_functions():
+    """The extension's layer goes on every function (Globals) and SECRETS_EXTENSION_ATTACHED says so, under
+    one condition: the setting without the layer would only try localhost and fall back to the SDK."""
+    from devstack.template import Resolver
+    layers = load()["Globals"]["Function"]["Layers"]
+    assert {"Fn::If": ["HasSecretsExtension", {"Ref": "SecretsExtensionLayerArn"}, {"Ref": "AWS::NoValue"}]} in layers
+    arn = "arn:aws:lambda:us-east-1:177933569100:layer:AWS-Parameters-and-Secrets-Lambda-Extension-Arm64:12"
+    for given, attached in (("", "false"), (arn, "true")):
+        environment = Resolver({"SecretsExtensionLayerArn": given}).function_environment("ProjectsFunction")
+        assert environment["SECRETS_EXTENSION_ATTACHED"] == attached

@@ -25,8 +25,6 @@ import secrets
 from functools import lru_cache
 from typing import Annotated, Any
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import BaseModel, Field, StringConstraints
 
 from svc_core.auth import rate_limit, tokens
@@ -34,7 +32,7 @@ from svc_core.auth.principal import Principal
 from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.data import api_keys_table, rate_limits_table, sessions_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain.tenants import create_tenant_with_owner
+from svc_core.domain import passwords
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, Forbidden, RateLimited, Unauthorized
@@ -44,7 +42,6 @@ from svc_core.rules.schemas import RequestBody, name_text
 LOGIN_WINDOW_SECONDS = 15 * 60       # failures per (account, address)
 ACCOUNT_WINDOW_SECONDS = 60 * 60     # failures per account, from every address
 _REFRESH = re.compile(r"rt_(ses_[0-9A-HJKMNP-TV-Z]{26})\.([A-Za-z0-9_-]{43})")
-_hasher = PasswordHasher()
 
 
 # A valid e-mail address by the HTML standard: the schema's pattern and maxLength are the check.
@@ -130,6 +127,8 @@ def _tenant_view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
 
 
 def register(body: RegisterBody) -> dict[str, Any]:
+    # On first use: the tenants module builds the tenants API's models (its time-zone pattern) at import.
+    from svc_core.domain.tenants import create_tenant_with_owner
     tenant_name = f"{body.name}'s workspace"
     try:
         made = create_tenant_with_owner(tenant_name=tenant_name, email=body.email,
@@ -147,15 +146,12 @@ def register(body: RegisterBody) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _dummy_hash() -> str:
-    return _hasher.hash(secrets.token_urlsafe(16))
+    return passwords.hash_password(secrets.token_urlsafe(16))
 
 
 def _password_matches(stored_hash: str | None, password: str) -> bool:
-    try:
-        # An unknown e-mail still pays one argon2 verification, so it takes as long as a wrong password.
-        return _hasher.verify(stored_hash or _dummy_hash(), password) and stored_hash is not None
-    except (VerificationError, InvalidHashError):
-        return False
+    # An unknown e-mail still pays one argon2 verification, so it takes as long as a wrong password.
+    return passwords.matches(stored_hash or _dummy_hash(), password) and stored_hash is not None
 
 
 def _refuse(message: str, retry: int, counter: str) -> RateLimited:

@@ -13,13 +13,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Any
 
-import jwt
 from pydantic import BaseModel, Field, StringConstraints
 
 from svc_core.auth import tokens
 from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.data import tenants_table, users_table
-from svc_core.domain.tenants import create_tenant_with_owner
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, Forbidden, NotFound, Unauthorized
 from svc_core.rules.schemas import RequestBody
@@ -41,7 +39,8 @@ class Exchanged(BaseModel):
 
 
 @lru_cache(maxsize=4)
-def _jwks_client(url: str, cooldown: int) -> jwt.PyJWKClient:
+def _jwks_client(url: str, cooldown: int) -> Any:
+    import jwt
     return jwt.PyJWKClient(url, cache_jwk_set=True, lifespan=300, timeout=5, cooldown_duration=cooldown)
 
 
@@ -49,6 +48,7 @@ def _verified_claims(token: str) -> dict[str, Any]:
     cfg = settings()
     if not (cfg.idp_issuer and cfg.idp_audience and cfg.idp_jwks_url):
         raise NotFound("No identity provider is configured for this deployment.", {"feature": "idp_exchange"})
+    import jwt  # on first use: PyJWT and cryptography cost ~45 ms at start, and most requests never exchange
     try:
         header = jwt.get_unverified_header(token)
         if header.get("alg") not in ALGORITHMS:
@@ -63,6 +63,7 @@ def _verified_claims(token: str) -> dict[str, Any]:
 
 
 def _first_sight(issuer: str, subject: str, claims: dict[str, Any]) -> str:
+    from svc_core.domain.tenants import create_tenant_with_owner  # on first use, as accounts.register says
     name = str(claims.get("name") or claims.get("given_name") or "New user")[:200]
     try:
         made = create_tenant_with_owner(tenant_name=f"{name}'s workspace", email=str(claims.get("email") or "")[:254],

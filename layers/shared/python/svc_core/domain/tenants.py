@@ -7,7 +7,6 @@ import ipaddress
 from importlib import resources
 from typing import Annotated, Any
 
-from argon2 import PasswordHasher
 from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from svc_core.auth import tenant_policy
@@ -16,18 +15,12 @@ from svc_core.auth.principal import Principal
 from svc_core.data import outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
 from svc_core.rules import events
+from svc_core.domain.passwords import hash_password
 from svc_core.domain.projects import Language
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, Forbidden, NotFound
 from svc_core.rules import plans
 from svc_core.rules.schemas import EMAIL, PatchBody, RequestBody, name_text
-
-_hasher = PasswordHasher()  # argon2id with the library's current recommended parameters
-
-
-def hash_password(password: str) -> str:
-    return _hasher.hash(password)
-
 
 def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, password: str | None = None,
                              federated: tuple[str, str] | None = None) -> dict[str, Any]:

@@ -70,6 +70,10 @@ class Settings:
     rate_limit_window_seconds: int = 60
     max_body_bytes: int = 256 * 1024
     secrets_cache_seconds: int = 300
+    # The AWS Parameters and Secrets Lambda Extension: template.yaml says "true" when its layer is attached
+    # (adapters/secrets_cache.py then reads through it); the port is the extension's own variable.
+    secrets_extension_attached: bool = False
+    secrets_extension_port: int = setting(2773, env="PARAMETERS_SECRETS_EXTENSION_HTTP_PORT", blank_is_default=True)
     key_cache_seconds: int = setting(60, env="API_KEY_CACHE_SECONDS")
     tenant_policy_cache_seconds: int = 60
     stage: str = "dev"
