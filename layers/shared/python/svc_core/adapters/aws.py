@@ -262,6 +262,9 @@ def warm_models(services: tuple[str, ...]) -> None:
     afterwards (as the real ones are, by forget_credentials, before the snapshot is taken)."""
     # A resolver made and dropped: what the first real resolution imports and builds (~2 ms) is done.
     botocore.credentials.create_credential_resolver(_session())
+    # urllib3 encodes the host with the idna codec on connecting, which the canned calls never do;
+    # its first use imports it (~2 ms after a restore, where no call before the snapshot connected).
+    "warm-up".encode("idna")
     kept = credentials()
     kept.use(botocore.credentials.Credentials("warm-up", "warm-up"))
     try:
