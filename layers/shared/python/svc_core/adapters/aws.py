@@ -113,12 +113,27 @@ class DeferredCredentials(botocore.credentials.Credentials):
 
 
 class _CredentialProvider:
-    """The session's credential_provider component: hands every client the one DeferredCredentials."""
+    """The session's credential_provider component: hands every client the one DeferredCredentials,
+    which resolves botocore's default chain with a resolver used once (botocore's keeps a cache of
+    assumed roles' credentials, and its fetchers a connection to the credentials endpoint)."""
 
     def __init__(self, session: Any) -> None:
-        # A resolver made afresh for each resolution: botocore's keeps a cache of assumed roles' credentials.
-        self.credentials = DeferredCredentials(
-            lambda: botocore.credentials.create_credential_resolver(session).load_credentials())
+        self._session = session
+        self._spare: Any = None
+        self.credentials = DeferredCredentials(self._resolve)
+
+    def _resolve(self) -> Any:
+        resolver, self._spare = self._spare, None
+        return (resolver or botocore.credentials.create_credential_resolver(self._session)).load_credentials()
+
+    def forget(self) -> None:
+        """Forget the resolved credentials, and have a resolver ready for the next resolution: made
+        before the snapshot, one that has resolved nothing (so holds neither credential nor
+        connection) serves the first call after a restore, which then saves the ~2.5 ms its making
+        costs there."""
+        self.credentials.forget()
+        if self._spare is None:
+            self._spare = botocore.credentials.create_credential_resolver(self._session)
 
     def load_credentials(self) -> DeferredCredentials:
         return self.credentials
@@ -203,7 +218,7 @@ def forget_credentials() -> None:
     endpoint rules) is nothing of an environment, and the next call resolves credentials afresh
     and opens its own connection."""
     if _session.cache_info().currsize:
-        credentials().forget()
+        _session().get_component("credential_provider").forget()
     for made in _made:
         made.close()  # its pool's sockets: a restored one would share a peer's (or a dead) connection
 
@@ -260,8 +275,6 @@ def warm_models(services: tuple[str, ...]) -> None:
     (operation models, serializers, endpoint rules, the signer, the parsers, the error classes).
     Nothing reaches the network; the requests are signed with placeholder credentials, forgotten
     afterwards (as the real ones are, by forget_credentials, before the snapshot is taken)."""
-    # A resolver made and dropped: what the first real resolution imports and builds (~2 ms) is done.
-    botocore.credentials.create_credential_resolver(_session())
     # urllib3 encodes the host with the idna codec on connecting, which the canned calls never do;
     # its first use imports it (~2 ms after a restore, where no call before the snapshot connected).
     "warm-up".encode("idna")
