@@ -92,9 +92,11 @@ def _restore(module_name: str, event_file: str) -> dict:
         timer = _AwsTimer()
         started = time.perf_counter()
         snapshot.run_after()
-        # Counted on the session the after-restore hook kept; the clients, made afresh, copy the hooks.
-        aws._session().register("before-call", timer.before, unique_id="bench-aws-before")
-        aws._session().register("after-call", timer.after, unique_id="bench-aws-after")
+        # Counted on the session and on the clients made before the snapshot, which it kept (a
+        # client copies the session's hooks when made, so later ones get them from the session).
+        for events in [aws._session(), *(made.meta.events for made in aws._made)]:
+            events.register("before-call", timer.before, unique_id="bench-aws-before")
+            events.register("after-call", timer.after, unique_id="bench-aws-after")
         status = module.lambda_handler(event, None).get("statusCode")
         first = time.perf_counter() - started
         first_calls, timer.calls = timer.calls, 0

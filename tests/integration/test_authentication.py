@@ -91,8 +91,35 @@ def test_an_api_keys_first_request_reads_no_signing_key_and_writes_its_last_use(
     assert reply.status == 200, reply
     assert settings().signing_keys_secret_id not in read
     assert [q for q in overlapped if q.startswith("_load.")] == ["_load.<locals>.<lambda>"]  # touch with policy read
-    assert "UpdateItem" in calls.on(settings().api_keys_table)   # last_used_at
+    assert calls.on(settings().api_keys_table) == ["GetItem", "TransactWriteItems", "TransactWriteItems"]  # last use
     assert calls.on(settings().tenants_table) == ["GetItem"]       # read once, then from the cache
+
+
+def test_a_keys_last_use_is_written_only_when_the_one_recorded_is_old_enough(stack, monkeypatch):
+    """A container's first request of a key writes its last use unless the key's record says it
+    was written less than LAST_USED_STEP ago (by any container)."""
+    from svc_core.auth import authenticate, tenant_policy
+    from svc_core.data import api_keys_table
+    clock = Clock(monkeypatch)
+    tenant = stack.new_tenant()
+    made = stack.new_key(tenant)
+    key = made["key"]
+
+    def first_request_writes() -> bool:
+        authenticate._key_cache.clear()  # as a new container
+        tenant_policy.forget()
+        with DynamoCalls(stack) as calls:
+            assert projects_with(key).status == 200
+        return "TransactWriteItems" in calls.on(settings().api_keys_table)
+
+    assert first_request_writes()
+    written = int(clock.value)
+    clock.travel(api_keys_table.LAST_USED_STEP - 1)
+    assert not first_request_writes()
+    assert api_keys_table.get(tenant, made["id"])["lastUsedAt"] == written
+    clock.travel(1)
+    assert first_request_writes()
+    assert api_keys_table.get(tenant, made["id"])["lastUsedAt"] == written + api_keys_table.LAST_USED_STEP
     principal = authenticate._key_cache[authenticate.hash_key(key)].principal
     assert (principal.tenant_id, principal.credential) == (tenant, "api_key")
     assert principal.scopes and principal.subject.startswith("key_")

@@ -17,7 +17,7 @@ import pytest
 
 from svc_core.adapters import aws
 from svc_core.data import api_keys_table, outbox_table, projects_table, rate_limits_table, tenants_table, users_table
-from svc_core.data.common import ConditionFailed, is_condition_failure, transact
+from svc_core.data.common import ConditionFailed, cancellation_reasons, transact
 from svc_core.data.rate_limits_table import CredentialRevoked
 from svc_core.rules import events
 from svc_core.domain.tenants import create_tenant_with_owner
@@ -341,14 +341,20 @@ def test_api_key_list_for_tenant_uses_the_index_newest_first_with_a_cursor(data_
 def test_api_key_touch_records_the_last_use_of_an_existing_key_only(data_backend, clock):
     record, secret_hash = key_record("ten_A")
     api_keys_table.create(record, secret_hash)
-    api_keys_table.touch(record["id"], T0 + 7)
+    assert api_keys_table.touch_due(api_keys_table.find_secret(secret_hash), T0)  # never used
+    api_keys_table.touch(record["id"], secret_hash, T0 + 7)
     assert api_keys_table.get("ten_A", record["id"])["lastUsedAt"] == T0 + 7
+    secret = api_keys_table.find_secret(secret_hash)  # the copy authentication reads
+    assert secret["lastUsedAt"] == T0 + 7
+    assert not api_keys_table.touch_due(secret, T0 + 7 + api_keys_table.LAST_USED_STEP - 1)
+    assert api_keys_table.touch_due(secret, T0 + 7 + api_keys_table.LAST_USED_STEP)
 
     missing = new_id("key", T0 * 1000)
     with pytest.raises(Exception) as failure:
-        api_keys_table.touch(missing, T0 + 8)
-    assert is_condition_failure(failure.value)
+        api_keys_table.touch(missing, secret_hash, T0 + 8)
+    assert cancellation_reasons(failure.value)[0] == "ConditionalCheckFailed"
     assert data_backend.item(settings().api_keys_table, {"pk": f"KEY#{missing}"}) is None
+    assert api_keys_table.find_secret(secret_hash)["lastUsedAt"] == T0 + 7  # all or nothing
 
 
 def test_api_key_revoke_ends_live_secrets_and_marks_the_rate_limit_counter(data_backend, clock):

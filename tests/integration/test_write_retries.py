@@ -112,6 +112,7 @@ def test_a_project_create_whose_answer_was_lost_answers_201_once(atomic_stack, l
     """The measured failure: the transaction committed, botocore retried, the retry's condition failed."""
     stack = atomic_stack.stack
     tenant, key = stack.tenant_with_key()
+    assert call("projects", "Projects-ListProjects", token=key).status == 200  # the key's last use, a transaction too
     hook = lost_answers("TransactWriteItems")
     reply = api(CREATE, key, body={"name": "Apollo"})
     assert reply.status == 201, reply

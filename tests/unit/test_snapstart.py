@@ -6,6 +6,7 @@ import ast
 import random
 from pathlib import Path
 
+import pytest
 import yaml
 
 from svc_core.adapters import aws, secrets_cache
@@ -55,7 +56,10 @@ def test_after_restore_drops_clients_secrets_keys_and_reseeds(monkeypatch):
     assert prepared == [("dynamodb", "secretsmanager")]
 
     before = aws.client("sqs")  # as if made (and its credentials resolved) before the snapshot
-    assert aws._session()._credentials is not None
+    assert before._request_signer._credentials is aws.credentials()  # what every client signs with
+    assert aws.credentials().get_frozen_credentials().access_key == "local" and aws.credentials().resolved
+    closed = []
+    monkeypatch.setattr(before, "close", lambda: closed.append(before))
     secrets_cache._cache["pepper"] = (0.0, {"pepper": "from-before"})
     signing_keys._parsed[1] = "a key set"
     authenticate._key_cache["hash"] = "a principal"
@@ -67,8 +71,8 @@ def test_after_restore_drops_clients_secrets_keys_and_reseeds(monkeypatch):
     for hook in runtime.after:
         hook()
 
-    assert aws._session()._credentials is None  # resolved anew by the next client
-    assert aws.client("sqs") is not before
+    assert not aws.credentials().resolved  # resolved anew by the next call
+    assert aws.client("sqs") is before and closed == [before]  # kept, its connections closed
     assert "pepper" not in secrets_cache._cache
     assert authenticate._pepper == [b"kept"]  # the key pepper is kept (auth/authenticate.py says why)
     assert signing_keys._parsed == {} and "hash" not in authenticate._key_cache
@@ -77,7 +81,7 @@ def test_after_restore_drops_clients_secrets_keys_and_reseeds(monkeypatch):
 
 def test_prepare_snapshot_calls_no_aws_and_builds_validators(monkeypatch):
     called = []
-    monkeypatch.setattr("botocore.endpoint.Endpoint.make_request", lambda *a, **k: called.append(a))
+    monkeypatch.setattr("botocore.httpsession.URLLib3Session.send", lambda *a, **k: called.append(a))
     api = Api()
 
     @api.get("/api/v1/things/{id}", scope="projects:read", summary="A thing")
@@ -95,7 +99,7 @@ def test_prepare_snapshot_calls_no_aws_and_builds_validators(monkeypatch):
 def test_prepare_snapshot_of_public_routes_reads_no_secret(monkeypatch):
     peppers = []
     monkeypatch.setattr("svc_core.http.api.key_pepper", lambda: peppers.append(1))
-    monkeypatch.setattr("botocore.endpoint.Endpoint.make_request", lambda *a, **k: peppers.append(a))
+    monkeypatch.setattr("botocore.httpsession.URLLib3Session.send", lambda *a, **k: peppers.append(a))
     api = Api()
 
     @api.get("/api/v1/keys.json", public=True, summary="Public keys")
@@ -104,6 +108,31 @@ def test_prepare_snapshot_of_public_routes_reads_no_secret(monkeypatch):
 
     api.prepare_snapshot(("dynamodb",))
     assert peppers == []
+
+
+def test_the_warm_up_makes_the_clients_kept_and_sends_their_calls_nowhere(monkeypatch):
+    """Before the snapshot: the clients made and each WARM_CALLS call answered in-process (this
+    test's fixtures refuse any connection), signed with placeholders that are then forgotten."""
+    aws.reset_clients()
+    signed = []
+    monkeypatch.setattr("botocore.auth.SigV4Auth.add_auth",
+                        lambda auth, request: signed.append(auth.credentials.access_key))
+    monkeypatch.setattr(snapshot, "registered", {"before": [], "after": []})
+    snapshot.register(lambda: aws.warm_models(("dynamodb", "secretsmanager")), runtime=FakeRuntime())
+    snapshot.run_before()
+    warmed = len(aws.WARM_CALLS["dynamodb"]) + len(aws.WARM_CALLS["secretsmanager"])
+    assert signed == ["warm-up"] * warmed
+    assert not aws.credentials().resolved
+    class Sent(Exception):
+        pass
+
+    def send(session, request):
+        raise Sent(request.url)
+
+    monkeypatch.setattr("botocore.httpsession.URLLib3Session.send", send)
+    with pytest.raises(Sent):  # the canned answers are gone: a call now goes out
+        aws.client("dynamodb").get_item(TableName="t", Key={"pk": {"S": "k"}})
+    aws.reset_clients()
 
 
 def test_every_http_function_has_snapstart_and_an_alias():

@@ -36,11 +36,16 @@ first request's answer was stored, else runs again (see idempotency.py).
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+import botocore.awsrequest
+import botocore.credentials
+import botocore.exceptions
 import botocore.loaders
 import botocore.session
 from botocore.config import Config
@@ -49,6 +54,89 @@ from svc_core.platform import snapshot
 from svc_core.platform.config import settings
 
 _lock = threading.Lock()
+
+
+class DeferredCredentials(botocore.credentials.Credentials):
+    """The credentials every client of the session holds: resolved through botocore's own chain
+    (environment, then the container provider SnapStart functions get, ...) on a request's first
+    use of them, and forgotten (forget()) before a snapshot and after each restore, so that a
+    client made before the snapshot can be kept without keeping a credential."""
+
+    def __init__(self, resolve: Callable[[], Any]) -> None:  # not super()'s: it sets what are properties here
+        self.method = "deferred"
+        self._resolve = resolve
+        self._resolved: Any = None
+        self._resolving = threading.Lock()
+
+    def _current(self) -> Any:
+        resolved = self._resolved
+        if resolved is None:
+            with self._resolving:
+                if self._resolved is None:
+                    self._resolved = self._resolve()
+                    if self._resolved is None:
+                        raise botocore.exceptions.NoCredentialsError()
+                resolved = self._resolved
+        return resolved
+
+    def forget(self) -> None:
+        with self._resolving:
+            self._resolved = None
+
+    @property
+    def resolved(self) -> bool:
+        return self._resolved is not None
+
+    def use(self, credentials: Any) -> None:
+        """Sign with these until forget() (the warm-up's placeholders)."""
+        with self._resolving:
+            self._resolved = credentials
+
+    def get_frozen_credentials(self) -> Any:
+        return self._current().get_frozen_credentials()
+
+    @property
+    def access_key(self) -> str:  # type: ignore[override]
+        return self._current().access_key
+
+    @property
+    def secret_key(self) -> str:  # type: ignore[override]
+        return self._current().secret_key
+
+    @property
+    def token(self) -> str | None:  # type: ignore[override]
+        return self._current().token
+
+    @property
+    def account_id(self) -> str | None:  # type: ignore[override]
+        return getattr(self._current(), "account_id", None)
+
+
+class _CredentialProvider:
+    """The session's credential_provider component: hands every client the one DeferredCredentials,
+    which resolves botocore's default chain with a resolver used once (botocore's keeps a cache of
+    assumed roles' credentials, and its fetchers a connection to the credentials endpoint)."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        self._spare: Any = None
+        self.credentials = DeferredCredentials(self._resolve)
+
+    def _resolve(self) -> Any:
+        resolver, self._spare = self._spare, None
+        return (resolver or botocore.credentials.create_credential_resolver(self._session)).load_credentials()
+
+    def forget(self) -> None:
+        """Forget the resolved credentials, and have a resolver ready for the next resolution: made
+        before the snapshot, one that has resolved nothing (so holds neither credential nor
+        connection) serves the first call after a restore, which then saves the ~2.5 ms its making
+        costs there."""
+        self.credentials.forget()
+        if self._spare is None:
+            self._spare = botocore.credentials.create_credential_resolver(self._session)
+
+    def load_credentials(self) -> DeferredCredentials:
+        return self.credentials
 
 
 @lru_cache(maxsize=1)
@@ -61,7 +149,13 @@ def _loader() -> Any:
 def _session() -> Any:
     session = botocore.session.get_session()
     session.register_component("data_loader", _loader())
+    session.register_component("credential_provider", _CredentialProvider(session))
     return session
+
+
+def credentials() -> DeferredCredentials:
+    """The credentials the session's clients sign with."""
+    return _session().get_component("credential_provider").credentials
 
 
 @dataclass(frozen=True)
@@ -88,18 +182,23 @@ def profile(service: str, read_timeout: float | None = None) -> Profile:
     return chosen if read_timeout is None else replace(chosen, read_timeout=read_timeout)
 
 
+_made: list[Any] = []  # every client made: their connections are closed after a restore
+
+
 @lru_cache(maxsize=None)
 def client(service: str, read_timeout: float | None = None) -> Any:
     """A client of the service, configured as PROFILES says; read_timeout longer only for slow answers (a model's)."""
     chosen = profile(service, read_timeout)
     with _lock:  # botocore sessions are not thread-safe while creating clients
-        return _session().create_client(
+        made = _session().create_client(
             service,
             region_name=settings().aws_region,
             config=Config(retries={"mode": "standard", "total_max_attempts": chosen.max_attempts},
                           connect_timeout=chosen.connect_timeout, read_timeout=chosen.read_timeout,
                           max_pool_connections=32),
         )
+        _made.append(made)
+        return made
 
 
 def reset_clients() -> None:
@@ -107,31 +206,100 @@ def reset_clients() -> None:
     them at a new endpoint). The parsed service models (_loader) are kept: they hold nothing of an
     environment."""
     client.cache_clear()
+    _made.clear()
     _session.cache_clear()
 
 
 @snapshot.forget_on_restore
 def forget_credentials() -> None:
-    """After a SnapStart restore: drop every client (its connections) and the credentials the
-    session resolved, but keep the session, whose handlers cost ~10 ms to register again. What it
-    keeps then (handlers, configuration, the loader) holds nothing of an environment."""
-    client.cache_clear()
+    """Before a SnapStart snapshot and after each restore: forget the credentials the clients
+    resolved and close every client's connections. The clients themselves are kept (made at init,
+    as AWS advises for SnapStart): what they hold then (handlers, configuration, models, parsed
+    endpoint rules) is nothing of an environment, and the next call resolves credentials afresh
+    and opens its own connection."""
     if _session.cache_info().currsize:
-        _session()._credentials = None  # where botocore's Session.get_credentials() keeps them
+        _session().get_component("credential_provider").forget()
+    for made in _made:
+        made.close()  # its pool's sockets: a restored one would share a peer's (or a dead) connection
+
+
+class _CannedBody:
+    """The raw body of a canned answer (botocore reads a response's raw.stream())."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self._body
+
+
+_KEY = {"pk": {"S": "warm-up"}}
+_ITEM = {"pk": {"S": "warm-up"}, "n": {"N": "1"}, "l": {"L": [{"S": "a"}]}, "m": {"M": {"b": {"BOOL": True}}},
+         "ss": {"SS": ["a"]}, "z": {"NULL": True}}
+_CONDITION_FAILED = (400, {"__type": "com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException",
+                           "message": "The conditional request failed", "Item": _ITEM})
+# The calls a request makes most (admission's key, tenant and counter reads and writes, a route's
+# reads and writes), each with a canned answer: (operation, parameters, (status, body)).
+WARM_CALLS: dict[str, tuple[tuple[str, dict[str, Any], tuple[int, dict[str, Any]]], ...]] = {
+    "dynamodb": (
+        ("get_item", {"TableName": "warm-up", "Key": _KEY, "ConsistentRead": True}, (200, {"Item": _ITEM})),
+        ("update_item", {"TableName": "warm-up", "Key": _KEY, "UpdateExpression": "SET #h = #h + :one",
+                         "ExpressionAttributeNames": {"#h": "hits"},
+                         "ExpressionAttributeValues": {":one": {"N": "1"}}, "ReturnValues": "UPDATED_NEW",
+                         "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}, (200, {"Attributes": _ITEM})),
+        ("update_item", {"TableName": "warm-up", "Key": _KEY, "UpdateExpression": "SET #h = :one",
+                         "ConditionExpression": "attribute_not_exists(#h)",
+                         "ExpressionAttributeNames": {"#h": "hits"},
+                         "ExpressionAttributeValues": {":one": {"N": "1"}}}, _CONDITION_FAILED),
+        ("query", {"TableName": "warm-up", "KeyConditionExpression": "pk = :p",
+                   "ExpressionAttributeValues": {":p": {"S": "warm-up"}}, "Limit": 1},
+         (200, {"Items": [_ITEM], "Count": 1, "ScannedCount": 1, "LastEvaluatedKey": _KEY})),
+        ("put_item", {"TableName": "warm-up", "Item": _ITEM, "ConditionExpression": "attribute_not_exists(pk)"},
+         (200, {})),
+        ("delete_item", {"TableName": "warm-up", "Key": _KEY}, (200, {})),
+        ("transact_write_items", {"TransactItems": [{"Put": {"TableName": "warm-up", "Item": _ITEM}}],
+                                  "ClientRequestToken": "warm-up"}, (200, {})),
+    ),
+    "secretsmanager": (
+        ("get_secret_value", {"SecretId": "warm-up"},
+         (200, {"ARN": "arn:aws:secretsmanager:us-east-1:000000000000:secret:warm-up", "Name": "warm-up",
+                "SecretString": "{}", "VersionId": "warm-up", "CreatedDate": 0})),
+    ),
+}
 
 
 def warm_models(services: tuple[str, ...]) -> None:
-    """Parse the services' models and endpoint rules into the loader, calling no AWS API and
-    resolving no credential (for the snapshot: see platform/snapshot.py)."""
-    loader = _loader()
-    for service in services:
-        loader.load_service_model(service, "service-2")
-        loader.load_service_model(service, "endpoint-rule-set-1")
-    # A client made with placeholder keys imports and builds what the first real client needs
-    # (signers, endpoint provider, parsers); it is dropped, and never sends a request.
-    for service in services:
-        _session().create_client(service, region_name=settings().aws_region,
-                                 aws_access_key_id="snapshot", aws_secret_access_key="snapshot")
+    """Before the snapshot: make the services' clients, to be kept (AWS's advice for SnapStart),
+    and send each the calls of WARM_CALLS once, answered here by a before-send handler, so that
+    the first real call after a restore finds botocore's per-client and per-operation work done
+    (operation models, serializers, endpoint rules, the signer, the parsers, the error classes).
+    Nothing reaches the network; the requests are signed with placeholder credentials, forgotten
+    afterwards (as the real ones are, by forget_credentials, before the snapshot is taken)."""
+    # urllib3 encodes the host with the idna codec on connecting, which the canned calls never do;
+    # its first use imports it (~2 ms after a restore, where no call before the snapshot connected).
+    "warm-up".encode("idna")
+    kept = credentials()
+    kept.use(botocore.credentials.Credentials("warm-up", "warm-up"))
+    try:
+        for service in services:
+            made = client(service)
+            for operation, params, (status, body) in WARM_CALLS.get(service, ()):
+                _canned_call(made, operation, params, status, json.dumps(body).encode())
+    finally:
+        kept.forget()
+
+
+def _canned_call(made: Any, operation: str, params: dict[str, Any], status: int, body: bytes) -> None:
+    def answer(request: Any = None, **_: Any) -> Any:
+        return botocore.awsrequest.AWSResponse(request.url, status, {}, _CannedBody(body))
+
+    made.meta.events.register_first("before-send", answer, unique_id="svc-warm-up")
+    try:
+        getattr(made, operation)(**params)
+    except botocore.exceptions.ClientError:
+        pass  # the canned error: its parsing and exception class are what was warmed
+    finally:
+        made.meta.events.unregister("before-send", unique_id="svc-warm-up")
 
 
 def error_code(exc: Exception) -> str | None:

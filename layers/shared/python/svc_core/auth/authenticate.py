@@ -5,7 +5,8 @@
   Manager) finds the secret's record, whose key id, tenant and scopes become the Principal.
   (No token is minted for it: the record is the service's own, found by an exact hash, and a
   token signed and verified here added a Secrets Manager read, PyJWT and ES256 to every key's
-  first request.) Records are cached per container for a minute; revocation still takes
+  first request.) The key's last use is written when the record says it is due (at most every
+  five minutes). Records are cached per container for a minute; revocation still takes
   effect on the next request because the per-request rate-limit count refuses a revoked key
   (see data/rate_limits_table.py).
 - `Bearer <JWT>`: a service access token, verified by auth/tokens.py.
@@ -100,15 +101,17 @@ def _load(secret_hash: str, now: float) -> _CachedKey:
     cached = _CachedKey(fetched=time.monotonic(), principal=Principal.from_claims(claims), not_after=not_after)
     with _cache_lock:
         _key_cache[secret_hash] = cached
-    # The key's last use is written while its tenant's policy, which admission reads next, is read
-    # (and cached): one round trip instead of two on a container's first request of a key.
-    parallel.both(lambda: _touch(record["keyId"], now), lambda: tenant_policy.policy_of(record["tenantId"]))
+    # The key's last use, when due (api_keys_table.LAST_USED_STEP), is written while its tenant's
+    # policy, which admission reads next, is read (and cached): one round trip instead of two.
+    if api_keys_table.touch_due(record, int(now)):
+        parallel.both(lambda: _touch(record["keyId"], secret_hash, now),
+                      lambda: tenant_policy.policy_of(record["tenantId"]))
     return cached
 
 
-def _touch(key_id: str, now: float) -> None:
+def _touch(key_id: str, secret_hash: str, now: float) -> None:
     try:
-        api_keys_table.touch(key_id, int(now))  # last_used_at, to the minute
+        api_keys_table.touch(key_id, secret_hash, int(now))
     except Exception:
         logger.warning("could not record last use of an API key", extra={"key_id": key_id})
 

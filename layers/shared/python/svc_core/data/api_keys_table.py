@@ -5,8 +5,10 @@ Two kinds of item:
   secrets it has, each {hash, notAfter}). Only these carry `id`, so the byTenant index (tenantId, id) lists
   keys and nothing else.
 - SECRET#<hash>: looked up by the HMAC of a presented key; carries what authentication needs
-  (key id, tenant, scopes) and `notAfter`, the end of that secret's life (a rotated-out
-  secret lives on for the overlap; a revoked key's secrets end at once).
+  (key id, tenant, scopes), `notAfter`, the end of that secret's life (a rotated-out
+  secret lives on for the overlap; a revoked key's secrets end at once), and `lastUsedAt`, a
+  copy of the key's written with it (touch), so the read that authenticates a key also tells
+  whether its last use needs writing.
 The key value itself is never stored.
 """
 
@@ -75,12 +77,24 @@ def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list
     return query_page(query, start, _public)
 
 
-def touch(key_id: str, now: int) -> None:
-    aws.client("dynamodb").update_item(
-        TableName=_table(), Key={"pk": {"S": f"KEY#{key_id}"}},
-        UpdateExpression="SET lastUsedAt = :now", ConditionExpression="attribute_exists(pk)",
-        ExpressionAttributeValues=values(now=now),
-    )
+# lastUsedAt is written when the one recorded is at least this old (seconds): a key's first
+# request in a container then usually writes nothing (docs/authentication.md).
+LAST_USED_STEP = 300
+
+
+def touch_due(secret: dict[str, Any], now: int) -> bool:
+    """Whether the key's last use, as its secret's record (find_secret) says, is due to be written."""
+    return now - (secret.get("lastUsedAt") or 0) >= LAST_USED_STEP
+
+
+def touch(key_id: str, secret_hash: str, now: int) -> None:
+    """Record the key's last use on its record (what the API shows) and on the secret's (what
+    authentication reads), in one round trip."""
+    aws.client("dynamodb").transact_write_items(TransactItems=[
+        {"Update": {"TableName": _table(), "Key": {"pk": {"S": pk}}, "UpdateExpression": "SET lastUsedAt = :now",
+                    "ConditionExpression": "attribute_exists(pk)", "ExpressionAttributeValues": values(now=now)}}
+        for pk in (f"KEY#{key_id}", f"SECRET#{secret_hash}")
+    ])
 
 
 def revoke(record: dict[str, Any], now: int) -> None:

@@ -7,7 +7,9 @@ secret, an open connection or a random state.
 
 - A module that caches something of that kind calls `forget_on_restore(reset)` when imported;
   `after_restore()` runs every such reset, re-seeds `random`, and so the first request after a
-  restore fetches credentials and secrets afresh and opens its own connections.
+  restore fetches credentials and secrets afresh and opens its own connections. The resets run
+  before the snapshot too, after the before-snapshot hook: what the hook fetched (the credentials
+  that read the key pepper, its connection) is not in the snapshot either.
 - `register(before)` hands the hooks to the runtime's `snapshot_restore_py`. That module exists
   only inside Lambda's python runtime: elsewhere (tests, the local stack, the bench) the hooks are
   kept here, in `registered`, and nothing runs them unless asked (`run_before()`, `run_after()`).
@@ -19,6 +21,7 @@ pepper, read before the snapshot and kept (auth/authenticate.py and docs/deployi
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any, Callable
 
@@ -47,11 +50,13 @@ def after_restore() -> None:
 
 
 def register(before: Callable[[], Any], runtime: Any = None) -> None:
-    """Register `before` (warm what every request needs, without calling AWS) and after_restore.
+    """Register `before` (warm what every request needs, without calling AWS), followed by the
+    resets, and after_restore.
 
     runtime: the hook registry (snapshot_restore_py's interface), for the tests; default the real one.
     """
     runtime = runtime if runtime is not None else _runtime
+    before = functools.partial(_then_forget, before)
     registered["before"].append(before)
     if runtime is not None:
         runtime.register_before_snapshot(before)
@@ -59,6 +64,13 @@ def register(before: Callable[[], Any], runtime: Any = None) -> None:
         registered["after"].append(after_restore)
         if runtime is not None:
             runtime.register_after_restore(after_restore)
+
+
+def _then_forget(before: Callable[[], Any]) -> Any:
+    done = before()
+    for reset in list(_resets):
+        reset()
+    return done
 
 
 def run_before() -> None:
