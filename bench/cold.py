@@ -100,11 +100,11 @@ def variants(fixture: Fixture, workdir: Path, with_fastapi: bool) -> list[Varian
         code_dir = resolver.function_code_dir(logical_id)
         out.append(Variant(logical_id, f"{logical_id}  {method} {path.removeprefix('/api/v1')}",
                            [py, str(CHILD), "handler", "app", str(event_file)],
-                           fixture.child_env(LAYER, code_dir)))
+                           fixture.child_env(LAYER, code_dir, function=logical_id)))
         if logical_id != "ChatStreamFunction":  # no SnapStart there (template.yaml says why)
             out.append(Variant(f"{logical_id}.restore", f"{logical_id}  SnapStart restore, emulated",
                                [py, str(CHILD), "restore", "app", str(event_file)],
-                               fixture.child_env(LAYER, code_dir, snapstart=True)))
+                               fixture.child_env(LAYER, code_dir, snapstart=True, function=logical_id)))
     if with_fastapi:
         out.insert(2, Variant("fastapi", "FastAPI + Mangum  GET /projects/{id}",
                               [py, str(CHILD), "handler", "fastapi_app", str(project_event)],

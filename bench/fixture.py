@@ -106,11 +106,14 @@ class Fixture:
     def new_key_id(self, scopes: list[str] | None = None) -> str:
         return self.stack.new_key(self.tenant_id, scopes)["id"]
 
-    def child_env(self, *pythonpath: Path, snapstart: bool = False) -> dict[str, str]:
+    def child_env(self, *pythonpath: Path, snapstart: bool = False, function: str | None = None) -> dict[str, str]:
         """The environment a function gets (template.yaml's variables, the emulator's endpoint), with the
         Parameters and Secrets Extension attached (emulated); a SnapStart function has no session token
-        (Lambda gives it the container's credentials), so it reads its secrets with the SDK."""
+        (Lambda gives it the container's credentials), so it reads its secrets with the SDK. function:
+        the name Lambda gives a function's process (AWS_LAMBDA_FUNCTION_NAME)."""
         env = {**os.environ, **self.secrets_extension.environment()}
+        if function is not None:
+            env["AWS_LAMBDA_FUNCTION_NAME"] = function
         if snapstart:
             del env["AWS_SESSION_TOKEN"]
         env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)

@@ -153,3 +153,23 @@ def test_every_http_function_registers_the_hooks():
         calls = [n for n in tree.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
                  and ast.unparse(n.value.func) == "api.snapstart"]
         assert len(calls) == 1, f"{name}: app.py must call api.snapstart() once, at module level"
+
+
+@pytest.mark.parametrize("lambda_name, frozen", [("ProjectsFunction", True), (None, False)])
+def test_a_function_process_freezes_what_its_import_made(lambda_name, frozen):
+    """In Lambda (AWS_LAMBDA_FUNCTION_NAME set) the import's objects leave the collector's sight, so no
+    full collection walks them in the first request; a process that imports functions again and again
+    (the tests, the local stack) does not freeze them."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "AWS_LAMBDA_FUNCTION_NAME"}
+    if lambda_name:
+        env["AWS_LAMBDA_FUNCTION_NAME"] = lambda_name
+    env["PYTHONPATH"] = os.pathsep.join([str(root / "functions" / "projects"), str(root / "layers" / "shared" / "python")])
+    done = subprocess.run([sys.executable, "-c", "import gc, app; print(gc.get_freeze_count())"],
+                          env=env, capture_output=True, text=True, check=True)
+    assert (int(done.stdout.split()[-1]) > 0) is frozen
