@@ -25,7 +25,7 @@ from svc_core.auth import rate_limit
 from svc_core.auth.authenticate import authenticate
 from svc_core.auth.context import TenantContext
 from svc_core.domain import projects
-from svc_core.domain.projects import Project
+from svc_core.domain.models.projects import Project
 from svc_core.http import envelope
 from svc_core.platform.errors import Forbidden, RateLimited, ServiceError
 

@@ -1,47 +1,49 @@
 """Projects: the five endpoints of the spec."""
 
-from typing import Annotated
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
-from svc_core.rules.params import Query
+from typing import Annotated
 
 from svc_core.domain import projects
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
-from svc_core.domain.projects import Project, ProjectCreate, ProjectDeleted, ProjectPage, ProjectUpdate
 from svc_core.http import idempotency
 from svc_core.http.api import Api
+from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
+from svc_core.rules.params import Query
 
+models = lazy_module("svc_core.domain.models.projects")
 api = Api()
 TAGS = ["Projects"]
 
 
-@api.get("/api/v1/projects", scope="projects:read", response_model=ProjectPage, tags=TAGS,
+@api.get("/api/v1/projects", scope="projects:read", response_model="models.ProjectPage", tags=TAGS,
          summary="List the tenant's projects, newest first")
 def list_projects(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
                   cursor: IdCursor = None):
     return projects.list_projects(api.tenant_context(), limit, cursor)
 
 
-@api.post("/api/v1/projects", scope="projects:write", status=201, response_model=Project, tags=TAGS,
+@api.post("/api/v1/projects", scope="projects:write", status=201, response_model="models.Project", tags=TAGS,
           errors=idempotency.ERRORS, summary="Create a project", description=idempotency.DESCRIPTION.strip())
-def create_project(body: ProjectCreate, idempotency_key: idempotency.IdempotencyKey = None):
+def create_project(body: models.ProjectCreate, idempotency_key: idempotency.IdempotencyKey = None):
     return idempotency.run(api, "project.create", idempotency_key, body.model_dump(mode="json"),
                            lambda: projects.create_project(api.tenant_context(), body))
 
 
-@api.get("/api/v1/projects/{id}", scope="projects:read", response_model=Project, tags=TAGS,
+@api.get("/api/v1/projects/{id}", scope="projects:read", response_model="models.Project", tags=TAGS,
          summary="Read one project")
 def get_project(id: str):  # noqa: A002 - the path parameter's name
     return projects.get_project(api.tenant_context(), id)
 
 
-@api.patch("/api/v1/projects/{id}", scope="projects:write", response_model=Project, tags=TAGS, errors=(409,),
+@api.patch("/api/v1/projects/{id}", scope="projects:write", response_model="models.Project", tags=TAGS, errors=(409,),
            summary="Change the fields sent, and only those")
-def update_project(id: str, body: ProjectUpdate):  # noqa: A002
+def update_project(id: str, body: models.ProjectUpdate):  # noqa: A002
     return projects.update_project(api.tenant_context(), id, body)
 
 
-@api.delete("/api/v1/projects/{id}", scope="projects:write", response_model=ProjectDeleted, tags=TAGS, errors=(409,),
+@api.delete("/api/v1/projects/{id}", scope="projects:write", response_model="models.ProjectDeleted", tags=TAGS, errors=(409,),
             summary="Delete a project")
 def delete_project(id: str):  # noqa: A002
     return projects.delete_project(api.tenant_context(), id)

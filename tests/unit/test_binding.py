@@ -1,6 +1,6 @@
 """The request binder: Powertools' rules for where a parameter comes from, and its error locations."""
 
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 import pytest
 from pydantic import BaseModel
@@ -117,3 +117,83 @@ def test_the_same_errors_as_powertools_validation(query, headers, body):
         pass
     ours = errors_of(Binder(route, "/api/v1/things/{id}"), {"id": "a1"}, event, body)
     assert [(tuple(e["loc"]), e["type"]) for e in seen] == ours
+
+
+# ---- the pydantic-free path: it takes a value only as pydantic would ------------------------------
+
+import string  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from tests.support.functions import load_function  # noqa: E402
+
+FUNCTIONS = sorted(p.parent.name for p in (Path(__file__).resolve().parents[2] / "functions").glob("*/app.py"))
+
+
+def _fast_routes() -> list[tuple[str, object]]:
+    """(function/route, binder) of every route of every function that has the pydantic-free path."""
+    found = []
+    for directory in FUNCTIONS:
+        api = getattr(load_function(directory), "api", None)
+        for r in getattr(api, "routes", []):
+            if r.binder.fast is not None:
+                found.append((f"{directory}: {r.spec.method} {r.spec.path}", r.binder))
+    return found
+
+
+FAST_ROUTES = _fast_routes()
+
+# Text near each rule's edges: digits with signs, spaces, underscores and leading zeros, numbers at the
+# bounds, Unicode digits and spaces, newlines, ids and cursors, event names, and anything at all.
+_near = st.sampled_from(["", " ", "0", "00", "1", "01", "+1", "-1", "1 ", " 1", "1_0", "1.0", "1e2", "100",
+                         "101", "20", "9" * 19, "١", "\u00a0", "a\n", "\n", "project.created", "agent.started",
+                         "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA", "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA\n", "x" * 65])
+_values = st.one_of(_near, st.text(string.printable, max_size=70), st.text(max_size=70),
+                    st.from_regex(r"[a-z]{2,5}_[0-9A-Z]{26}", fullmatch=True),
+                    st.lists(st.sampled_from(["1", "2", "a"]), min_size=2, max_size=3))
+
+
+def test_the_bench_and_everyday_reads_take_the_fast_path():
+    """Every list and read route of the API has it (else its first request would load pydantic)."""
+    names = {name for name, _ in FAST_ROUTES}
+    for expected in ("projects: GET /api/v1/projects/{id}", "projects: GET /api/v1/projects",
+                     "projects: DELETE /api/v1/projects/{id}"):
+        assert expected in names
+    assert len(FAST_ROUTES) >= 5
+
+
+@pytest.mark.parametrize("name, binder", FAST_ROUTES, ids=[n for n, _ in FAST_ROUTES])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_the_fast_path_takes_only_what_pydantic_takes_and_the_same_value(name, binder, data):
+    fields = {}
+    for i, p in enumerate(binder.parameters):
+        if p.kind == "path" or data.draw(st.booleans()):
+            fields[f"p{i}"] = data.draw(_values, label=p.name)
+    taken = binder.fast.take(fields)
+    if taken is None:
+        return  # pydantic decides: what the route gives is pydantic's answer by construction
+    binder.build()
+    validated = binder._model.model_validate(fields)
+    expected = {p.name: getattr(validated, f"p{i}") for i, p in enumerate(binder.parameters)}
+    assert taken == expected
+    assert [type(v) for v in taken.values()] == [type(v) for v in expected.values()]
+
+
+def test_the_fast_path_answers_without_building_the_model_and_refers_the_rest_to_it():
+    binder = Binder(_listing, "/things")
+    assert binder.bind({}, {"queryStringParameters": {"limit": "7", "kind": "b"}}, None) == \
+        {"limit": 7, "cursor": None, "kind": "b"}
+    assert not binder.built
+    # A value it does not take (a non-canonical number) is pydantic's to take or refuse.
+    assert binder.bind({}, {"queryStringParameters": {"limit": " 7"}}, None)["limit"] == 7
+    assert binder.built
+    assert errors_of(binder, {}, {"queryStringParameters": {"limit": "0", "kind": "z"}}) == [
+        (("query", "limit"), "greater_than_equal"), (("query", "kind"), "literal_error")]
+
+
+def _listing(limit: Annotated[int, Query(ge=1, le=10)] = 5,
+             cursor: Annotated[Optional[str], Query(pattern="^c[0-9]+$")] = None,
+             kind: Literal["a", "b"] = "a"):
+    return locals()

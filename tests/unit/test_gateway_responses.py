@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 import pytest
 
 from devstack.template import load
-from svc_core.http.api import ErrorEnvelope
+from svc_core.http.openapi_doc import ErrorEnvelope
 from svc_core.platform.errors import ALL_ERRORS
 
 MOMENT = datetime(2026, 11, 24, 22, 28, 49, tzinfo=timezone.utc)

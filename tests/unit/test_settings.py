@@ -25,6 +25,7 @@ READ_ELSEWHERE = {
     "AWS_ENDPOINT_URL": "botocore (empty in AWS; the local stack's emulator under sam local --env-vars)",
     "AWS_ENDPOINT_URL_DYNAMODB": "botocore (empty in AWS; DynamoDB Local under sam local --env-vars)",
     "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": "botocore (empty in AWS; DynamoDB Local under sam local --env-vars)",
+    "PYDANTIC_DISABLE_PLUGINS": "pydantic (no plugin lookup in the installed packages' metadata)",
 }
 
 

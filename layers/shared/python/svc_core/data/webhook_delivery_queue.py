@@ -15,18 +15,27 @@ send id. A replay's work is on this queue too, one page of the event log per mes
 from __future__ import annotations
 
 import json
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator
 
 from svc_core.adapters import aws
 from svc_core.platform.config import settings
 from svc_core.rules.events import Event
 
 
+def _event_of(value: Any) -> Event:
+    return value if isinstance(value, Event) else Event.of(value)
+
+
+# The envelope checks itself (rules/events.py: a dataclass, which pydantic would otherwise re-check as its own).
+EventField = Annotated[Event, PlainValidator(_event_of), PlainSerializer(Event.payload)]
+
+
 class DeliveryMessage(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    event: Event
+    event: EventField
     webhookId: str
     tenantId: str
     sendId: str | None = None

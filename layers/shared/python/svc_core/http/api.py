@@ -15,7 +15,7 @@ and gets, for every request: the credential checked (before the body is looked a
 request counted against the credential's rate limit and its tenant's ceiling (a public route
 that creates or checks credentials names its throttle group instead: counted per source
 address), the scope checked, the body size, type and JSON checked (svc_core.http.json_body: UTF-8,
-nesting depth, numbers, duplicate keys), the input validated by Powertools (pydantic), the result
+nesting depth, numbers, duplicate keys), the input validated (svc_core.http.binding), the result
 wrapped in the envelope, every error mapped to its code, and the X-Request-Id, X-RateLimit-*,
 security and CORS headers on every response, errors included. A browser's CORS preflight (OPTIONS
 with Origin and Access-Control-Request-Method) is answered before admission: no credential, not
@@ -34,16 +34,13 @@ import contextlib
 import contextvars
 import functools
 import gc
-import inspect
 import json
 import logging
 import os
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, Iterator
-
-from pydantic import BaseModel, create_model
+from typing import Any, Callable, Iterator
 
 from svc_core.adapters import aws
 from svc_core.auth import rate_limit, tenant_policy
@@ -52,7 +49,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.data.common import ConditionFailed
 from svc_core.http import cors, envelope, json_body
-from svc_core.http.binding import Binder, RequestInvalid, parameters_of
+from svc_core.http.binding import Binder, RequestInvalid
 from svc_core.http.response import JSON, Response
 from svc_core.platform import ids, snapshot
 from svc_core.platform.config import settings
@@ -95,105 +92,6 @@ class RequestState:
 
 
 _state: contextvars.ContextVar[RequestState] = contextvars.ContextVar("request_state")
-
-
-class ErrorBody(BaseModel):
-    code: str
-    message: str
-    details: dict[str, Any]
-
-
-class Meta(BaseModel):
-    request_id: str
-    timestamp: str
-
-
-class ErrorEnvelope(BaseModel):
-    error: ErrorBody
-    meta: Meta
-
-
-_envelopes: dict[type, type[BaseModel]] = {}
-
-
-def envelope_of(model: type) -> type[BaseModel]:
-    """The OpenAPI model of a success body: {data: model, meta}."""
-    if model not in _envelopes:
-        name = getattr(model, "__name__", "Data") + "Response"
-        _envelopes[model] = create_model(name, data=(model, ...), meta=(Meta, ...))
-    return _envelopes[model]
-
-
-_ERROR_RESPONSES = {
-    400: "VALIDATION_ERROR: the input is not valid (details.fields names each bad field)",
-    401: "UNAUTHORIZED: credential missing, invalid, expired or revoked",
-    402: "PAYMENT_REQUIRED: the tenant's credit balance is used up",
-    403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
-    404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
-    409: "CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its "
-         "state forbids this (details.status), or the write collided with another and was not made (send it "
-         "again)",
-    413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
-    415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8",
-    422: "IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another body",
-    429: "RATE_LIMIT_EXCEEDED: too many requests; see Retry-After",
-    500: "INTERNAL_ERROR: the server failed; the body never says why",
-    502: "PROVIDER_ERROR: a provider this call depends on refused or failed (details say which)",
-}
-
-
-_OPTIONAL_ERRORS = {402, 409, 422, 502}  # documented only on the routes that name them (errors=...)
-_WRITES = {"POST", "PUT", "PATCH", "DELETE"}
-
-
-def _responses(spec: RouteSpec, doc: dict[str, Any]) -> dict[int, dict[str, Any]]:
-    """A route's documented answers: its success (in the envelope unless raw), the errors it may give."""
-    model, media_type = doc["response_model"], doc["media_type"]
-    success_model = (model or dict) if doc["raw"] else envelope_of(model or dict)
-    # Another media type is text (a page), unless a model says what each item is (an event stream's
-    # events: devstack/openapi.py documents the body as text and the model as its x-itemSchema).
-    success_content = ({JSON: {"model": success_model}} if media_type == JSON
-                       else {media_type: {"model": model} if model else {"schema": {"type": "string"}}})
-    responses: dict[int, dict[str, Any]] = {doc["status"]: {"description": "Success", "content": success_content}}
-    for other in doc["also"]:  # other success statuses, with the same body (the route returns a Response for them)
-        responses[other] = ({"description": "No Content", "content": {}} if other == 204 else  # no body
-                            {"description": "Accepted" if other == 202 else "Success", "content": success_content})
-    for code, text in _ERROR_RESPONSES.items():
-        if spec.public and code in (401, 403, 429) and code not in doc["errors"]:
-            continue
-        if code == 415 and spec.method not in ("POST", "PUT", "PATCH"):
-            continue
-        # Any write may meet a collision it reports as 409 (see Api._dispatch).
-        if code in _OPTIONAL_ERRORS and code not in doc["errors"] and not (code == 409 and spec.method in _WRITES):
-            continue
-        responses[code] = {"description": text, "content": {JSON: {"model": ErrorEnvelope}}}
-    return responses
-
-
-def _security(spec: RouteSpec, doc: dict[str, Any]) -> list[dict[str, list[str]]]:
-    security = ([{doc["security_scheme"]: []}] if doc["security_scheme"] else [] if spec.public
-                else [{"bearerAuth": [] if spec.scope == AUTHENTICATED else [spec.scope]}])
-    if doc["or_scheme"] is not None:
-        security.append({doc["or_scheme"]: []})
-    return security
-
-
-def _documented(route: "Route") -> Callable:
-    """The route function as Powertools' document generator reads it: each marker made Powertools'
-    own, and no return type (the envelope is documented by _responses, not by the function)."""
-    params = []
-    signature = inspect.signature(route.func)
-    for p in parameters_of(route.func, route.spec.path):
-        annotation = p.annotation if p.marker is None else Annotated[p.annotation, p.marker.to_powertools()]
-        params.append(signature.parameters[p.name].replace(annotation=annotation))
-    params.sort(key=lambda p: list(signature.parameters).index(p.name))
-
-    @functools.wraps(route.func)
-    def documented(**kwargs: Any) -> Any:
-        raise AssertionError("documentation only")
-
-    documented.__signature__ = signature.replace(parameters=params, return_annotation=inspect.Signature.empty)
-    return documented
 
 
 # A path parameter's characters, as Powertools matched them (RFC 3986's unreserved and sub-delims,
@@ -262,7 +160,7 @@ class Api:
                 result = func(**kwargs)
                 if isinstance(result, Response):  # a route that picks its own status and body (a stream)
                     return result
-                if isinstance(result, BaseModel):
+                if hasattr(result, "model_dump"):  # a pydantic model (not imported to check: see binding)
                     result = result.model_dump(mode="json")
                 if raw:
                     if cache_seconds:
@@ -299,16 +197,9 @@ class Api:
 
     def openapi_resolver(self) -> Any:
         """A Powertools resolver with every route declared as it is here, for its OpenAPI document
-        (get_openapi_schema): the generator's, never a request's (it imports Powertools' event handler)."""
-        from aws_lambda_powertools.event_handler import APIGatewayRestResolver
-        resolver = APIGatewayRestResolver(enable_validation=True)
-        for route in self.routes:
-            spec, doc = route.spec, route.doc
-            resolver.route(rule=re.sub(r"\{([^/]+?)\}", r"<\1>", spec.path), method=spec.method,
-                           summary=doc["summary"], description=doc["description"], responses=_responses(spec, doc),
-                           security=_security(spec, doc), tags=doc["tags"],
-                           operation_id=route.func.__name__)(_documented(route))
-        return resolver
+        (get_openapi_schema): the generator's, never a request's (svc_core.http.openapi_doc)."""
+        from svc_core.http import openapi_doc
+        return openapi_doc.resolver(self)
 
     # ---- SnapStart ----------------------------------------------------------------------
 

@@ -11,18 +11,27 @@ did, with the same rules and the same error locations, in one pydantic model per
   "idempotency-key"), ("body", "name", ...), so svc_core.http.api reports them unchanged.
 
 The model is built on a route's first request (or before a SnapStart snapshot), not at import.
+
+pydantic itself is loaded only when a request needs it (about 50 ms of a cold start: its import and
+its first model's). A route whose parameters are all plain scalars (str, int, a Literal, Optional
+of one, with the markers' constraints) first tries `_FastPath`: it takes a value only where pydantic
+would certainly take it, and the same value (a canonical decimal within the bounds, an ASCII
+printable string of the length that matches the pattern...). Anything it does not take, a bad value
+or a missing required one, goes to the route's pydantic model, whose answer (a value or an error) is
+the one given: the errors are always pydantic's. tests/unit/test_binding.py holds the two alike.
+Route annotations may be forward references (a function module with `from __future__ import
+annotations` whose body models load lazily): they are resolved when the route is first bound.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+import sys
 import types
 import typing
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, get_args, get_origin
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from typing import Annotated, Any, Callable, Literal, get_args, get_origin
 
 from svc_core.rules.params import Param
 
@@ -76,7 +85,19 @@ def split_marker(annotation: Any) -> tuple[Any, Param | None]:
     return (Annotated[(base, *rest)] if rest else base), (markers[-1] if markers else None)
 
 
+def resolve_reference(reference: Any, func: Callable) -> Any:
+    """A route's declared type (its response_model) given as a forward reference, "models.Project",
+    evaluated as an annotation of `func` is: in its module's namespace."""
+    if isinstance(reference, str):
+        return eval(reference, func.__globals__)  # noqa: S307 - the route's own declaration, not input
+    return reference
+
+
 def _is_model(annotation: Any) -> bool:
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None:  # nothing is a pydantic model before pydantic is loaded
+        return False
+    BaseModel = pydantic.BaseModel  # noqa: N806
     candidates = get_args(annotation) if get_origin(annotation) in (typing.Union, types.UnionType) else (annotation,)
     return any(inspect.isclass(c) and issubclass(c, BaseModel) for c in candidates)
 
@@ -92,21 +113,40 @@ class RequestInvalid(Exception):
 class Binder:
     def __init__(self, func: Callable, path: str) -> None:
         self.func, self.path = func, path
-        self._model: type[BaseModel] | None = None
-        self._parameters: list[Parameter] = []
+        self._model: Any = None  # the route's pydantic model, once a request needed it
+        self._parameters: list[Parameter] | None = None
+        self._fast: _FastPath | None = None
+
+    @property
+    def parameters(self) -> list[Parameter]:
+        if self._parameters is None:
+            self._parameters = parameters_of(self.func, self.path)
+            self._fast = _FastPath.of(self._parameters)
+        return self._parameters
+
+    @property
+    def fast(self) -> _FastPath | None:
+        """The route's pydantic-free path, where its parameters allow one."""
+        self.parameters  # noqa: B018 - resolves them, and the fast path with them
+        return self._fast
 
     @property
     def built(self) -> bool:
         return self._model is not None
+
+    def prepare(self) -> None:
+        """Before a SnapStart snapshot: what a route's first request would resolve, pydantic's model
+        included (the restored function then has it, whichever path a request takes)."""
+        self.build()
 
     def build(self) -> None:
         """The route's model: one field per parameter, named p0, p1... (a parameter's own name could
         be one of pydantic's), constrained as its marker says."""
         if self._model is not None:
             return
-        self._parameters = parameters_of(self.func, self.path)
+        from pydantic import ConfigDict, Field, create_model
         fields = {}
-        for i, p in enumerate(self._parameters):
+        for i, p in enumerate(self.parameters):
             constraints = p.marker.constraints if p.marker is not None else {}
             default = ... if p.default is inspect.Parameter.empty else p.default
             fields[f"p{i}"] = (p.annotation, Field(default, **constraints))
@@ -114,11 +154,11 @@ class Binder:
 
     def bind(self, path_args: dict[str, str], event: dict[str, Any], body: Any) -> dict[str, Any]:
         """The function's keyword arguments; raises RequestInvalid."""
-        self.build()
+        parameters = self.parameters
         query = _values(event.get("queryStringParameters"), event.get("multiValueQueryStringParameters"))
         headers = _values(event.get("headers"), event.get("multiValueHeaders"), fold_case=True)
         data = {}
-        for i, p in enumerate(self._parameters):
+        for i, p in enumerate(parameters):
             if p.kind == "path":
                 value = path_args.get(p.key)
             elif p.kind == "query":
@@ -129,15 +169,21 @@ class Binder:
                 value = body
             if value is not None:
                 data[f"p{i}"] = value
+        if self._fast is not None:
+            taken = self._fast.take(data)
+            if taken is not None:
+                return taken
+        self.build()
+        from pydantic import ValidationError
         try:
-            validated = self._model.model_validate(data)  # type: ignore[union-attr]
+            validated = self._model.model_validate(data)
         except ValidationError as exc:
             raise RequestInvalid([self._located(e) for e in exc.errors(include_url=False)]) from None
-        return {p.name: getattr(validated, f"p{i}") for i, p in enumerate(self._parameters)}
+        return {p.name: getattr(validated, f"p{i}") for i, p in enumerate(parameters)}
 
     def _located(self, error: dict[str, Any]) -> dict[str, Any]:
         field, *inner = error["loc"]
-        p = self._parameters[int(str(field)[1:])]
+        p = self.parameters[int(str(field)[1:])]
         where = ("body",) if p.kind == "body" else (p.kind, p.key)
         return {**error, "loc": (*where, *inner)}
 
@@ -153,3 +199,104 @@ def _values(single: dict[str, str] | None, multi: dict[str, list[str]] | None,
                 value = value[0] if len(value) == 1 else (value or None)
             merged[name.lower() if fold_case else name] = value
     return merged
+
+
+# ---- the pydantic-free path ---------------------------------------------------------------
+
+_CANONICAL_INT = re.compile(r"0|[1-9][0-9]{0,17}")
+_STRING_CONSTRAINTS = {"min_length", "max_length", "pattern"}
+_INT_CONSTRAINTS = {"ge", "gt", "le", "lt"}
+
+
+def _take_str(constraints: dict[str, Any]) -> Callable[[Any], tuple[bool, Any]] | None:
+    if not set(constraints) <= _STRING_CONSTRAINTS:
+        return None
+    low, high = constraints.get("min_length", 0), constraints.get("max_length")
+    pattern = re.compile(constraints["pattern"]) if "pattern" in constraints else None
+
+    def take(value: Any) -> tuple[bool, Any]:
+        if type(value) is not str or len(value) < low or (high is not None and len(value) > high):
+            return False, None
+        # pydantic matches a pattern with Rust's regex; Python's agrees with it on ASCII printable
+        # text (no newline before which $ could match, no Unicode class to differ on).
+        if pattern is not None and not (value.isascii() and value.isprintable() and pattern.search(value)):
+            return False, None
+        return True, value
+    return take
+
+
+def _take_int(constraints: dict[str, Any]) -> Callable[[Any], tuple[bool, Any]] | None:
+    if not set(constraints) <= _INT_CONSTRAINTS:
+        return None
+    ge, gt = constraints.get("ge"), constraints.get("gt")
+    le, lt = constraints.get("le"), constraints.get("lt")
+
+    def take(value: Any) -> tuple[bool, Any]:
+        if type(value) is not str or not _CANONICAL_INT.fullmatch(value):
+            return False, None
+        number = int(value)
+        if ((ge is not None and number < ge) or (gt is not None and number <= gt)
+                or (le is not None and number > le) or (lt is not None and number >= lt)):
+            return False, None
+        return True, number
+    return take
+
+
+def _take_literal(choices: tuple[Any, ...]) -> Callable[[Any], tuple[bool, Any]] | None:
+    if not all(type(c) is str for c in choices):
+        return None
+    allowed = frozenset(choices)
+    return lambda value: (True, value) if type(value) is str and value in allowed else (False, None)
+
+
+def _taker(p: Parameter) -> Callable[[Any], tuple[bool, Any]] | None:
+    """What takes a present value of `p` the pydantic-free way, or None when its type is not one
+    this path knows (a body, a model, an Annotated constraint of pydantic's own...)."""
+    if p.kind == "body":
+        return None
+    annotation = p.annotation
+    if get_origin(annotation) in (typing.Union, types.UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        if len(members) != 1:
+            return None
+        annotation = members[0]
+    constraints = p.marker.constraints if p.marker is not None else {}
+    if annotation is str:
+        return _take_str(constraints)
+    if annotation is int:
+        return _take_int(constraints)
+    if get_origin(annotation) is Literal and not constraints:
+        return _take_literal(get_args(annotation))
+    return None
+
+
+class _FastPath:
+    """A route's parameters taken without pydantic, when each is one this path knows."""
+
+    def __init__(self, steps: list[tuple[str, str, Callable[[Any], tuple[bool, Any]], Any]]) -> None:
+        self.steps = steps  # (field, parameter name, taker, default or inspect.Parameter.empty)
+
+    @classmethod
+    def of(cls, parameters: list[Parameter]) -> _FastPath | None:
+        steps = []
+        for i, p in enumerate(parameters):
+            taker = _taker(p)
+            if taker is None:
+                return None
+            steps.append((f"p{i}", p.name, taker, p.default))
+        return cls(steps)
+
+    def take(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        """The arguments, or None when pydantic must decide (a value not taken, a required one missing)."""
+        taken = {}
+        for field, name, taker, default in self.steps:
+            if field not in data:
+                if default is inspect.Parameter.empty:
+                    return None
+                taken[name] = default  # pydantic gives a default as it is, unvalidated
+                continue
+            ok, value = taker(data[field])
+            if not ok:
+                return None
+            taken[name] = value
+        return taken

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 
 from svc_core.platform import timeutil
 from svc_core.platform.ids import new_id
@@ -28,27 +28,47 @@ EVENT_TYPES = (
 )
 
 
-class Event(BaseModel):
-    # A field nobody declared is refused rather than carried along unseen.
-    model_config = ConfigDict(extra="forbid", frozen=True)
+@dataclass(frozen=True)
+class Event:
+    """Checked as a strict schema would check it, without pydantic: every write's path builds one,
+    and a read's cold start should not load pydantic for it (svc_core.http.binding)."""
 
     id: str
     type: str
     timestamp: str      # ISO 8601, UTC, milliseconds
-    tenantId: str
+    tenantId: str       # noqa: N815 - the envelope's field name
     data: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        for name in ("id", "type", "timestamp", "tenantId"):
+            if type(getattr(self, name)) is not str:
+                raise EventInvalid(f"{name} must be a string")
+        if not isinstance(self.data, dict) or not all(type(k) is str for k in self.data):
+            raise EventInvalid("data must be an object")
 
     @classmethod
     def of(cls, payload: Mapping[str, Any]) -> Event:
-        return cls.model_validate(payload)
+        # A field nobody declared is refused rather than carried along unseen.
+        if not isinstance(payload, Mapping) or set(payload) != _FIELDS:
+            found = sorted(payload) if isinstance(payload, Mapping) else type(payload).__name__
+            raise EventInvalid(f"an event has exactly the fields {sorted(_FIELDS)}, not {found}")
+        return cls(**payload)
 
     def payload(self) -> dict[str, Any]:
         """The envelope as JSON-ready values, in the order it is sent."""
-        return self.model_dump()
+        return {"id": self.id, "type": self.type, "timestamp": self.timestamp, "tenantId": self.tenantId,
+                "data": self.data}
 
     def to_json(self) -> str:
         """The envelope's wire form: compact JSON, as the bus detail and the webhook body."""
         return json.dumps(self.payload(), separators=(",", ":"))
+
+
+class EventInvalid(ValueError):
+    """A payload that is not an event envelope."""
+
+
+_FIELDS = frozenset(f.name for f in fields(Event))
 
 
 def event_now(event_type: str, tenant_id: str, data: dict[str, Any]) -> Event:

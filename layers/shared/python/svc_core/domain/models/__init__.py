@@ -1,0 +1,12 @@
+"""The API's request and response models (pydantic), one module per area, apart from the rules that
+use them so that a request which validates no body never loads pydantic (about 50 ms of a cold
+start: svc_core.http.binding). A function module names them lazily:
+
+    models = lazy_module("svc_core.domain.models.projects")   # loaded by the first route that binds a body
+
+    @api.post("/api/v1/projects", ..., response_model="models.Project")
+    def create_project(body: models.ProjectCreate): ...        # with `from __future__ import annotations`
+
+The domain module annotates with them under TYPE_CHECKING, and imports them inside a function that
+builds one. The OpenAPI document is generated from them (svc_core.http.openapi_doc).
+"""
