@@ -101,6 +101,16 @@ def variants(fixture: Fixture, workdir: Path, with_fastapi: bool) -> list[Varian
         out.append(Variant(logical_id, f"{logical_id}  {method} {path.removeprefix('/api/v1')}",
                            [py, str(CHILD), "handler", "app", str(event_file)],
                            fixture.child_env(LAYER, code_dir, function=logical_id)))
+        if logical_id == "ProjectsFunction":
+            # A first write beside the read: its body is validated by pydantic, which a read never loads
+            # (svc_core/http/binding.py), so it shows what the read's figure leaves out.
+            write = route_event(logical_id, "CreateProject", "POST", "/api/v1/projects", token=fixture.key,
+                                body={"name": "cold start", "language": "python"})
+            write_file = workdir / f"{logical_id}.write.json"
+            write_file.write_text(json.dumps(write))
+            out.append(Variant(f"{logical_id}.write", f"{logical_id}  POST /projects (a first write)",
+                               [py, str(CHILD), "handler", "app", str(write_file)],
+                               fixture.child_env(LAYER, code_dir, function=logical_id)))
         if logical_id != "ChatStreamFunction":  # no SnapStart there (template.yaml says why)
             out.append(Variant(f"{logical_id}.restore", f"{logical_id}  SnapStart restore, emulated",
                                [py, str(CHILD), "restore", "app", str(event_file)],
