@@ -1,27 +1,41 @@
-"""A module imported on its first attribute use (importlib's LazyLoader, as its documentation shows).
+"""A module imported on its first attribute use.
 
 A function module names its pydantic models through one (svc_core/domain/models): a request that
-binds no body never uses an attribute of it, so never pays pydantic's import.
+binds no body never reads an attribute of it, so never pays pydantic's import. Not importlib's
+LazyLoader: on Python 3.11 two threads reading the module's first attribute at once could see it
+half executed (the local stack serves requests on threads); importlib.import_module takes the
+import lock, and this proxy's own lock makes the first import happen once.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
-from types import ModuleType
+import threading
+import types
+from typing import Any
 
 
-def lazy_module(name: str) -> ModuleType:
-    """The module `name`, whose code runs when an attribute of it is first read (at once when it
-    is already imported)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
+class _LazyModule(types.ModuleType):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._lock = threading.Lock()
+        self._module: types.ModuleType | None = None
+
+    def __getattr__(self, attribute: str) -> Any:  # only for what the proxy itself does not have
+        module = self._module
+        if module is None:
+            with self._lock:
+                if self._module is None:
+                    self._module = importlib.import_module(self.__name__)
+                module = self._module
+        return getattr(module, attribute)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self.__name__!r}{' (loaded)' if self._module is not None else ''}>"
+
+
+def lazy_module(name: str) -> types.ModuleType:
+    """The module `name`, imported when an attribute of it is first read (the module itself when it
+    is imported already)."""
+    return sys.modules.get(name) or _LazyModule(name)
