@@ -19,6 +19,7 @@ event of a time range), both read from the event log (domain/events.py).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable
 
 from pydantic import BaseModel, Field
@@ -158,7 +159,7 @@ def run_step(step: webhook_delivery_queue.ReplayStep, deliveries=webhook_deliver
     if last:
         # The next page is queued before the position moves: a crash in between repeats this page
         # (its events deduplicated), never stalls the replay.
-        enqueue_step(step.model_copy(update={"position": last}), STEP_DELAY_SECONDS)
+        enqueue_step(replace(step, position=last), STEP_DELAY_SECONDS)
     deliveries.advance_replay(step.webhookId, step.replayId, step.position, last, counts,
                               None if last else timeutil.iso(now))
     logger.info("replay step", extra={"replay_id": step.replayId, "webhook_id": step.webhookId, **counts,
