@@ -1,36 +1,37 @@
 """Webhooks: register, read, change, delete, rotate the signing secret, send a test event, read
 the delivery log, and send events again (one, or a replay of a time range). Secrets are sealed at rest and never answered (but a generated one, once)."""
 
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
+
 from typing import Annotated, Optional
 
 from svc_core.rules.params import Body, Query
 
 from svc_core.domain import webhook_replays, webhooks
-from svc_core.domain.webhook_replays import Redelivery, Replay, ReplayRequest
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
-from svc_core.domain.webhooks import (DeliveryPage, TestEvent, Webhook, WebhookCreate, WebhookCreated, WebhookDeleted,
-                                      WebhookPage, WebhookRotate, WebhookRotated, WebhookUpdate)
 from svc_core.http import idempotency
 from svc_core.http.api import Api
+from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import AttemptCursor, IdCursor
 
+models = lazy_module("svc_core.domain.models.webhooks")
 api = Api()
 TAGS = ["Webhooks"]
 
 
-@api.get("/api/v1/webhooks", scope="webhooks:read", response_model=WebhookPage, tags=TAGS,
+@api.get("/api/v1/webhooks", scope="webhooks:read", response_model="models.WebhookPage", tags=TAGS,
          summary="List the tenant's webhooks, newest first (never their secrets)")
 def list_webhooks(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
                   cursor: IdCursor = None):
     return webhooks.list_webhooks(api.tenant_context(), limit, cursor)
 
 
-@api.post("/api/v1/webhooks", scope="webhooks:write", status=201, response_model=WebhookCreated, tags=TAGS,
+@api.post("/api/v1/webhooks", scope="webhooks:write", status=201, response_model="models.WebhookCreated", tags=TAGS,
           errors=idempotency.ERRORS, summary="Register a webhook (a supplied secret is sealed and never answered; a "
                                              "generated one is answered this once, and to a replay of its request)",
           description=idempotency.DESCRIPTION.strip() + " A replay answers a generated secret again: the kept "
           "answer holds it sealed, as the webhook does.")
-def create_webhook(body: WebhookCreate, idempotency_key: idempotency.IdempotencyKey = None):
+def create_webhook(body: models.WebhookCreate, idempotency_key: idempotency.IdempotencyKey = None):
     ctx = api.tenant_context()
     if idempotency_key is None or body.secret is not None:
         return idempotency.run(api, "webhook.create", idempotency_key, body.model_dump(mode="json"),
@@ -40,37 +41,37 @@ def create_webhook(body: WebhookCreate, idempotency_key: idempotency.Idempotency
     return webhooks.opened_answer(ctx, kept)
 
 
-@api.get("/api/v1/webhooks/{id}", scope="webhooks:read", response_model=Webhook, tags=TAGS,
+@api.get("/api/v1/webhooks/{id}", scope="webhooks:read", response_model="models.Webhook", tags=TAGS,
          summary="Read one webhook")
 def get_webhook(id: str):  # noqa: A002 - the path parameter's name
     return webhooks.get_webhook(api.tenant_context(), id)
 
 
-@api.patch("/api/v1/webhooks/{id}", scope="webhooks:write", response_model=Webhook, tags=TAGS, errors=(409,),
+@api.patch("/api/v1/webhooks/{id}", scope="webhooks:write", response_model="models.Webhook", tags=TAGS, errors=(409,),
            summary="Change the URL, the events, the description, or enable / disable deliveries")
-def update_webhook(id: str, body: WebhookUpdate):  # noqa: A002
+def update_webhook(id: str, body: models.WebhookUpdate):  # noqa: A002
     return webhooks.update_webhook(api.tenant_context(), id, body)
 
 
-@api.delete("/api/v1/webhooks/{id}", scope="webhooks:write", response_model=WebhookDeleted, tags=TAGS,
+@api.delete("/api/v1/webhooks/{id}", scope="webhooks:write", response_model="models.WebhookDeleted", tags=TAGS,
             summary="Delete a webhook: no delivery is made to it any more")
 def delete_webhook(id: str):  # noqa: A002
     return webhooks.delete_webhook(api.tenant_context(), id)
 
 
-@api.post("/api/v1/webhooks/{id}/rotate-secret", scope="webhooks:write", response_model=WebhookRotated, tags=TAGS,
+@api.post("/api/v1/webhooks/{id}/rotate-secret", scope="webhooks:write", response_model="models.WebhookRotated", tags=TAGS,
           errors=(409,), summary="Sign with a new secret; the previous ones keep signing for the overlap")
-def rotate_webhook_secret(id: str, body: Annotated[Optional[WebhookRotate], Body()] = None):  # noqa: A002 - an optional object
-    return webhooks.rotate_secret(api.tenant_context(), id, body or WebhookRotate())
+def rotate_webhook_secret(id: str, body: Annotated[Optional[models.WebhookRotate], Body()] = None):  # noqa: A002 - an optional object
+    return webhooks.rotate_secret(api.tenant_context(), id, body or models.WebhookRotate())
 
 
-@api.post("/api/v1/webhooks/{id}/test", scope="webhooks:write", status=202, response_model=TestEvent, tags=TAGS,
+@api.post("/api/v1/webhooks/{id}/test", scope="webhooks:write", status=202, response_model="models.TestEvent", tags=TAGS,
           errors=(409,), summary="Send this webhook a webhook.test event (queued; see its deliveries)")
 def test_webhook(id: str):  # noqa: A002
     return webhooks.send_test(api.tenant_context(), id)
 
 
-@api.get("/api/v1/webhooks/{id}/deliveries", scope="webhooks:read", response_model=DeliveryPage, tags=TAGS,
+@api.get("/api/v1/webhooks/{id}/deliveries", scope="webhooks:read", response_model="models.DeliveryPage", tags=TAGS,
          summary="The webhook's delivery attempts, newest first (kept 30 days)")
 def list_webhook_deliveries(id: str,  # noqa: A002
                             limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
@@ -79,7 +80,7 @@ def list_webhook_deliveries(id: str,  # noqa: A002
 
 
 @api.post("/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", scope="webhooks:write", status=202,
-          response_model=Redelivery, tags=TAGS, errors=(409,),
+          response_model="models.Redelivery", tags=TAGS, errors=(409,),
           summary="Send one event of the event log to this webhook again (a new attempt, the same webhook-id)",
           description="`deliveryId` is the delivery's `eventId`. Signed with the webhook's current secrets; its "
                       "attempts appear in the deliveries with `resentBy`.")
@@ -87,16 +88,16 @@ def redeliver_webhook_event(id: str, deliveryId: str):  # noqa: A002, N803 - the
     return webhook_replays.redeliver(api.tenant_context(), id, deliveryId)
 
 
-@api.post("/api/v1/webhooks/{id}/replay", scope="webhooks:write", status=202, response_model=Replay, tags=TAGS,
+@api.post("/api/v1/webhooks/{id}/replay", scope="webhooks:write", status=202, response_model="models.Replay", tags=TAGS,
           errors=(409,), summary="Queue every event of a time range for this webhook again (one replay at a time)",
           description="Each event is sent to the webhook by one replay at most (a replay twice does not deliver "
                       "twice); `onlyFailed` leaves out the events delivered already. Read the progress with "
                       "GET /webhooks/{id}/replays/{replayId}.")
-def replay_webhook_events(id: str, body: ReplayRequest):  # noqa: A002
+def replay_webhook_events(id: str, body: models.ReplayRequest):  # noqa: A002
     return webhook_replays.start_replay(api.tenant_context(), id, body)
 
 
-@api.get("/api/v1/webhooks/{id}/replays/{replayId}", scope="webhooks:read", response_model=Replay, tags=TAGS,
+@api.get("/api/v1/webhooks/{id}/replays/{replayId}", scope="webhooks:read", response_model="models.Replay", tags=TAGS,
          summary="A replay's progress")
 def get_webhook_replay(id: str, replayId: str):  # noqa: A002, N803
     return webhook_replays.get_replay(api.tenant_context(), id, replayId)

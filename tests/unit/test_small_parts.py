@@ -195,7 +195,7 @@ def test_every_name_and_description_refuses_control_and_bidi_characters():
     from svc_core.domain.models.projects import ProjectCreate, ProjectUpdate
     from svc_core.domain.tenant_secrets import SecretUpdate
     from svc_core.domain.tenants import SettingsPatch, TenantCreate
-    from svc_core.domain.webhooks import WebhookUpdate
+    from svc_core.domain.models.webhooks import WebhookUpdate
 
     names = [(ProjectCreate, "name"), (ProjectUpdate, "name"), (AgentUpdate, "name"), (ApiKeyCreate, "name"),
              (ChatSessionCreate, "title"), (TenantCreate, "name"), (SettingsPatch, "displayName"),

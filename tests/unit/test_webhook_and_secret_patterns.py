@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from svc_core.adapters import endpoint_guard, webhook_url
 from svc_core.domain import webhooks
 from svc_core.domain.tenant_secrets import MAX_VALUE_CHARS, SecretCreate, SecretUpdate
+from svc_core.domain.models.webhooks import WebhookRotate
 from svc_core.domain.webhook_delivery import secret_key
 from svc_core.platform.errors import ValidationFailed
 
@@ -111,7 +112,7 @@ def test_a_name_is_not_resolved_at_registration(monkeypatch):
 
 def secret_accepted(text: str) -> bool:
     try:
-        webhooks.WebhookRotate(secret=text)
+        WebhookRotate(secret=text)
     except ValidationError:
         return False
     return True

@@ -15,34 +15,56 @@ send id. A replay's work is on this queue too, one page of the event log per mes
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
-
-from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, fields
+from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.platform.config import settings
 from svc_core.rules.events import Event
 
 
-def _event_of(value: Any) -> Event:
-    return value if isinstance(value, Event) else Event.of(value)
+class MessageInvalid(ValueError):
+    """A queue message that is not one of the two below."""
 
 
-# The envelope checks itself (rules/events.py: a dataclass, which pydantic would otherwise re-check as its own).
-EventField = Annotated[Event, PlainValidator(_event_of), PlainSerializer(Event.payload)]
+def _checked(cls: type, payload: Any) -> dict[str, Any]:
+    # A field nobody declared is refused rather than carried along unseen; a required one missing too.
+    names = {f.name for f in fields(cls)}
+    required = {f.name for f in fields(cls) if f.default is MISSING}
+    if not isinstance(payload, Mapping) or not required <= set(payload) <= names:
+        found = sorted(payload) if isinstance(payload, Mapping) else type(payload).__name__
+        raise MessageInvalid(f"a {cls.__name__} has the fields {sorted(names)} ({sorted(required)} required), "
+                             f"not {found}")
+    return dict(payload)
 
 
-class DeliveryMessage(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def _strings(message: Any, *names: str) -> None:
+    for name in names:
+        if type(getattr(message, name)) is not str:
+            raise MessageInvalid(f"{name} must be a string")
 
-    event: EventField
-    webhookId: str
-    tenantId: str
-    sendId: str | None = None
+
+# Checked dataclasses, as the event envelope is (rules/events.py): the webhooks API's reads import
+# this module, and a read's cold start should not load pydantic (svc_core.http.binding).
+@dataclass(frozen=True, kw_only=True)
+class DeliveryMessage:
+    event: Event
+    webhookId: str      # noqa: N815 - the message's field names
+    tenantId: str       # noqa: N815
+    sendId: str | None = None  # noqa: N815
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.event, Event):
+            raise MessageInvalid("event must be an event envelope")
+        _strings(self, "webhookId", "tenantId")
+        if self.sendId is not None:
+            _strings(self, "sendId")
 
     @classmethod
     def of(cls, body: str) -> DeliveryMessage:
-        return cls.model_validate_json(body)
+        message = _checked(cls, json.loads(body))
+        return cls(**{**message, "event": Event.of(message["event"])})
 
     def to_json(self) -> str:
         message = {"event": self.event.payload(), "webhookId": self.webhookId, "tenantId": self.tenantId}
@@ -51,20 +73,27 @@ class DeliveryMessage(BaseModel):
         return json.dumps(message, separators=(",", ":"))
 
 
-class ReplayStep(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ReplayStep:
     """One page of a replay's work: the events after `position` ("start": from its `since`)."""
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    replayId: str
-    webhookId: str
-    tenantId: str
+    replayId: str       # noqa: N815 - the message's field names
+    webhookId: str      # noqa: N815
+    tenantId: str       # noqa: N815
     position: str
+
+    def __post_init__(self) -> None:
+        _strings(self, "replayId", "webhookId", "tenantId", "position")
 
     @classmethod
     def of(cls, body: str) -> ReplayStep | None:
         """The step a message carries, or None for a delivery message."""
         parsed = json.loads(body)
-        return cls.model_validate(parsed["replayStep"]) if "replayStep" in parsed else None
+        return cls(**_checked(cls, parsed["replayStep"])) if "replayStep" in parsed else None
+
+    def payload(self) -> dict[str, str]:
+        return {"replayId": self.replayId, "webhookId": self.webhookId, "tenantId": self.tenantId,
+                "position": self.position}
 
 
 def delivery_message(event: Event, webhook_id: str, send_id: str | None = None) -> DeliveryMessage:
@@ -73,7 +102,7 @@ def delivery_message(event: Event, webhook_id: str, send_id: str | None = None) 
 
 def enqueue_step(step: ReplayStep, delay_seconds: int = 0) -> None:
     aws.client("sqs").send_message(QueueUrl=settings().webhook_delivery_queue_url, DelaySeconds=delay_seconds,
-                                   MessageBody=json.dumps({"replayStep": step.model_dump()}, separators=(",", ":")))
+                                   MessageBody=json.dumps({"replayStep": step.payload()}, separators=(",", ":")))
 
 
 def enqueue(messages: list[DeliveryMessage]) -> None:

@@ -19,18 +19,19 @@ event of a time range), both read from the event log (domain/events.py).
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-from pydantic import BaseModel, Field
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable
 
 from svc_core.auth.context import TenantContext
 from svc_core.data import events_table, webhook_deliveries_table, webhook_delivery_queue, webhooks_table
-from svc_core.domain import events, webhooks
+from svc_core.domain import webhooks
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, NotFound
 from svc_core.platform.log import logger
 from svc_core.rules.events import Event
-from svc_core.rules.schemas import RequestBody
+
+if TYPE_CHECKING:
+    from svc_core.domain.models.webhooks import ReplayRequest
 
 REPLAY_PREFIX = "rpl"
 REDELIVERY_PREFIX = "rdl"
@@ -38,39 +39,6 @@ PAGE = 100
 STEP_DELAY_SECONDS = 1
 LEASE_SECONDS = 3600          # a replay that stopped without finishing blocks the next one at most this long
 START = "start"
-
-
-class ReplayRequest(RequestBody):
-    since: str = Field(pattern=events.TIME_PATTERN, description="replay events from this time (ISO 8601 with its "
-                                                                  "offset); the log keeps 30 days",
-                       examples=["2026-11-25T10:00:00Z"])
-    until: str | None = Field(None, pattern=events.TIME_PATTERN, description="up to this time (included); "
-                                                                            "left out: now",
-                              examples=["2026-11-25T11:00:00Z"])
-    onlyFailed: bool = Field(False, description="only the events never delivered to this webhook")
-
-
-class Replay(BaseModel):
-    id: str = Field(examples=["rpl_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-    webhookId: str
-    status: str = Field(description="running or completed")
-    since: str
-    until: str
-    onlyFailed: bool
-    matched: int = Field(description="events of the range the webhook wants, looked at so far")
-    queued: int = Field(description="events queued for the webhook by this replay")
-    skipped: int = Field(description="events not queued: delivered already (onlyFailed), or queued by another replay")
-    delivered: int = Field(description="queued events delivered")
-    failed: int = Field(description="queued events whose delivery failed for good")
-    created_at: str
-    completed_at: str | None = Field(description="when every matching event was queued")
-
-
-class Redelivery(BaseModel):
-    id: str = Field(examples=["rdl_01JD2Q7ZB6V8S3K4X9W2M5N7PA"], description="this resend's id (the attempts' resentBy)")
-    webhookId: str
-    eventId: str
-    eventType: str
 
 
 def _view(record: dict[str, Any], webhook_id: str) -> dict[str, Any]:
@@ -83,6 +51,8 @@ def _view(record: dict[str, Any], webhook_id: str) -> dict[str, Any]:
 def redeliver(ctx: TenantContext, webhook_id: str, event_id: str,
               enqueue: Callable[[list[webhook_delivery_queue.DeliveryMessage]], None] = webhook_delivery_queue.enqueue
               ) -> dict[str, Any]:
+    # The event log on use only: a webhooks read needs none of it (nor the pydantic its models load).
+    from svc_core.domain import events
     webhooks.enabled_webhook(ctx, webhook_id, "redeliver an event")
     event = Event.of(events.get_event(ctx, event_id))
     send_id = ids.new_id(REDELIVERY_PREFIX)
@@ -92,6 +62,7 @@ def redeliver(ctx: TenantContext, webhook_id: str, event_id: str,
 
 def start_replay(ctx: TenantContext, webhook_id: str, body: ReplayRequest, deliveries=webhook_deliveries_table,
                  enqueue_step: Callable[..., None] = webhook_delivery_queue.enqueue_step) -> dict[str, Any]:
+    from svc_core.domain import events  # on use only (redeliver says why)
     webhooks.enabled_webhook(ctx, webhook_id, "replay events to it")
     now = timeutil.now()
     since = events.parse_time(body.since, "since")
@@ -131,6 +102,7 @@ def run_step(step: webhook_delivery_queue.ReplayStep, deliveries=webhook_deliver
              enqueue: Callable[[list[webhook_delivery_queue.DeliveryMessage]], None] = webhook_delivery_queue.enqueue,
              enqueue_step: Callable[..., None] = webhook_delivery_queue.enqueue_step) -> None:
     """Queue one page of the replay's events, then hand the next page to the queue (or complete)."""
+    from svc_core.domain import events  # on use only (redeliver says why)
     replay = deliveries.get_replay(step.tenantId, step.webhookId, step.replayId)
     if replay is not None and replay["status"] == "running" and _ahead(step.position, replay["position"]):
         raise StepEarly(f"replay {step.replayId} is not at {step.position} yet")
@@ -158,7 +130,7 @@ def run_step(step: webhook_delivery_queue.ReplayStep, deliveries=webhook_deliver
     if last:
         # The next page is queued before the position moves: a crash in between repeats this page
         # (its events deduplicated), never stalls the replay.
-        enqueue_step(step.model_copy(update={"position": last}), STEP_DELAY_SECONDS)
+        enqueue_step(replace(step, position=last), STEP_DELAY_SECONDS)
     deliveries.advance_replay(step.webhookId, step.replayId, step.position, last, counts,
                               None if last else timeutil.iso(now))
     logger.info("replay step", extra={"replay_id": step.replayId, "webhook_id": step.webhookId, **counts,
