@@ -1,58 +1,60 @@
 """Chat: sessions, their messages, and the start of each assistant turn (answered by the chat turn
 worker, functions/chat_turns, and streamed by the session's stream endpoint)."""
 
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
+
 from typing import Annotated
 
 from svc_core.rules.params import Query
 
 from svc_core.domain import chat, chat_stream
-from svc_core.domain.chat import (ChatMessageCreate, ChatSession, ChatSessionCreate, ChatSessionDeleted,
-                                  ChatSessionDetail, ChatSessionPage, ChatTurnStarted)
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http import idempotency
 from svc_core.http.api import Api
+from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
 
+models = lazy_module("svc_core.domain.models.chat")
 api = Api()
 TAGS = ["Chat"]
 
 
-@api.get("/api/v1/chat/sessions", scope="chat:read", response_model=ChatSessionPage, tags=TAGS,
+@api.get("/api/v1/chat/sessions", scope="chat:read", response_model="models.ChatSessionPage", tags=TAGS,
          summary="List the tenant's chat sessions, newest first")
 def list_chat_sessions(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
                        cursor: IdCursor = None):
     return chat.list_sessions(api.tenant_context(), limit, cursor)
 
 
-@api.post("/api/v1/chat/sessions", scope="chat:write", status=201, response_model=ChatSession, tags=TAGS,
+@api.post("/api/v1/chat/sessions", scope="chat:write", status=201, response_model="models.ChatSession", tags=TAGS,
           errors=idempotency.ERRORS, description=idempotency.DESCRIPTION.strip(),
           summary="Start a chat session (optionally with one of the tenant's agents, on one of its projects)")
-def create_chat_session(body: ChatSessionCreate, idempotency_key: idempotency.IdempotencyKey = None):
+def create_chat_session(body: models.ChatSessionCreate, idempotency_key: idempotency.IdempotencyKey = None):
     return idempotency.run(api, "chat_session.create", idempotency_key, body.model_dump(mode="json"),
                            lambda: chat.create_session(api.tenant_context(), body))
 
 
-@api.get("/api/v1/chat/sessions/{id}", scope="chat:read", response_model=ChatSessionDetail, tags=TAGS,
+@api.get("/api/v1/chat/sessions/{id}", scope="chat:read", response_model="models.ChatSessionDetail", tags=TAGS,
          summary=f"Read one chat session with its newest {chat.MESSAGES_SHOWN} messages")
 def get_chat_session(id: str):  # noqa: A002 - the path parameter's name
     return chat.read_session(api.tenant_context(), id)
 
 
-@api.delete("/api/v1/chat/sessions/{id}", scope="chat:write", response_model=ChatSessionDeleted, tags=TAGS,
+@api.delete("/api/v1/chat/sessions/{id}", scope="chat:write", response_model="models.ChatSessionDeleted", tags=TAGS,
             errors=(409,), summary="Delete a chat session (not while a turn is in progress)")
 def delete_chat_session(id: str):  # noqa: A002
     return chat.delete_session(api.tenant_context(), id)
 
 
-@api.post("/api/v1/chat/sessions/{id}/messages", scope="chat:write", status=202, response_model=ChatTurnStarted,
+@api.post("/api/v1/chat/sessions/{id}/messages", scope="chat:write", status=202, response_model="models.ChatTurnStarted",
           tags=TAGS, errors=(402, 409),
           summary="Send a message: stores it and starts the assistant's answer (follow it on streamUrl)")
-def send_chat_message(id: str, body: ChatMessageCreate):  # noqa: A002
+def send_chat_message(id: str, body: models.ChatMessageCreate):  # noqa: A002
     return chat.send_message(api.tenant_context(), id, body)
 
 
 @api.post("/api/v1/chat/sessions/{id}/stream-token", scope=chat_stream.STREAM_SCOPE, status=201,
-          response_model=chat_stream.ChatStreamToken, tags=TAGS,
+          response_model="models.ChatStreamToken", tags=TAGS,
           summary="A short-lived token for this session's stream URL (EventSource cannot send Authorization)",
           description="The token goes in the stream URL's query string (?token=), so it lives 5 minutes at most, "
                       "is good for this session's stream only and for nothing else; reusable within its life "

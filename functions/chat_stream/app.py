@@ -12,6 +12,8 @@ allowlist, scope), and accept the session's stream token as ?token= in place of 
 Authorization header (EventSource cannot send one).
 """
 
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
+
 from typing import Annotated, Any
 
 from svc_core.http.response import Response
@@ -23,7 +25,9 @@ from svc_core.domain.chat_stream import EVENT_STREAM, STREAM_PATH
 from svc_core.http import streamed
 from svc_core.http.api import Api
 from svc_core.platform.config import settings
+from svc_core.platform.lazy import lazy_module
 
+models = lazy_module("svc_core.domain.models.chat")
 EVENT_ID_PATTERN = chat_stream.LAST_EVENT_ID_PATTERN
 BUFFERED_LIMIT_SECONDS = 25.0  # API Gateway answers a buffered proxy integration after 29 s
 
@@ -50,7 +54,7 @@ DESCRIPTION = (
 
 
 @api.get(STREAM_PATH, scope=chat_stream.STREAM_SCOPE, raw=True, media_type=EVENT_STREAM, tags=["Chat"],
-         response_model=chat_stream.ChatStreamEvent, or_scheme=chat_stream.STREAM_TOKEN_SCHEME,
+         response_model="models.ChatStreamEvent", or_scheme=chat_stream.STREAM_TOKEN_SCHEME,
          summary="Stream a chat session's answer as Server-Sent Events", description=DESCRIPTION, also=(204,))
 def stream_chat_session(
         id: str,  # noqa: A002 - the path parameter's name

@@ -10,6 +10,8 @@ Two entry points, one behaviour (svc_core/domain/event_stream.py decides what is
   Last-Event-ID).
 """
 
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
+
 import time
 from typing import Annotated, Any
 
@@ -21,7 +23,9 @@ from svc_core.domain.event_stream import LAST_EVENT_ID_PATTERN, STREAM_PATH, TYP
 from svc_core.http import streamed
 from svc_core.http.api import Api
 from svc_core.platform.config import settings
+from svc_core.platform.lazy import lazy_module
 
+models = lazy_module("svc_core.domain.models.events")
 BUFFERED_SECONDS = 20.0  # API Gateway answers a buffered proxy integration after 29 s
 
 api = Api()
@@ -37,7 +41,7 @@ DESCRIPTION = (
 
 
 @api.get(STREAM_PATH, scope=events.SCOPE, raw=True, media_type=streamed.EVENT_STREAM, tags=["Events"],
-         response_model=event_stream.StreamedEvent, summary="Stream the tenant's events as Server-Sent Events",
+         response_model="models.StreamedEvent", summary="Stream the tenant's events as Server-Sent Events",
          description=DESCRIPTION)
 def stream_events(
         types: Annotated[str, Query(pattern=TYPES_PATTERN, description="only these event names, comma-separated")

@@ -1,20 +1,24 @@
 """The event log: a tenant's events of the last 30 days, as the webhooks carry them."""
 
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
+
 from typing import Annotated, Optional
 
 from svc_core.rules.params import Query
 
 from svc_core.domain import events
-from svc_core.domain.events import EventPage, EventType, LoggedEvent, TimeQuery
+from svc_core.domain.events import EventType, TimeQuery
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import Api
+from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
 
+models = lazy_module("svc_core.domain.models.events")
 api = Api()
 TAGS = ["Events"]
 
 
-@api.get("/api/v1/events", scope=events.SCOPE, response_model=EventPage, tags=TAGS,
+@api.get("/api/v1/events", scope=events.SCOPE, response_model="models.EventPage", tags=TAGS,
          summary="List the tenant's events of the last 30 days, newest first",
          description="Filters: `type` (one event name), `objectId` (the project, tenant or user the event is "
                      "about; the run of an agent.* event), `since` and `until` (the event's time, both included). "
@@ -28,7 +32,7 @@ def list_events(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
     return events.list_events(api.tenant_context(), limit, cursor, type, objectId, since, until)
 
 
-@api.get("/api/v1/events/{id}", scope=events.SCOPE, response_model=LoggedEvent, tags=TAGS,
+@api.get("/api/v1/events/{id}", scope=events.SCOPE, response_model="models.LoggedEvent", tags=TAGS,
          summary="Read one event of the last 30 days")
 def get_event(id: str):  # noqa: A002 - the path parameter's name
     return events.get_event(api.tenant_context(), id)

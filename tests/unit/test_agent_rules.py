@@ -13,7 +13,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agent_tools, agents
-from svc_core.domain.agents import AgentCreate, AgentUpdate
+from svc_core.domain.models.agents import AgentCreate, AgentUpdate
 from svc_core.platform.errors import Conflict, NotFound, ValidationFailed
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "agents-and-runs.md"

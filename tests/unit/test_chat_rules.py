@@ -8,7 +8,8 @@ from pydantic import ValidationError
 
 from svc_core.data import chat_events_table, chat_messages_table
 from svc_core.domain import chat_turns
-from svc_core.domain.chat import MAX_CONTENT, ChatMessageCreate, ChatSessionCreate
+from svc_core.domain.chat import MAX_CONTENT
+from svc_core.domain.models.chat import ChatMessageCreate, ChatSessionCreate
 
 
 @pytest.mark.parametrize("content", ["", " ", "\u3000\n", "x" * (MAX_CONTENT + 1), "\ud800", 5, None])

@@ -189,9 +189,9 @@ def test_every_name_and_description_refuses_control_and_bidi_characters():
     from pydantic import ValidationError
 
     from svc_core.domain.accounts import RegisterBody
-    from svc_core.domain.agents import AgentCreate, AgentUpdate
+    from svc_core.domain.models.agents import AgentCreate, AgentUpdate
     from svc_core.domain.api_keys import ApiKeyCreate
-    from svc_core.domain.chat import ChatSessionCreate
+    from svc_core.domain.models.chat import ChatSessionCreate
     from svc_core.domain.models.projects import ProjectCreate, ProjectUpdate
     from svc_core.domain.tenant_secrets import SecretUpdate
     from svc_core.domain.tenants import SettingsPatch, TenantCreate

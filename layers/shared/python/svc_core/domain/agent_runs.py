@@ -64,9 +64,7 @@ import json
 import re
 import time
 import zlib
-from typing import Annotated, Any, Callable, Literal
-
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from svc_core.adapters import project_files, sealing
 from svc_core.adapters.models import registry
@@ -80,7 +78,9 @@ from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, ModelThrottled, ModelUnavailable, NotFound
 from svc_core.rules import cursors, events
-from svc_core.rules.schemas import VISIBLE, RequestBody, id_of, unicode_text
+
+if TYPE_CHECKING:
+    from svc_core.domain.models.agents import RunCreate, RunDecision
 
 PREFIX = "run"
 MAX_GOAL = 20_000
@@ -97,66 +97,6 @@ SYNC_LEASE_SECONDS = 35        # a request's lease: API Gateway ends it at 29 s,
 MAX_SEALED_CHARACTERS = 300_000  # of the sealed conversation: the run's item stays under DynamoDB's 400 KB
 MAX_REASON = 1_000
 _PATH_SEGMENT = re.compile(r"^[^\x00-\x1f\x7f\\]+$")
-
-Goal = Annotated[str, StringConstraints(min_length=1, max_length=MAX_GOAL, pattern=VISIBLE),
-                 AfterValidator(unicode_text)]
-
-
-class RunCreate(RequestBody):
-    goal: Goal = Field(description=f"what the agent should do, 1 to {MAX_GOAL:,} characters, at least one visible")
-    projectId: id_of(projects.PREFIX) = Field(  # type: ignore[valid-type]
-        description="the tenant's project the run works in (its files are the tools' files)",
-        examples=["proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-    run_async: bool = Field(False, alias="async", description=(
-        "true: answer 202 with the queued run at once; a worker runs it (and continues it after each approval)"))
-
-
-Reason = Annotated[str, StringConstraints(min_length=1, max_length=MAX_REASON, pattern=VISIBLE),
-                   AfterValidator(unicode_text)]
-
-
-class RunDecision(RequestBody):
-    reason: Reason | None = Field(None, description=(
-        f"why (1 to {MAX_REASON:,} characters); a rejection's reason is what the model is told"))
-
-
-class RunUsage(BaseModel):
-    inputTokens: int
-    outputTokens: int
-    microCredits: int = Field(description="the sum of the run's metered model calls")
-
-
-class RunError(BaseModel):
-    code: str = Field(description="MODEL_THROTTLED, MODEL_UNAVAILABLE, STEP_LIMIT_REACHED, CANCELLED, "
-                                  "CONVERSATION_TOO_LARGE or INTERNAL_ERROR")
-    message: str
-
-
-class Run(BaseModel):
-    id: str = Field(examples=["run_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-    agentId: str
-    projectId: str
-    goal: str
-    status: Literal[STATUSES]  # type: ignore[valid-type]
-    output: str | None = Field(description="the model's final text (suggest mode: with the proposed changes)")
-    steps: list[dict[str, Any]] = Field(description=(
-        "in order: {type: model, text, toolUses [{toolUseId, name, input}], stopReason, usage, at} and "
-        "{type: tool, toolUseId, name, input, status (success, error, proposed, awaiting_approval, approved, "
-        "rejected), result, at, approval?: {decision, by, at, reason}}; a secret's value never appears"))
-    usage: RunUsage
-    model: str
-    created_at: str = Field(description="ISO 8601 UTC")
-    completed_at: str | None = Field(description="ISO 8601 UTC; set when the run is completed, failed or cancelled")
-    error: RunError | None
-    background: bool = Field(description="true when the worker runs it (async, or handed off at the time budget)")
-    cancelRequested: bool = Field(description="a cancel was asked while the run was running; it stops before its "
-                                              "next model call or tool")
-
-
-class RunPage(BaseModel):
-    items: list[Run]
-    nextCursor: str | None
-
 
 # ---- views and storage -----------------------------------------------------------------------
 
@@ -755,5 +695,4 @@ def continue_run(tenant_id: str, run_id: str, *, store=runs_table, files=None,
     return _advance(tenant_id, claimed, state, deps, budget)
 
 
-__all__ = ["Run", "RunCreate", "RunDecision", "RunPage", "Toolbox", "cancel", "continue_run", "decide", "execute",
-           "get_run", "list_runs"]
+__all__ = ["Toolbox", "cancel", "continue_run", "decide", "execute", "get_run", "list_runs"]

@@ -16,9 +16,7 @@ resets the field to its default.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
-
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+from typing import TYPE_CHECKING, Any, Literal
 
 from svc_core.adapters.models.registry import choose_model
 from svc_core.auth.context import TenantContext
@@ -29,8 +27,9 @@ from svc_core.domain.paging import tenant_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, NotFound
-from svc_core.rules import deployment_document
-from svc_core.rules.schemas import VISIBLE, PatchBody, RequestBody, name_text, unicode_text, whole_number
+
+if TYPE_CHECKING:
+    from svc_core.domain.models.agents import AgentCreate, AgentUpdate
 
 PREFIX = "agt"
 MAX_NAME = 200
@@ -46,14 +45,6 @@ AUTONOMY_LEVELS: dict[str, str] = {
     "autonomous": "every allowed tool runs",
 }
 
-
-
-def _each_once(names: list[str]) -> list[str]:
-    if len(set(names)) != len(names):
-        raise ValueError("must name each tool at most once")
-    return agent_tools.in_catalogue_order(names)
-
-
 NAME_HELP = f"1 to {MAX_NAME} characters, at least one visible; leading and trailing spaces are trimmed"
 PROMPT_HELP = f"1 to {MAX_SYSTEM_PROMPT:,} characters, at least one visible; kept exactly as sent"
 AUTONOMY_HELP = ("; ".join(f"{level}: {meaning}" for level, meaning in AUTONOMY_LEVELS.items())
@@ -66,76 +57,8 @@ TOOLS_HELP = ("the tools the agent may use, each at most once: "
                           for t in agent_tools.CATALOGUE)
               + "; null or left out: every tool; [] for none")
 
-Name = name_text(MAX_NAME)
-SystemPrompt = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SYSTEM_PROMPT, pattern=VISIBLE),
-                         AfterValidator(unicode_text)]
 AutonomyLevel = Literal[tuple(AUTONOMY_LEVELS)]  # type: ignore[valid-type]
-# The allowed ids are the deployment's: the document served lists them (svc_core/rules/deployment_document.py).
-ModelId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MODEL_ID),
-                    Field(json_schema_extra=deployment_document.mark(deployment_document.ALLOWED_MODELS))]
-StepLimit = whole_number(MIN_STEPS, MAX_STEPS)
 ToolName = Literal[agent_tools.TOOL_NAMES]  # type: ignore[valid-type]
-Tools = Annotated[list[ToolName], Field(max_length=len(agent_tools.TOOL_NAMES),  # type: ignore[valid-type]
-                                        json_schema_extra={"uniqueItems": True}),
-                  AfterValidator(_each_once)]
-
-
-class AgentConfigBody(RequestBody):
-    """Every field may be left out (or null): the defaults are in the schema."""
-    autonomyLevel: AutonomyLevel | None = Field(DEFAULT_AUTONOMY_LEVEL, description=AUTONOMY_HELP)  # type: ignore
-    model: ModelId | None = Field(None, description=MODEL_HELP)
-    stepLimit: StepLimit | None = Field(DEFAULT_STEP_LIMIT, description=STEPS_HELP)  # type: ignore[valid-type]
-    tools: Tools | None = Field(list(agent_tools.DEFAULT_TOOLS), description=TOOLS_HELP)  # type: ignore[valid-type]
-
-
-class AgentCreate(RequestBody):
-    name: Name = Field(description=NAME_HELP, examples=["Release notes writer"])
-    systemPrompt: SystemPrompt = Field(description=PROMPT_HELP)
-    config: AgentConfigBody = Field(default_factory=AgentConfigBody,
-                                    description="left out: every field's default, as {}",
-                                    json_schema_extra={"default": {}})
-
-
-class AgentConfigUpdate(PatchBody):
-    """Merged into the stored config: the fields sent change; null resets one to its default."""
-    autonomyLevel: AutonomyLevel | None = Field(None, description=AUTONOMY_HELP)  # type: ignore[valid-type]
-    model: ModelId | None = Field(None, description=MODEL_HELP)
-    stepLimit: StepLimit | None = Field(None, description=STEPS_HELP)  # type: ignore[valid-type]
-    tools: Tools | None = Field(None, description=TOOLS_HELP)  # type: ignore[valid-type]
-
-
-class AgentUpdate(PatchBody):
-    """Only the fields sent change; name, systemPrompt and config may be left out, not set to null."""
-    name: Name = Field(None, description=NAME_HELP, examples=["Changelog writer"])  # type: ignore[assignment]
-    systemPrompt: SystemPrompt = Field(None, description=PROMPT_HELP)  # type: ignore[assignment]
-    config: AgentConfigUpdate = Field(None, description="merged into the stored config")  # type: ignore[assignment]
-
-
-class AgentConfig(BaseModel):
-    autonomyLevel: AutonomyLevel  # type: ignore[valid-type]
-    model: str | None = Field(description="null: the deployment's default model")
-    stepLimit: int
-    tools: list[str]
-
-
-class Agent(BaseModel):
-    id: str = Field(examples=["agt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-    name: str
-    systemPrompt: str
-    config: AgentConfig
-    created_at: str = Field(description="ISO 8601 UTC")
-    updated_at: str = Field(description="ISO 8601 UTC")
-
-
-class AgentPage(BaseModel):
-    items: list[Agent]
-    nextCursor: str | None
-
-
-class AgentDeleted(BaseModel):
-    id: str
-    deleted: bool
-
 
 _DEFAULTS: dict[str, Any] = {"autonomyLevel": DEFAULT_AUTONOMY_LEVEL, "model": None, "stepLimit": DEFAULT_STEP_LIMIT, "tools": list(agent_tools.DEFAULT_TOOLS)}
 

@@ -13,9 +13,7 @@ whose credit balance is used up is refused (402) before anything is stored.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
-
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+from typing import TYPE_CHECKING, Any
 
 from svc_core.auth.context import TenantContext
 from svc_core.data import (agents_table, chat_events_table, chat_messages_table, chat_sessions_table, chat_turn_queue,
@@ -26,7 +24,9 @@ from svc_core.domain.paging import tenant_page
 from svc_core.domain.references import referenced
 from svc_core.platform import ids, log, timeutil
 from svc_core.platform.errors import Conflict, InternalError, NotFound
-from svc_core.rules.schemas import VISIBLE, RequestBody, id_of, name_text, unicode_text
+
+if TYPE_CHECKING:
+    from svc_core.domain.models.chat import ChatMessageCreate, ChatSessionCreate
 
 PREFIX = "chs"
 MESSAGE_PREFIX = "msg"
@@ -34,100 +34,6 @@ MAX_TITLE = 200
 MAX_CONTENT = 20_000
 MESSAGES_SHOWN = 100        # GET /chat/sessions/{id} answers the newest this many messages
 MESSAGE_STATUSES = ("pending", "streaming", "completed", "failed")
-ProjectId = id_of(projects.PREFIX)
-AgentId = id_of(agents.PREFIX)
-
-Title = name_text(MAX_TITLE)
-Content = Annotated[str, StringConstraints(min_length=1, max_length=MAX_CONTENT, pattern=VISIBLE),
-                    AfterValidator(unicode_text)]
-
-
-class ChatSessionCreate(RequestBody):
-    title: Title | None = Field(None, description=f"1 to {MAX_TITLE} characters, at least one visible; "
-                                                   "trimmed; null or left out: no title")
-    projectId: ProjectId | None = Field(None, description="the tenant's project the session works on (an agent's "
-                                                         "tools act on it); null or left out: none",
-                                       examples=["proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-    agentId: AgentId | None = Field(None, description="the tenant's agent that answers (its system prompt and "
-                                                       "tools); null or left out: the plain model",
-                                     examples=["agt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-
-
-class ChatMessageCreate(RequestBody):
-    content: Content = Field(description=f"the user's message, 1 to {MAX_CONTENT:,} characters, at least one visible")
-    projectId: ProjectId | None = Field(None, description="the tenant's project for this turn (overrides the "
-                                                         "session's); null or left out: the session's")
-
-
-class ChatTurnRef(BaseModel):
-    messageId: str = Field(description="the assistant message of the turn")
-    firstEventId: int = Field(description="the id of the turn's first stream event")
-
-
-class ChatSession(BaseModel):
-    id: str = Field(examples=["chs_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-    title: str | None
-    projectId: str | None
-    agentId: str | None
-    lastEventId: int = Field(description="the id of the session's last stored stream event of a finished turn; 0: none")
-    activeTurn: ChatTurnRef | None = Field(description="the assistant turn in progress; null: none")
-    latestTurn: ChatTurnRef | None = Field(description="the newest assistant turn; null: none yet")
-    created_at: str = Field(description="ISO 8601 UTC")
-    updated_at: str = Field(description="ISO 8601 UTC")
-
-
-class ChatUsage(BaseModel):
-    inputTokens: int
-    outputTokens: int
-    cacheReadTokens: int
-    cacheWriteTokens: int
-    microCredits: int = Field(description="the sum of the message's metered model calls")
-    estimated: bool = Field(description="true: counted by the offline model's estimate")
-
-
-class ChatError(BaseModel):
-    code: str = Field(description="MODEL_THROTTLED, MODEL_UNAVAILABLE or INTERNAL_ERROR")
-    message: str
-
-
-class ChatMessage(BaseModel):
-    id: str = Field(examples=["msg_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-    role: Literal["user", "assistant"]
-    content: str = Field(description="assistant: the whole answer once completed (its text so far while pending "
-                                     "or streaming is only on the stream)")
-    status: Literal[MESSAGE_STATUSES]  # type: ignore[valid-type]
-    projectId: str | None = Field(description="the project of the turn")
-    userMessageId: str | None = Field(description="assistant: the user message it answers; user: null")
-    model: str | None = Field(description="assistant: the model that answers")
-    usage: ChatUsage | None = Field(description="assistant: the turn's usage (the sum of its model calls); "
-                                                "user: null")
-    error: ChatError | None
-    firstEventId: int | None = Field(description="assistant: the id of the turn's first stream event")
-    lastEventId: int | None = Field(description="assistant: the id of its last stream event, once finished")
-    created_at: str = Field(description="ISO 8601 UTC")
-    completed_at: str | None = Field(description="ISO 8601 UTC; null while pending or streaming")
-
-
-class ChatSessionDetail(ChatSession):
-    messages: list[ChatMessage] = Field(description=f"the newest {MESSAGES_SHOWN} messages, oldest first")
-    messagesTruncated: bool = Field(description=f"true: the session has more than {MESSAGES_SHOWN} messages "
-                                                "and the older ones are not shown")
-
-
-class ChatSessionPage(BaseModel):
-    items: list[ChatSession]
-    nextCursor: str | None
-
-
-class ChatSessionDeleted(BaseModel):
-    id: str
-    deleted: bool
-
-
-class ChatTurnStarted(BaseModel):
-    userMessage: ChatMessage
-    assistantMessage: ChatMessage = Field(description="status pending: the worker answers it")
-    streamUrl: str = Field(description="the path of the session's stream (Server-Sent Events)")
 
 
 # ---- views -------------------------------------------------------------------------------------
@@ -257,6 +163,4 @@ def send_message(ctx: TenantContext, session_id: str, body: ChatMessageCreate, *
             "streamUrl": stream_path(session["id"])}
 
 
-__all__ = ["ChatMessage", "ChatMessageCreate", "ChatSession", "ChatSessionCreate", "ChatSessionDeleted",
-           "ChatSessionDetail", "ChatSessionPage", "ChatTurnStarted", "create_session", "delete_session",
-           "get_session", "list_sessions", "read_session", "send_message"]
+__all__ = ["create_session", "delete_session", "get_session", "list_sessions", "read_session", "send_message"]

@@ -25,9 +25,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any, Callable
 
 from svc_core.auth import tokens
 from svc_core.auth.context import TenantContext
@@ -55,22 +53,6 @@ SESSION_CHECK_SECONDS = 1.0     # while idle: how often to look whether the turn
 BATCH = 200                     # events read per query
 LAST_EVENT_ID_PATTERN = r"^[0-9]{1,18}$"
 _LAST_EVENT_ID = re.compile(LAST_EVENT_ID_PATTERN)
-
-
-class ChatStreamEvent(BaseModel):
-    """One Server-Sent Event of the stream, as a client's parser reads it (fields id, event, data, retry)."""
-    id: str | None = Field(default=None, pattern=LAST_EVENT_ID_PATTERN,
-                           description="the event's id, increasing per session (absent on a stream failure's error)")
-    event: Literal["message_start", "content_delta", "tool_use", "tool_result", "usage", "message_stop",
-                   "error", "done"] | None = Field(default=None, description="the event's name")
-    data: str = Field(description="the event's data: a JSON object with messageId")
-    retry: int | None = Field(default=None, description="milliseconds before a reconnect (sent once, first)")
-
-
-class ChatStreamToken(BaseModel):
-    token: str = Field(description="Pass as ?token= on the stream URL only; it is refused everywhere else")
-    expires_at: str = Field(description="ISO 8601 UTC; at most 5 minutes from now")
-    streamUrl: str = Field(description="The session's stream URL with this token, ready for new EventSource(url)")
 
 
 def token_audience() -> str:

@@ -19,8 +19,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from svc_core.auth.context import TenantContext
 from svc_core.domain import events
 from svc_core.platform import ids, timeutil
@@ -35,14 +33,6 @@ HEARTBEAT = ": keep-alive\n"   # no blank line after it: see domain/chat_stream.
 LAST_EVENT_ID_PATTERN = ids.pattern(EVENT_PREFIX)
 _TYPE = "(?:" + "|".join(re.escape(name) for name in EVENT_TYPES) + ")"
 TYPES_PATTERN = f"^{_TYPE}(?:,{_TYPE})*$"   # the known names only: the document admits no more than is taken
-
-
-class StreamedEvent(BaseModel):
-    """One Server-Sent Event of the stream (fields id, event, data, retry)."""
-    id: str | None = Field(default=None, description="the event's id (evt_...)")
-    event: str | None = Field(default=None, description="the event's type, e.g. project.created")
-    data: str = Field(description="the event's envelope as JSON: {id, type, timestamp, tenantId, data}")
-    retry: int | None = Field(default=None, description="milliseconds before a reconnect (sent once, first)")
 
 
 def _bad(field_name: str, where: str, reason: str) -> ValidationFailed:

@@ -12,9 +12,6 @@ import re
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Optional
 
-from svc_core.rules.params import Query
-from pydantic import BaseModel, Field
-
 from svc_core.auth.context import TenantContext
 from svc_core.data import events_table
 from svc_core.domain.paging import page
@@ -22,6 +19,7 @@ from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import NotFound, ValidationFailed
 from svc_core.rules import cursors
 from svc_core.rules.events import EVENT_PREFIX, EVENT_TYPES, Event
+from svc_core.rules.params import Query
 
 RETENTION_DAYS = 30
 SCOPE = "events:read"
@@ -40,20 +38,6 @@ TIME_PATTERN = rf"^{_DATE}T{_CLOCK}(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$"
 EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
 TimeQuery = Annotated[Optional[str], Query(pattern=TIME_PATTERN, description=(
     "ISO 8601 date and time with its offset, e.g. 2026-11-25T10:00:00Z"))]
-
-
-class LoggedEvent(BaseModel):
-    """An event as the webhooks carry it: {id, type, timestamp, tenantId, data}."""
-    id: str = Field(examples=["evt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-    type: str = Field(examples=["project.created"])
-    timestamp: str = Field(description="ISO 8601 UTC, milliseconds")
-    tenantId: str
-    data: dict[str, Any] = Field(description="the event's data (see the events table in the webhooks guide)")
-
-
-class EventPage(BaseModel):
-    items: list[LoggedEvent]
-    nextCursor: str | None
 
 
 def object_id_of(event: Event) -> str | None:
