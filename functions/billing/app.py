@@ -47,7 +47,8 @@ def list_ledger(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
 
 
 @api.post("/api/v1/billing/credits/purchase", scope="billing:write", status=201,
-          response_model="models.BillingPurchase", tags=TAGS, errors=(409, 422, 502), summary="Buy credits: a pack or a custom amount",
+          response_model="models.BillingPurchase", tags=TAGS, errors=(409, 422, 502),
+          summary="Buy credits: a pack or a custom amount",
           description="Test mode settles at once (status succeeded, credited, invoiced); Stripe answers pending "
                       "with a checkoutUrl and credits when its webhook confirms the payment." + IDEMPOTENT)
 def purchase_credits(body: models.BillingPurchaseCreate, idempotency_key: IdempotencyKey = None):
@@ -64,8 +65,8 @@ def create_subscription(body: models.BillingSubscriptionCreate, idempotency_key:
                            lambda: billing.change_subscription(api.tenant_context(), body))
 
 
-@api.post("/api/v1/billing/gift-cards/redeem", scope="billing:write", response_model="models.BillingRedemption", tags=TAGS,
-          errors=(409, 422), summary="Redeem a gift card's code: its credits, once",
+@api.post("/api/v1/billing/gift-cards/redeem", scope="billing:write", response_model="models.BillingRedemption",
+          tags=TAGS, errors=(409, 422), summary="Redeem a gift card's code: its credits, once",
           description="Unknown code: 404; redeemed or expired: 409; more than 5 failed attempts in an hour: 429."
                       + IDEMPOTENT)
 def redeem_gift_card(body: models.BillingGiftCardRedeem, idempotency_key: IdempotencyKey = None):
