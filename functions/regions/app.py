@@ -2,36 +2,36 @@
 configuration (platform or BYOS, with a live check of a BYOS bucket), plan feature checks and
 the routing information. Every :tenantId must be the caller's tenant (else 404)."""
 
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
+
 from typing import Annotated, Optional
 
+from svc_core.domain import region_preferences, routing, storage
+from svc_core.http.api import AUTHENTICATED, Api
+from svc_core.platform.lazy import lazy_module
 from svc_core.rules.params import Body
 
-from svc_core.domain import region_preferences, routing, storage
-from svc_core.domain.region_preferences import Preferences, PreferencesUpdate, RegionList
-from svc_core.domain.routing import FeatureCheck, RoutingInfo
-from svc_core.domain.storage import ByosConfigBody, StorageConfig, StorageConfigBody, StorageValidation
-from svc_core.http.api import AUTHENTICATED, Api
-
+models = lazy_module("svc_core.domain.models.regions")
 api = Api()
 TAGS = ["Regions and storage"]
 PLAN_403 = ("403 FORBIDDEN with details.feature, requiredPlan and currentPlan when the tenant's plan does not "
             "include what is asked for.")
 
 
-@api.get("/api/v1/regions", scope=AUTHENTICATED, response_model=RegionList, tags=TAGS,
+@api.get("/api/v1/regions", scope=AUTHENTICATED, response_model="models.RegionList", tags=TAGS,
          summary="List the region catalogue: jurisdiction, compliance levels and availability of each region")
 def list_regions():
     return region_preferences.list_regions()
 
 
-@api.get("/api/v1/regions/preferences/{tenantId}", scope="tenants:read", response_model=Preferences, tags=TAGS,
+@api.get("/api/v1/regions/preferences/{tenantId}", scope="tenants:read", response_model="models.Preferences", tags=TAGS,
          summary="Read the tenant's regional preferences (the defaults until it sets them)")
 def get_preferences(tenantId: str):  # noqa: N803 - the path parameter's name
     return region_preferences.get_preferences(api.tenant_context(), tenantId)
 
 
-@api.patch("/api/v1/regions/preferences/{tenantId}", scope="tenants:write", response_model=Preferences, tags=TAGS,
-           errors=(409,), summary="Change the regional preferences sent; the result is checked as a whole",
+@api.patch("/api/v1/regions/preferences/{tenantId}", scope="tenants:write", response_model="models.Preferences",
+           tags=TAGS, errors=(409,), summary="Change the regional preferences sent; the result is checked as a whole",
            description="Regions must be available regions of the catalogue; secondaryRegion differs from the "
                        "primary; dataResidencyRequired needs dataResidencyRegion and both regions inside it; gdpr "
                        "and hipaa need regions certified for them. The body's allOf says these rules for the "
@@ -39,29 +39,29 @@ def get_preferences(tenantId: str):  # noqa: N803 - the path parameter's name
                        "rule with the current preferences (details.fields, and details.current with the current "
                        "values of the fields not sent), or when data residency would exclude the stored platform "
                        "storage region.")
-def update_preferences(tenantId: str, body: PreferencesUpdate):  # noqa: N803
+def update_preferences(tenantId: str, body: models.PreferencesUpdate):  # noqa: N803
     return region_preferences.update_preferences(api.tenant_context(), tenantId, body)
 
 
-@api.get("/api/v1/regions/storage/{tenantId}", scope="tenants:read", response_model=StorageConfig, tags=TAGS,
+@api.get("/api/v1/regions/storage/{tenantId}", scope="tenants:read", response_model="models.StorageConfig", tags=TAGS,
          summary="Read the storage configuration (never the BYOS keys)")
 def get_storage(tenantId: str):  # noqa: N803
     return storage.get_storage(api.tenant_context(), tenantId)
 
 
-@api.put("/api/v1/regions/storage/{tenantId}", scope="tenants:write", response_model=StorageConfig, tags=TAGS,
+@api.put("/api/v1/regions/storage/{tenantId}", scope="tenants:write", response_model="models.StorageConfig", tags=TAGS,
          errors=(409,), summary="Set the storage configuration: platform, or BYOS (s3, r2, gcs, azure)",
          description="BYOS keys are sealed with KMS and never answered; leaving both out keeps the stored ones while "
                      "byosProvider, byosEndpoint and byosBucket stay the same (else 409 CONFLICT). The endpoint is "
                      "https with a DNS name; what the name resolves to is checked before every connection (the "
                      "validation reports a refused one), not here. " + PLAN_403 + " 409 CONFLICT when "
                      "platformRegion lies outside the stored data residency region.")
-def put_storage(tenantId: str, body: Annotated[StorageConfigBody, Body()]):  # noqa: N803
+def put_storage(tenantId: str, body: Annotated[models.StorageConfigBody, Body()]):  # noqa: N803
     return storage.put_storage(api.tenant_context(), tenantId, body)
 
 
-@api.post("/api/v1/regions/storage/{tenantId}/validate", scope="tenants:write", response_model=StorageValidation,
-          tags=TAGS, errors=(409,),
+@api.post("/api/v1/regions/storage/{tenantId}/validate", scope="tenants:write",
+          response_model="models.StorageValidation", tags=TAGS, errors=(409,),
           summary="Check a BYOS bucket for real: write a small object, read it back, delete it",
           description="Without a body, the stored configuration; with one, that configuration (not stored; keys left "
                       "out are taken from the stored configuration under the PUT's rule). A failed step is a 200 "
@@ -71,17 +71,17 @@ def put_storage(tenantId: str, body: Annotated[StorageConfigBody, Body()]):  # n
                       "without a body when the stored storage is the platform's (details.storageMode), or when "
                       "keys are left out and none are stored for that place.")
 def validate_storage(tenantId: str,  # noqa: N803
-                     body: Annotated[Optional[ByosConfigBody], Body()] = None):
+                     body: Annotated[Optional[models.ByosConfigBody], Body()] = None):
     return storage.validate_storage(api.tenant_context(), tenantId, body)
 
 
-@api.get("/api/v1/regions/features/{tenantId}/check/{featureKey}", scope="tenants:read", response_model=FeatureCheck,
-         tags=TAGS, summary="Whether the tenant's plan includes a feature, and from which plan it is included")
+@api.get("/api/v1/regions/features/{tenantId}/check/{featureKey}", scope="tenants:read",
+         response_model="models.FeatureCheck", tags=TAGS, summary="Whether the tenant's plan includes a feature, and from which plan it is included")
 def check_feature(tenantId: str, featureKey: str):  # noqa: N803
     return routing.check_feature(api.tenant_context(), tenantId, featureKey)
 
 
-@api.get("/api/v1/routing-info", scope=AUTHENTICATED, response_model=RoutingInfo, tags=TAGS,
+@api.get("/api/v1/routing-info", scope=AUTHENTICATED, response_model="models.RoutingInfo", tags=TAGS,
          summary="Debug routing: the request id, the serving region and stage, and the caller's regions and storage")
 def routing_info():
     return routing.routing_info(api.tenant_context())

@@ -1,48 +1,50 @@
 """Tenant secrets: metadata in answers, values sealed at rest and never answered."""
 
-from typing import Annotated
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
-from svc_core.rules.params import Query
+from typing import Annotated
 
 from svc_core.domain import tenant_secrets
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
-from svc_core.domain.tenant_secrets import Secret, SecretCreate, SecretDeleted, SecretPage, SecretUpdate
 from svc_core.http import idempotency
 from svc_core.http.api import Api
+from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
+from svc_core.rules.params import Query
 
+models = lazy_module("svc_core.domain.models.secrets")
 api = Api()
 TAGS = ["Secrets"]
 
 
-@api.get("/api/v1/secrets", scope="secrets:read", response_model=SecretPage, tags=TAGS,
+@api.get("/api/v1/secrets", scope="secrets:read", response_model="models.SecretPage", tags=TAGS,
          summary="List the tenant's secrets (metadata only), newest first")
 def list_secrets(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
                  cursor: IdCursor = None):
     return tenant_secrets.list_secrets(api.tenant_context(), limit, cursor)
 
 
-@api.post("/api/v1/secrets", scope="secrets:write", status=201, response_model=Secret, tags=TAGS,
+@api.post("/api/v1/secrets", scope="secrets:write", status=201, response_model="models.Secret", tags=TAGS,
           errors=idempotency.ERRORS, summary="Store a secret (its value is sealed and never answered)",
           description=idempotency.DESCRIPTION.strip())
-def create_secret(body: SecretCreate, idempotency_key: idempotency.IdempotencyKey = None):
+def create_secret(body: models.SecretCreate, idempotency_key: idempotency.IdempotencyKey = None):
     return idempotency.run(api, "secret.create", idempotency_key, body.model_dump(mode="json"),
                            lambda: tenant_secrets.create_secret(api.tenant_context(), body))
 
 
-@api.get("/api/v1/secrets/{id}", scope="secrets:read", response_model=Secret, tags=TAGS,
+@api.get("/api/v1/secrets/{id}", scope="secrets:read", response_model="models.Secret", tags=TAGS,
          summary="Read one secret's metadata")
 def get_secret(id: str):  # noqa: A002 - the path parameter's name
     return tenant_secrets.get_secret(api.tenant_context(), id)
 
 
-@api.patch("/api/v1/secrets/{id}", scope="secrets:write", response_model=Secret, tags=TAGS, errors=(409,),
+@api.patch("/api/v1/secrets/{id}", scope="secrets:write", response_model="models.Secret", tags=TAGS, errors=(409,),
            summary="Change the description, or set a new value (a new version)")
-def update_secret(id: str, body: SecretUpdate):  # noqa: A002
+def update_secret(id: str, body: models.SecretUpdate):  # noqa: A002
     return tenant_secrets.update_secret(api.tenant_context(), id, body)
 
 
-@api.delete("/api/v1/secrets/{id}", scope="secrets:write", response_model=SecretDeleted, tags=TAGS, errors=(409,),
+@api.delete("/api/v1/secrets/{id}", scope="secrets:write", response_model="models.SecretDeleted", tags=TAGS, errors=(409,),
             summary="Delete a secret and its value")
 def delete_secret(id: str):  # noqa: A002
     return tenant_secrets.delete_secret(api.tenant_context(), id)

@@ -12,12 +12,13 @@ import pytest
 from pydantic import ValidationError
 
 from svc_core.domain import billing, billing_ledger
+from svc_core.domain.models import billing as models
 from svc_core.rules import plans
 
 
 @pytest.mark.parametrize("body", [{"credits": 5}, {"credits": 10_000}, {"credits": 25.0}, {"pack": "credits_50"}])
 def test_purchase_bodies_that_are_accepted(body):
-    parsed = billing.BillingPurchaseCreate.model_validate(body)
+    parsed = models.BillingPurchaseCreate.model_validate(body)
     assert (parsed.pack or parsed.credits) is not None
 
 
@@ -26,7 +27,7 @@ def test_purchase_bodies_that_are_accepted(body):
                                   {}, {"pack": "credits_10", "credits": 10}, {"credits": 10, "currency": "eur"}])
 def test_purchase_bodies_that_are_refused(body):
     with pytest.raises(ValidationError):
-        billing.BillingPurchaseCreate.model_validate(body)
+        models.BillingPurchaseCreate.model_validate(body)
 
 
 def test_the_documented_purchase_schema_accepts_exactly_what_the_api_accepts():
@@ -44,7 +45,7 @@ def test_the_documented_purchase_schema_accepts_exactly_what_the_api_accepts():
     for pack, amount in itertools.product(packs, credits):
         body = {k: v for k, v in (("pack", pack), ("credits", amount)) if v is not absent}
         try:
-            billing.BillingPurchaseCreate.model_validate(body)
+            models.BillingPurchaseCreate.model_validate(body)
             accepted = True
         except ValidationError:
             accepted = False
@@ -52,9 +53,16 @@ def test_the_documented_purchase_schema_accepts_exactly_what_the_api_accepts():
 
 
 def test_an_unknown_plan_is_refused():
-    assert billing.BillingSubscriptionCreate.model_validate({"plan": "growth"}).plan == "growth"
+    assert models.BillingSubscriptionCreate.model_validate({"plan": "growth"}).plan == "growth"
     with pytest.raises(ValidationError):
-        billing.BillingSubscriptionCreate.model_validate({"plan": "platinum"})
+        models.BillingSubscriptionCreate.model_validate({"plan": "platinum"})
+
+
+def test_the_fields_a_read_answers_are_its_models_fields():
+    """The domain spells them out so that a read loads no pydantic; they are the answers' models' fields."""
+    assert billing.INVOICE_FIELDS == tuple(models.BillingInvoice.model_fields)
+    assert billing.ENTRY_FIELDS == tuple(models.BillingLedgerEntry.model_fields)
+    assert billing.PURCHASE_FIELDS == tuple(models.BillingPurchase.model_fields)
 
 
 def test_every_paid_plan_has_a_price_and_free_costs_nothing():

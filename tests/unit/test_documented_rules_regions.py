@@ -19,7 +19,8 @@ from referencing.jsonschema import DRAFT202012
 
 from svc_core.adapters import endpoint_guard
 from svc_core.domain import region_preferences, storage, tenants
-from svc_core.domain.region_preferences import FIELDS, PreferencesUpdate
+from svc_core.domain.models.regions import ByosConfigBody, PreferencesUpdate, StorageConfigBody
+from svc_core.domain.region_preferences import FIELDS
 from svc_core.platform.errors import ValidationFailed
 from svc_core.rules import regions
 
@@ -101,7 +102,7 @@ def test_a_conflict_with_the_stored_preferences_names_what_is_stored():
 
 # ---- storage -------------------------------------------------------------------------------
 
-def server_accepts_storage(body: dict, adapter=storage.StorageConfigBody) -> bool:
+def server_accepts_storage(body: dict, adapter=StorageConfigBody) -> bool:
     try:
         TypeAdapter(adapter).validate_python(body)
     except ValidationError:
@@ -128,7 +129,7 @@ def test_a_storage_body_the_document_accepts_is_one_the_server_accepts_and_back(
     put = body_schema("/api/v1/regions/storage/{tenantId}", "put")
     assert put.is_valid(body) == server_accepts_storage(body), body
     check = body_schema("/api/v1/regions/storage/{tenantId}/validate", "post")
-    assert check.is_valid(body) == server_accepts_storage(body, storage.ByosConfigBody), body
+    assert check.is_valid(body) == server_accepts_storage(body, ByosConfigBody), body
 
 
 def test_the_providers_are_the_servers():

@@ -9,7 +9,7 @@ import pytest
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.domain import oauth_connections as oc
-from svc_core.domain.oauth_connections import AuthorizeBody
+from svc_core.domain.models.oauth import AuthorizeBody
 from svc_core.platform import config
 from svc_core.platform.errors import Forbidden, NotFound, ValidationFailed
 

@@ -14,8 +14,8 @@ from svc_core.adapters.endpoint_guard import EndpointRefused, address_problem, c
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.domain import region_preferences, routing, storage
-from svc_core.domain.region_preferences import DEFAULTS, PreferencesUpdate
-from svc_core.domain.storage import ByosConfigBody, StorageConfigBody
+from svc_core.domain.models.regions import BYOS_MODELS, ByosConfigBody, PreferencesUpdate, StorageConfigBody
+from svc_core.domain.region_preferences import DEFAULTS
 from svc_core.platform.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from svc_core.rules import plans, regions
 from tests.support.fake_keys import access_key_id
@@ -327,7 +327,7 @@ def test_validating_stored_platform_storage_is_409_with_the_stored_mode():
 
 def test_the_keys_stay_out_of_every_repr():
     access_key = access_key_id()
-    body = storage.BYOS_MODELS["s3"](storageMode="byos", byosProvider="s3", byosBucket="acme-1",
+    body = BYOS_MODELS["s3"](storageMode="byos", byosProvider="s3", byosBucket="acme-1",
                                      byosRegion="eu-west-1", byosAccessKey=access_key,
                                      byosSecretKey="very-secret-value")
     assert "very-secret-value" not in repr(body) and access_key not in repr(body)

@@ -14,7 +14,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import tenant_secrets
-from svc_core.domain.tenant_secrets import SecretCreate, SecretUpdate
+from svc_core.domain.models.secrets import SecretCreate, SecretUpdate
 from svc_core.platform.errors import Conflict, NotFound, ValidationFailed
 
 

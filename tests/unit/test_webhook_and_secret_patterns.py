@@ -19,8 +19,9 @@ from pydantic import ValidationError
 
 from svc_core.adapters import endpoint_guard, webhook_url
 from svc_core.domain import webhooks
-from svc_core.domain.tenant_secrets import MAX_VALUE_CHARS, SecretCreate, SecretUpdate
+from svc_core.domain.models.secrets import SecretCreate, SecretUpdate
 from svc_core.domain.models.webhooks import WebhookRotate
+from svc_core.domain.tenant_secrets import MAX_VALUE_CHARS
 from svc_core.domain.webhook_delivery import secret_key
 from svc_core.platform.errors import ValidationFailed
 

@@ -27,10 +27,8 @@ import re
 import secrets
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import quote_plus, urlencode
-
-from pydantic import BaseModel, Field, StringConstraints
 
 from svc_core.adapters import sealing, secrets_cache
 from svc_core.auth.context import TenantContext
@@ -41,7 +39,9 @@ from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Forbidden, NotFound, ProviderError, ServiceError, ValidationFailed
 from svc_core.platform.log import logger
-from svc_core.rules.schemas import RequestBody
+
+if TYPE_CHECKING:
+    from svc_core.domain.models.oauth import AuthorizeBody
 
 FLOW_SECONDS = 600
 PREFIX = "ocn"
@@ -121,47 +121,7 @@ def _client_secret(p: Provider) -> str | None:
     return secret
 
 
-# ---- bodies and views ----------------------------------------------------------------------
-
-State = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{43}$")]
-
-
-class OAuthStartBody(RequestBody):
-    """POST start takes no fields (an empty object, or no body)."""
-
-
-class AuthorizeBody(RequestBody):
-    code: Annotated[str, StringConstraints(min_length=1, max_length=2048, pattern=r"^[\x21-\x7e]+$")] = Field(
-        description="The authorization code the provider gave the redirect URI")
-    state: State = Field(description="The state that start answered (and the provider sent back)")
-
-
-class FlowStarted(BaseModel):
-    authorizationUrl: str = Field(description="Send the user's browser here")
-    state: str = Field(description="The provider sends it back to the redirect URI with the code")
-    expiresIn: int = Field(description="seconds left to call authorize")
-
-
-class Connection(BaseModel):
-    id: str = Field(examples=["ocn_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
-    provider: str
-    userId: str = Field(description="the user who connected the account")
-    scopes: list[str] = Field(description="the scopes the provider granted")
-    tokenType: str
-    hasRefreshToken: bool
-    created_at: str = Field(description="ISO 8601 UTC")
-    access_token_expires_at: str | None = Field(description="ISO 8601 UTC; null when the provider did not say")
-
-
-class ConnectionPage(BaseModel):
-    items: list[Connection]
-    nextCursor: str | None
-
-
-class ConnectionDeleted(BaseModel):
-    id: str
-    deleted: bool
-
+# ---- views ---------------------------------------------------------------------------------
 
 def _view(record: dict[str, Any]) -> dict[str, Any]:
     return {"id": record["id"], "provider": record["provider"], "userId": record["userId"],

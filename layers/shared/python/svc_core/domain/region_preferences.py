@@ -18,9 +18,7 @@ import itertools
 import math
 import re
 
-from typing import Annotated, Any, Iterable, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from svc_core.auth.context import TenantContext
 from svc_core.data import tenants_table
@@ -29,7 +27,9 @@ from svc_core.domain.tenant_access import not_found, own_tenant, require_feature
 from svc_core.platform import timeutil
 from svc_core.platform.errors import Conflict, ValidationFailed
 from svc_core.rules import plans, regions
-from svc_core.rules.schemas import RequestBody
+
+if TYPE_CHECKING:
+    from svc_core.domain.models.regions import PreferencesUpdate
 
 SECTION = "regionPreferences"
 FIELDS = ("primaryRegion", "secondaryRegion", "dataResidencyRequired", "dataResidencyRegion", "complianceLevel")
@@ -46,7 +46,7 @@ JURISDICTIONS = tuple(sorted({r.jurisdiction for r in regions.REGIONS.values()})
 RegionId = Literal[AVAILABLE]  # type: ignore[valid-type]
 Jurisdiction = Literal[JURISDICTIONS]  # type: ignore[valid-type]
 _LEVEL_FIRST, _LEVEL_REST, _LEVEL_MAX = "abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz0123456789_-", 32
-ComplianceLevel = Annotated[str, StringConstraints(pattern=f"^[a-z][a-z0-9_-]{{0,{_LEVEL_MAX - 1}}}$")]
+COMPLIANCE_LEVEL_PATTERN = f"^[a-z][a-z0-9_-]{{0,{_LEVEL_MAX - 1}}}$"  # the ComplianceLevel of a body
 
 
 # The document's form of rule_problems for the fields sent together. JSON Schema cannot compare
@@ -152,57 +152,6 @@ def body_schema_rules() -> list[dict[str, Any]]:
                                         "dataResidencyRegion": {"enum": jurisdictions}}},
                         _levels(group), _only(allowed)) for (allowed, group), jurisdictions in by_rule.items()]
     return [differ, {"anyOf": contexts}]
-
-
-def _document_rules(schema: dict[str, Any]) -> None:
-    schema["minProperties"] = 1
-    schema["allOf"] = body_schema_rules()
-
-
-class PreferencesUpdate(RequestBody):
-    """Only the fields sent change; secondaryRegion and dataResidencyRegion may be set to null. The
-    fields sent must agree among themselves (rule_problems on them alone; allOf in the document)."""
-    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_document_rules)
-    primaryRegion: RegionId = Field(  # type: ignore[assignment]
-        None, description="an available region of the catalogue; may be left out, not set to null")
-    secondaryRegion: RegionId | None = Field(None, description="an available region other than the primary")
-    dataResidencyRequired: bool = Field(None, examples=[False])  # type: ignore[assignment]
-    dataResidencyRegion: Jurisdiction | None = Field(None, description="a jurisdiction of the catalogue")
-    complianceLevel: ComplianceLevel = Field(  # type: ignore[assignment]
-        None, description="an open list of lowercase identifiers; " + ", ".join(RULED_LEVELS) + " have rules: "
-                          "the regions must be certified for them")
-
-    @model_validator(mode="after")
-    def _at_least_one_field(self) -> "PreferencesUpdate":
-        if not self.model_fields_set:
-            raise ValueError("send at least one of " + ", ".join(FIELDS))
-        return self
-
-
-class Preferences(BaseModel):
-    tenantId: str
-    primaryRegion: str = Field(examples=["eu-central-1"])
-    secondaryRegion: str | None
-    dataResidencyRequired: bool
-    dataResidencyRegion: str | None = Field(description="a jurisdiction of the catalogue, e.g. eu")
-    complianceLevel: str
-    isDefault: bool = Field(description="true until the tenant first sets its preferences")
-    updated_at: str | None = Field(description="ISO 8601 UTC; null while the defaults apply")
-
-
-class RegionView(BaseModel):
-    id: str = Field(examples=["eu-central-1"])
-    name: str
-    jurisdiction: str
-    complianceLevels: list[str]
-    available: bool
-
-
-class RegionList(BaseModel):
-    items: list[RegionView]
-    nextCursor: None = Field(description="always null: the catalogue is one page")
-    defaultRegion: str
-    jurisdictions: list[str]
 
 
 def list_regions() -> dict[str, Any]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from svc_core.auth.context import TenantContext
 from svc_core.data import tenants_table
 from svc_core.domain import region_preferences, storage
@@ -15,38 +13,6 @@ from svc_core.platform.errors import NotFound
 from svc_core.rules import plans
 
 API_VERSION = "v1"
-
-
-class DataResidency(BaseModel):
-    required: bool
-    region: str | None
-
-
-class StorageRouting(BaseModel):
-    mode: str = Field(description="platform or byos")
-    region: str | None = Field(description="the platform region, or the BYOS bucket's region when known")
-    provider: str | None = Field(description="the BYOS provider; null with platform storage")
-
-
-class RoutingInfo(BaseModel):
-    requestId: str
-    servingRegion: str = Field(description="the AWS region of the function that answered")
-    stage: str
-    apiVersion: str
-    tenantId: str
-    plan: str
-    primaryRegion: str
-    secondaryRegion: str | None
-    dataResidency: DataResidency
-    storage: StorageRouting
-
-
-class FeatureCheck(BaseModel):
-    featureKey: str
-    enabled: bool
-    currentPlan: str
-    requiredPlan: str
-    description: str
 
 
 def routing_info(ctx: TenantContext, store=tenants_table) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 own (BYOS: an S3, R2, GCS or Azure bucket), and the check that BYOS really works.
 
 A body is one of the variants of the document (oneOf, told apart by storageMode and byosProvider;
-what each provider needs is PROVIDER_RULES below, which makes both the models and the document):
+what each provider needs is PROVIDER_RULES below, which makes both the models (domain/models/regions)
+and the document):
     s3     byosBucket, byosRegion (byosEndpoint optional: AWS's regional endpoint by default)
     r2     byosEndpoint, byosBucket
     gcs    byosEndpoint (its S3-interoperable endpoint), byosBucket
@@ -30,11 +31,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Literal, Union
-
-from pydantic import (BaseModel, ConfigDict, Discriminator, Tag, Field, StringConstraints, ValidationError,
-                      WrapValidator, create_model, model_validator)
-from pydantic_core import PydanticCustomError
+from typing import TYPE_CHECKING, Any, Callable
 
 from svc_core.adapters import endpoint_guard, project_files, project_files_bucket, sealing, storage_probe
 from svc_core.auth.context import TenantContext
@@ -47,7 +44,9 @@ from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, ServiceError, ValidationFailed
 from svc_core.platform.log import logger
 from svc_core.rules import regions
-from svc_core.rules.schemas import DocumentedPattern, RequestBody
+
+if TYPE_CHECKING:
+    from svc_core.domain.models.regions import PlatformStorageBody, StorageConfigBody, _ByosBody
 
 SECTION = "storage"
 BYOS_FIELDS = ("byosProvider", "byosEndpoint", "byosBucket", "byosRegion", "byosAccessKey", "byosSecretKey")
@@ -79,138 +78,6 @@ ENDPOINT_PATTERN = f"^https://{endpoint_guard.HOST_NAME}(?::{endpoint_guard.PORT
 _ENDPOINT = re.compile(ENDPOINT_PATTERN)
 ENDPOINT_RULE = ("must be https://host[:port][/path] with a DNS name of two labels or more for host (no IP "
                  "address, user, query or fragment)")
-
-Endpoint = Annotated[str, StringConstraints(min_length=8, max_length=2048), DocumentedPattern(ENDPOINT_PATTERN)]
-AwsRegion = Annotated[str, StringConstraints(min_length=1, max_length=32, pattern=r"^[a-z0-9][a-z0-9-]*$")]
-Secret = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=r"^[\x21-\x7e]+$")]
-
-
-class PlatformStorageBody(RequestBody):
-    """The platform's storage."""
-    storageMode: Literal["platform"]
-    platformRegion: region_preferences.RegionId | None = Field(
-        None, description="an available region of the catalogue; default: the tenant's primary region")
-
-
-class _ByosBody(RequestBody):
-    """A bucket of the tenant's own; the keys come together, or neither to keep the stored ones."""
-    model_config = ConfigDict(json_schema_extra={"dependentRequired": {"byosAccessKey": ["byosSecretKey"],
-                                                                       "byosSecretKey": ["byosAccessKey"]}})
-    storageMode: Literal["byos"]
-    byosEndpoint: Endpoint | None = Field(None, description="s3: optional; azure: the account endpoint")
-    byosRegion: AwsRegion | None = Field(None, description="s3: the bucket's region; others: optional",
-                                         examples=["us-east-1"])
-    # Not nullable: a key sent is a key. repr=False: the keys stay out of every repr of the body
-    # (Powertools logs a route's arguments at DEBUG).
-    byosAccessKey: Secret = Field(None, repr=False,  # type: ignore[assignment]
-                                  description="for azure: the account name; write-only; with byosSecretKey")
-    byosSecretKey: Secret = Field(None, repr=False,  # type: ignore[assignment]
-                                  description="for azure: the account key; write-only; with byosAccessKey")
-
-    @model_validator(mode="after")
-    def _keys_together(self) -> "_ByosBody":
-        sent = [k for k in KEYS if k in self.model_fields_set]
-        if len(sent) == 1:
-            missing = next(k for k in KEYS if k not in sent)
-            raise PydanticCustomError("keys_together", "is required with {sent} (send both keys, or neither to keep "
-                                      "the stored ones)", {"sent": sent[0], "field": missing})
-        return self
-
-
-def _provider_model(provider: str, rules: ProviderRules) -> type[_ByosBody]:
-    bucket = Annotated[str, StringConstraints(min_length=3, max_length=rules.bucket_max, pattern=rules.bucket_pattern)]
-    fields: dict[str, Any] = {"byosProvider": (Literal[provider], ...),  # type: ignore[valid-type]
-                              "byosBucket": (bucket, Field(description=f"{rules.bucket_rule}",
-                                                           examples=["svc-sample-files"]))}
-    for name in rules.required:  # the same type as the optional field, now required and not null
-        annotation = _ByosBody.model_fields[name].annotation.__args__[0]  # type: ignore[union-attr]
-        optional = _ByosBody.model_fields[name]
-        fields[name] = (annotation, Field(description=optional.description, examples=optional.examples))
-    return create_model(f"{provider.capitalize()}StorageBody", __base__=_ByosBody, **fields)
-
-
-BYOS_MODELS = {provider: _provider_model(provider, rules) for provider, rules in PROVIDER_RULES.items()}
-
-
-def _variant(value: Any) -> str | None:
-    if not isinstance(value, dict):
-        return None
-    if value.get("storageMode") == "platform":
-        return "platform"
-    provider = value.get("byosProvider")
-    return provider if value.get("storageMode") == "byos" and provider in PROVIDERS else None
-
-
-def _field_names(value: Any, handler: Callable[[Any], Any]) -> Any:
-    """The union's errors as the fields of the body: pydantic puts the variant's tag first in
-    `loc` (byos.s3.byosBucket); a body without a known variant names storageMode or byosProvider;
-    the keys' rule names the key missing."""
-    try:
-        return handler(value)
-    except ValidationError as invalid:
-        errors = []
-        for error in invalid.errors():
-            loc = tuple(error["loc"])
-            if loc and loc[0] in ("platform", *PROVIDERS):
-                loc = loc[1:]
-            if error["type"] == "storage_variant":
-                byos = isinstance(value, dict) and value.get("storageMode") == "byos"
-                loc = ("byosProvider",) if byos else ("storageMode",)
-            elif error["type"] == "keys_together":
-                loc = (error["ctx"]["field"],)
-            errors.append({"type": PydanticCustomError(error["type"], error["msg"]), "loc": loc,
-                           "input": error["input"]})
-        raise ValidationError.from_exception_data(invalid.title, errors) from None
-
-
-def _union(models: dict[str, type[BaseModel]], message: str) -> Any:
-    variants = tuple(Annotated[model, Tag(tag)] for tag, model in models.items())
-    return Annotated[Union[variants], Discriminator(_variant, custom_error_type="storage_variant",  # type: ignore[valid-type]
-                                                    custom_error_message=message),
-                     WrapValidator(_field_names)]
-
-
-VARIANT_MESSAGE = ("storageMode must be platform or byos, and byos needs byosProvider, one of " + ", ".join(PROVIDERS))
-# A whole storage configuration (PUT), and a BYOS one (what validation can check).
-StorageConfigBody = _union({"platform": PlatformStorageBody, **BYOS_MODELS}, VARIANT_MESSAGE)
-ByosConfigBody = _union(BYOS_MODELS, "a byos configuration: storageMode byos, byosProvider one of " + ", ".join(PROVIDERS))
-
-
-class StorageConfig(BaseModel):
-    tenantId: str
-    storageMode: Literal["platform", "byos"]
-    platformRegion: str | None = Field(description="platform storage: where it is; null with byos")
-    byosProvider: str | None
-    byosEndpoint: str | None
-    byosBucket: str | None
-    byosRegion: str | None
-    byosAccessKeySet: bool
-    byosSecretKeySet: bool
-    byosAccessKeyLast4: str | None = Field(description="the access key's last four characters (null when it "
-                                                       "is shorter than 12)")
-    isDefault: bool = Field(description="true until the tenant first sets its storage")
-    updated_at: str | None
-
-
-class ValidationStep(BaseModel):
-    step: Literal["write", "read", "delete"]
-    ok: bool
-    latencyMs: int
-    reason: Literal["bad_credentials", "no_such_bucket", "access_denied", "wrong_region", "unreachable",
-                    "timeout", "unexpected_response", "endpoint_refused"] | None = None
-    message: str | None = None
-    providerCode: str | None = Field(None, description="the storage's own error code, when it gave one")
-
-
-class StorageValidation(BaseModel):
-    ok: bool
-    source: Literal["stored", "body"] = Field(description="which configuration was tried")
-    byosProvider: str
-    byosEndpoint: str | None
-    byosBucket: str
-    steps: list[ValidationStep] = Field(description="write, read back, delete; stops at the first failure")
-    checked_at: str
-
 
 # ---- reading -------------------------------------------------------------------------------
 
@@ -338,6 +205,8 @@ def _sealed_section(config: dict[str, Any], tenant_id: str, stamp: str) -> dict[
 
 def put_storage(ctx: TenantContext, tenant_id: str, body: StorageConfigBody, store=tenants_table,
                 guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check) -> dict[str, Any]:
+    from svc_core.domain.models.regions import PlatformStorageBody  # a body was bound: pydantic is loaded
+
     tenant = own_tenant(ctx, tenant_id, store)
     if isinstance(body, PlatformStorageBody):
         config = _check_platform(body, tenant)
