@@ -190,7 +190,7 @@ def test_every_name_and_description_refuses_control_and_bidi_characters():
 
     from svc_core.domain.accounts import RegisterBody
     from svc_core.domain.agents import AgentCreate, AgentUpdate
-    from svc_core.domain.api_keys import ApiKeyCreate
+    from svc_core.domain.models.api_keys import ApiKeyCreate
     from svc_core.domain.chat import ChatSessionCreate
     from svc_core.domain.models.projects import ProjectCreate, ProjectUpdate
     from svc_core.domain.tenant_secrets import SecretUpdate
