@@ -194,7 +194,7 @@ def test_every_name_and_description_refuses_control_and_bidi_characters():
     from svc_core.domain.chat import ChatSessionCreate
     from svc_core.domain.models.projects import ProjectCreate, ProjectUpdate
     from svc_core.domain.tenant_secrets import SecretUpdate
-    from svc_core.domain.tenants import SettingsPatch, TenantCreate
+    from svc_core.domain.models.tenants import SettingsPatch, TenantCreate
     from svc_core.domain.webhooks import WebhookUpdate
 
     names = [(ProjectCreate, "name"), (ProjectUpdate, "name"), (AgentUpdate, "name"), (ApiKeyCreate, "name"),
