@@ -1,51 +1,54 @@
 """API keys: create, list, read, revoke, rotate."""
 
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
+
 from typing import Annotated, Optional
 
 from svc_core.rules.params import Body, Query
 
 from svc_core.domain import api_keys
-from svc_core.domain.api_keys import ApiKey, ApiKeyCreate, ApiKeyPage, ApiKeyRotate, ApiKeyWithSecret
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import Api
+from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
 
+models = lazy_module("svc_core.domain.models.api_keys")
 api = Api()
 TAGS = ["API keys"]
 
 
-@api.post("/api/v1/api-keys", scope="keys:write", status=201, response_model=ApiKeyWithSecret, tags=TAGS,
+@api.post("/api/v1/api-keys", scope="keys:write", status=201, response_model="models.ApiKeyWithSecret", tags=TAGS,
           summary="Create an API key (its value is returned this once)",
           description="Not replayable with an Idempotency-Key, unlike the other creates: a key's value is stored "
                       "nowhere (only its HMAC), so no earlier answer could be given again. A client that lost the "
                       "answer revokes the key it cannot use (listed by its name) and creates another.")
-def create_key(body: ApiKeyCreate):
+def create_key(body: models.ApiKeyCreate):
     return api_keys.create_key(api.tenant_context(), body)
 
 
-@api.get("/api/v1/api-keys", scope="keys:read", response_model=ApiKeyPage, tags=TAGS,
+@api.get("/api/v1/api-keys", scope="keys:read", response_model="models.ApiKeyPage", tags=TAGS,
          summary="List the tenant's API keys, newest first")
 def list_keys(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
               cursor: IdCursor = None):
     return api_keys.list_keys(api.tenant_context(), limit, cursor)
 
 
-@api.get("/api/v1/api-keys/{id}", scope="keys:read", response_model=ApiKey, tags=TAGS,
+@api.get("/api/v1/api-keys/{id}", scope="keys:read", response_model="models.ApiKey", tags=TAGS,
          summary="Read one API key (never its value)")
 def get_key(id: str):  # noqa: A002 - the path parameter's name
     return api_keys.get_key(api.tenant_context(), id)
 
 
-@api.delete("/api/v1/api-keys/{id}", scope="keys:write", response_model=ApiKey, tags=TAGS,
+@api.delete("/api/v1/api-keys/{id}", scope="keys:write", response_model="models.ApiKey", tags=TAGS,
             summary="Revoke an API key: its next use is refused")
 def revoke_key(id: str):  # noqa: A002
     return api_keys.revoke_key(api.tenant_context(), id)
 
 
-@api.post("/api/v1/api-keys/{id}/rotate", scope="keys:write", response_model=ApiKeyWithSecret, tags=TAGS, errors=(409,),
+@api.post("/api/v1/api-keys/{id}/rotate", scope="keys:write", response_model="models.ApiKeyWithSecret", tags=TAGS, errors=(409,),
           summary="Give a key a new value; the old one works for the chosen overlap")
-def rotate_key(id: str, body: Annotated[Optional[ApiKeyRotate], Body()] = None):  # noqa: A002 - an optional object
-    return api_keys.rotate_key(api.tenant_context(), id, body or ApiKeyRotate())
+def rotate_key(id: str, body: Annotated[Optional[models.ApiKeyRotate], Body()] = None):  # noqa: A002 - an optional object
+    return api_keys.rotate_key(api.tenant_context(), id, body or models.ApiKeyRotate())
 
 
 api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda

@@ -3,21 +3,25 @@ complete and deny are public: not counted per credential, but those that create 
 credentials are counted per source address in their throttle group (login also has its
 per-account-and-address failure throttle)."""
 
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
+
 from pathlib import Path
 from typing import Annotated, Optional
 
 from svc_core.rules.params import Body, Query
 
 from svc_core.domain import accounts, device_login, idp_exchange
-from svc_core.domain.accounts import (LoggedOut, LoginBody, LogoutBody, Me, RefreshBody, RegisterBody, Registered,
-                                      TokenPair)
-from svc_core.domain.device_login import (CliToken, DecisionBody, LoginId, LoginInfo, StartBody, Started, Status,
-                                          TokenBody)
-from svc_core.domain.idp_exchange import ExchangeBody, Exchanged
 from svc_core.http.api import AUTHENTICATED, Api
 from svc_core.http.pages import load_page
+from svc_core.platform.lazy import lazy_module
 
+account_models = lazy_module("svc_core.domain.models.accounts")
+device_models = lazy_module("svc_core.domain.models.device_login")
+idp_models = lazy_module("svc_core.domain.models.idp_exchange")
 api = Api()
+# The device login's id (models.device_login.LoginId) as the query marker states it, so that polling
+# binds without pydantic; the document shows the same schema.
+LoginId = Annotated[str, Query(pattern=device_login.LOGIN_ID_PATTERN, examples=[device_login.LOGIN_ID_EXAMPLE])]
 TAGS = ["Authentication"]
 COOKIE = "refresh_token"
 
@@ -28,58 +32,58 @@ def _set_refresh_cookie(token: str, max_age: int) -> None:
                                           "HttpOnly; Secure; SameSite=Strict")
 
 
-@api.post("/api/v1/auth/register", public=True, throttle="register", status=201, response_model=Registered, tags=TAGS,
+@api.post("/api/v1/auth/register", public=True, throttle="register", status=201, response_model="account_models.Registered", tags=TAGS,
           summary="Create a user and the personal tenant they own",
           description="An address that already has an account gets the same 201 and a body of the same shape "
                       "(ids that name nothing), and nothing is created: the answer never tells whether an "
                       "address is registered. The email is a valid e-mail address as the HTML standard defines "
                       "it (ASCII; an internationalised domain in its xn-- form), at most 254 characters; "
                       "addresses are compared normalised (NFKC, case-folded, trimmed).")
-def register(body: RegisterBody):
+def register(body: account_models.RegisterBody):
     return accounts.register(body)
 
 
-@api.post("/api/v1/auth/login", public=True, throttle="sign-in", response_model=TokenPair, tags=TAGS, errors=(401, 403, 429),
+@api.post("/api/v1/auth/login", public=True, throttle="sign-in", response_model="account_models.TokenPair", tags=TAGS, errors=(401, 403, 429),
           summary="Sign in with e-mail and password: an access token and a refresh token",
           description="401: wrong e-mail or password (the same answer, in the same time). 403: the account is "
                       "disabled, or not a member of tenantId. 429: too many requests from this address, too many "
                       "failures for this account from this address (until the 15-minute window ends), or, "
                       "after many failures from everywhere, attempts on this account are slowed (a few seconds).")
-def login(body: LoginBody):
+def login(body: account_models.LoginBody):
     pair = accounts.login(body, api.source_ip())
     _set_refresh_cookie(pair["refreshToken"], pair["refreshExpiresIn"])
     return pair
 
 
-@api.post("/api/v1/auth/refresh", public=True, throttle="refresh", response_model=TokenPair, tags=TAGS, errors=(401, 403),
+@api.post("/api/v1/auth/refresh", public=True, throttle="refresh", response_model="account_models.TokenPair", tags=TAGS, errors=(401, 403),
           summary="Rotate the refresh token (body or cookie) for a new pair",
           description="A refresh token works once. Presenting one already used ends the whole session (401).")
-def refresh(body: Annotated[Optional[RefreshBody], Body()] = None):
-    body = body or RefreshBody()
+def refresh(body: Annotated[Optional[account_models.RefreshBody], Body()] = None):
+    body = body or account_models.RefreshBody()
     pair = accounts.refresh(body.refreshToken or api.cookie(COOKIE), body.tenantId)
     _set_refresh_cookie(pair["refreshToken"], pair["refreshExpiresIn"])
     return pair
 
 
-@api.post("/api/v1/auth/logout", public=True, throttle="refresh", response_model=LoggedOut, tags=TAGS, errors=(401,),
+@api.post("/api/v1/auth/logout", public=True, throttle="refresh", response_model="account_models.LoggedOut", tags=TAGS, errors=(401,),
           summary="End the session (refresh token in body or cookie, or the access token) and clear the cookie")
-def logout(body: Annotated[Optional[LogoutBody], Body()] = None):
+def logout(body: Annotated[Optional[account_models.LogoutBody], Body()] = None):
     refresh_token = (body.refreshToken if body else None) or api.cookie(COOKIE)
     ended = accounts.logout(refresh_token, None if refresh_token else api.optional_principal())
     _set_refresh_cookie("", 0)
     return ended
 
 
-@api.post("/api/v1/auth/exchange", public=True, throttle="exchange", response_model=Exchanged, tags=TAGS, errors=(401, 403),
+@api.post("/api/v1/auth/exchange", public=True, throttle="exchange", response_model="idp_models.Exchanged", tags=TAGS, errors=(401, 403),
           summary="Exchange the identity provider's token for a service access token",
           description="The provider's token is verified against its JWKS (iss, aud, exp, nbf); its (iss, sub) "
                       "names one user, created with a personal tenant on first sight. 404 when no provider "
                       "is configured.")
-def exchange(body: ExchangeBody):
+def exchange(body: idp_models.ExchangeBody):
     return idp_exchange.exchange(body)
 
 
-@api.get("/api/v1/auth/me", scope=AUTHENTICATED, response_model=Me, tags=TAGS,
+@api.get("/api/v1/auth/me", scope=AUTHENTICATED, response_model="account_models.Me", tags=TAGS,
          summary="The caller: user, current tenant, all their tenants, and the scopes in force")
 def me():
     return accounts.me(api.tenant_context().principal)
@@ -88,21 +92,21 @@ def me():
 CLI_TAGS = ["Command-line login"]
 
 
-@api.post("/api/v1/cli/auth/start", public=True, throttle="device-login", status=201, response_model=Started, tags=CLI_TAGS,
+@api.post("/api/v1/cli/auth/start", public=True, throttle="device-login", status=201, response_model="device_models.Started", tags=CLI_TAGS,
           summary="Start a device login: a login id, the browser address and the code to compare")
-def cli_start(body: StartBody):
+def cli_start(body: device_models.StartBody):
     return device_login.start(body, api.public_base_url())
 
 
-@api.get("/api/v1/cli/auth/status", public=True, response_model=Status, tags=CLI_TAGS,
+@api.get("/api/v1/cli/auth/status", public=True, response_model="device_models.Status", tags=CLI_TAGS,
          summary="Poll a device login: pending, approved, expired (reason timed_out or denied) or consumed")
-def cli_status(loginId: Annotated[LoginId, Query()]):  # noqa: N803 - the spec's parameter name
+def cli_status(loginId: LoginId):  # noqa: N803 - the spec's parameter name
     return device_login.status(loginId)
 
 
-@api.get("/api/v1/cli/auth/info", public=True, response_model=LoginInfo, tags=CLI_TAGS,
+@api.get("/api/v1/cli/auth/info", public=True, response_model="device_models.LoginInfo", tags=CLI_TAGS,
          summary="What the approval page shows: code, CLI version, platform, times, status")
-def cli_info(loginId: Annotated[LoginId, Query()]):  # noqa: N803
+def cli_info(loginId: LoginId):  # noqa: N803
     return device_login.info(loginId)
 
 
@@ -120,25 +124,25 @@ def cli_approve_page(loginId: Annotated[str | None, Query()] = None):  # noqa: N
     return APPROVAL_PAGE.html
 
 
-@api.post("/api/v1/cli/auth/complete", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409,),
+@api.post("/api/v1/cli/auth/complete", scope=AUTHENTICATED, response_model="device_models.Status", tags=CLI_TAGS, errors=(409,),
           summary="Approve a pending device login (a signed-in user; the state must match)")
-def cli_complete(body: DecisionBody):
+def cli_complete(body: device_models.DecisionBody):
     return device_login.complete(body, api.tenant_context().principal)
 
 
-@api.post("/api/v1/cli/auth/deny", scope=AUTHENTICATED, response_model=Status, tags=CLI_TAGS, errors=(409,),
+@api.post("/api/v1/cli/auth/deny", scope=AUTHENTICATED, response_model="device_models.Status", tags=CLI_TAGS, errors=(409,),
           summary="Deny a pending device login: it can never be approved; polling shows expired, reason denied")
-def cli_deny(body: DecisionBody):
+def cli_deny(body: device_models.DecisionBody):
     return device_login.deny(body, api.tenant_context().principal)
 
 
-@api.post("/api/v1/cli/auth/token", public=True, throttle="device-login", response_model=CliToken, tags=CLI_TAGS, errors=(401, 403, 409),
+@api.post("/api/v1/cli/auth/token", public=True, throttle="device-login", response_model="device_models.CliToken", tags=CLI_TAGS, errors=(401, 403, 409),
           summary="Exchange an approved login and its PKCE verifier for a CLI key, once",
           description="401: the codeVerifier does not match the challenge (details.reason code_verifier_mismatch; "
                       "the session stays approved). 409: the session is not approved, details.status says what "
                       "it is: CONFLICT (pending), LOGIN_SESSION_EXPIRED (expired, details.reason timed_out or "
                       "denied), LOGIN_SESSION_CONSUMED. 403: the approving account can no longer sign in there.")
-def cli_token(body: TokenBody):
+def cli_token(body: device_models.TokenBody):
     return device_login.exchange(body)
 
 

@@ -3,44 +3,36 @@ verifies service tokens, the OpenAPI description, and the API reference page dra
 vendored in redoc/, see its README.md: nothing is fetched from another site). Every other path
 under /api/v1 also lands here, and gets the envelope's 404 (or 401 without a credential)."""
 
+from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
+
 import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
 
 from svc_core.adapters.models.registry import allowed_models
 from svc_core.auth import signing_keys
 from svc_core.http.api import Api
 from svc_core.http.pages import renderer_page
 from svc_core.platform.config import settings
+from svc_core.platform.lazy import lazy_module
 from svc_core.rules import deployment_document
 
+models = lazy_module("svc_core.domain.models.meta")
 api = Api()
 
 
-class Health(BaseModel):
-    status: Literal["ok"]
-    service: str = Field(description="The service name (POWERTOOLS_SERVICE_NAME).")
-    stage: str = Field(description="The deployment's stage (dev or prod).")
-    version: str = Field(description="The Lambda version that answered ($LATEST outside an alias): during a "
-                                     "canary rollout, which of the two did.")
-    local: dict[str, Any] | None = Field(default=None, description=(
-        "The local stack only: its engine and background pollers, as GET /_local/status shows them. "
-        "null on AWS, where the alarms watch the workers."))
-
-
-@api.get("/api/v1/health", public=True, response_model=Health, tags=["Meta"],
+@api.get("/api/v1/health", public=True, response_model="models.Health", tags=["Meta"],
          summary="Whether the API answers (no credential, not rate limited)",
          description="Answered by the function itself with no AWS call: an answer proves API Gateway, Lambda, "
                      "the shared layer and the settings work. The tables, queues and models are watched by the "
                      "stack's alarms, not here, so a load balancer or an uptime check may call it as often as "
                      "it likes at no cost.")
 def health():
-    return Health(status="ok", service=os.environ.get("POWERTOOLS_SERVICE_NAME", "svc-api"),
-                  stage=settings().stage, version=os.environ.get("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST"))
+    # models.Health's fields, as its model_dump gave them: an uptime check's call loads no pydantic
+    return {"status": "ok", "service": os.environ.get("POWERTOOLS_SERVICE_NAME", "svc-api"),
+            "stage": settings().stage, "version": os.environ.get("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST"),
+            "local": None}
 
 
 @api.get("/api/v1/.well-known/jwks.json", public=True, raw=True, cache_seconds=300, tags=["Authentication"],

@@ -20,6 +20,7 @@ from referencing.jsonschema import DRAFT202012
 from svc_core.adapters import endpoint_guard
 from svc_core.domain import region_preferences, storage, tenants
 from svc_core.domain.models.regions import ByosConfigBody, PreferencesUpdate, StorageConfigBody
+from svc_core.domain.models.tenants import TIMEZONE_PATTERN, SettingsPatch
 from svc_core.domain.region_preferences import FIELDS
 from svc_core.platform.errors import ValidationFailed
 from svc_core.rules import regions
@@ -169,7 +170,7 @@ def test_endpoints_outside_the_pattern_are_400(url):
 @EXAMPLES
 @given(st.from_regex(tenants.CIDR_PATTERN, fullmatch=True))
 def test_a_cidr_matching_the_documented_pattern_is_accepted_and_normalised(cidr):
-    patch = tenants.SettingsPatch.model_validate({"ipAllowlist": [cidr]})
+    patch = SettingsPatch.model_validate({"ipAllowlist": [cidr]})
     assert patch.ipAllowlist == [str(ipaddress.ip_network(cidr, strict=False))]
 
 
@@ -191,7 +192,7 @@ def test_the_settings_schema_uses_the_servers_pattern_and_zones():
     items = props["ipAllowlist"]["anyOf"][0]["items"]
     assert items["pattern"] == tenants.CIDR_PATTERN
     pattern = [s for s in props["timezone"]["anyOf"] if "pattern" in s][0]["pattern"]
-    assert pattern == tenants.TIMEZONE_PATTERN
+    assert pattern == TIMEZONE_PATTERN
     from importlib import resources
     zones = resources.files("tzdata").joinpath("zones").read_text().split()
     assert "Europe/Berlin" in zones and "Etc/GMT+1" in zones
@@ -205,9 +206,9 @@ def test_the_settings_schema_uses_the_servers_pattern_and_zones():
 def test_what_the_pattern_refuses_the_server_refuses(cidr):
     assert not validator("SettingsPatch").is_valid({"ipAllowlist": [cidr]})
     with pytest.raises(ValidationError):
-        tenants.SettingsPatch.model_validate({"ipAllowlist": [cidr]})
+        SettingsPatch.model_validate({"ipAllowlist": [cidr]})
 
 
 def test_host_bits_are_cleared():
-    assert tenants.SettingsPatch.model_validate({"ipAllowlist": ["10.1.2.3/8", "2001:db8::1/32"]}).ipAllowlist == \
+    assert SettingsPatch.model_validate({"ipAllowlist": ["10.1.2.3/8", "2001:db8::1/32"]}).ipAllowlist == \
         ["10.0.0.0/8", "2001:db8::/32"]

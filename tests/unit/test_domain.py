@@ -9,7 +9,7 @@ from svc_core.auth import authenticate
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.domain import api_keys, projects
-from svc_core.domain.api_keys import ApiKeyCreate, ApiKeyRotate
+from svc_core.domain.models.api_keys import ApiKeyCreate, ApiKeyRotate
 from svc_core.domain.models.projects import ProjectCreate, ProjectUpdate
 from svc_core.platform import timeutil
 from svc_core.platform.errors import Conflict, Forbidden, NotFound, ValidationFailed

@@ -188,13 +188,13 @@ def test_tokens_are_signed_with_low_s_and_their_high_s_twin_is_refused(monkeypat
 def test_every_name_and_description_refuses_control_and_bidi_characters():
     from pydantic import ValidationError
 
-    from svc_core.domain.accounts import RegisterBody
+    from svc_core.domain.models.accounts import RegisterBody
     from svc_core.domain.models.agents import AgentCreate, AgentUpdate
-    from svc_core.domain.api_keys import ApiKeyCreate
+    from svc_core.domain.models.api_keys import ApiKeyCreate
     from svc_core.domain.models.chat import ChatSessionCreate
     from svc_core.domain.models.projects import ProjectCreate, ProjectUpdate
     from svc_core.domain.models.secrets import SecretUpdate
-    from svc_core.domain.tenants import SettingsPatch, TenantCreate
+    from svc_core.domain.models.tenants import SettingsPatch, TenantCreate
     from svc_core.domain.models.webhooks import WebhookUpdate
 
     names = [(ProjectCreate, "name"), (ProjectUpdate, "name"), (AgentUpdate, "name"), (ApiKeyCreate, "name"),
@@ -245,7 +245,7 @@ def test_e_mail_addresses_normalise_to_nfkc_case_folded_and_trimmed():
 def test_registration_takes_the_html_standards_valid_e_mail_addresses(address, valid):
     from pydantic import ValidationError
 
-    from svc_core.domain.accounts import RegisterBody
+    from svc_core.domain.models.accounts import RegisterBody
     body = {"email": address, "password": "a long enough password", "name": "Ada"}
     try:
         RegisterBody.model_validate(body)
@@ -265,7 +265,7 @@ def test_the_documented_e_mail_rule_is_the_servers_and_every_address_it_describe
     from pydantic import ValidationError
 
     from devstack import openapi
-    from svc_core.domain.accounts import RegisterBody
+    from svc_core.domain.models.accounts import RegisterBody
     from svc_core.rules import email_address
     schema = json.loads(openapi.DOCUMENT.read_text())["components"]["schemas"]["RegisterBody"]["properties"]["email"]
     assert (schema["pattern"], schema["maxLength"]) == (email_address.VALID, email_address.MAX_LENGTH)

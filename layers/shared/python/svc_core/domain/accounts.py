@@ -23,9 +23,7 @@ import hashlib
 import re
 import secrets
 from functools import lru_cache
-from typing import Annotated, Any
-
-from pydantic import BaseModel, Field, StringConstraints
+from typing import TYPE_CHECKING, Any
 
 from svc_core.auth import rate_limit, tokens
 from svc_core.auth.principal import Principal
@@ -37,84 +35,13 @@ from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, Forbidden, RateLimited, Unauthorized
 from svc_core.rules import email_address
-from svc_core.rules.schemas import RequestBody, name_text
+
+if TYPE_CHECKING:
+    from svc_core.domain.models.accounts import LoginBody, RegisterBody
 
 LOGIN_WINDOW_SECONDS = 15 * 60       # failures per (account, address)
 ACCOUNT_WINDOW_SECONDS = 60 * 60     # failures per account, from every address
 _REFRESH = re.compile(r"rt_(ses_[0-9A-HJKMNP-TV-Z]{26})\.([A-Za-z0-9_-]{43})")
-
-
-# A valid e-mail address by the HTML standard: the schema's pattern and maxLength are the check.
-Email = Annotated[str, StringConstraints(max_length=email_address.MAX_LENGTH, pattern=email_address.VALID)]
-# NIST SP 800-63B: a minimum length, no composition rules, a generous maximum.
-Password = Annotated[str, StringConstraints(min_length=12, max_length=256)]
-
-
-class RegisterBody(RequestBody):
-    email: Email = Field(examples=["ada@example.com"])
-    password: Password = Field(examples=["correct horse battery staple"])
-    name: name_text(200) = Field(examples=["Ada Lovelace"])  # type: ignore[valid-type]
-
-
-class LoginBody(RequestBody):
-    email: Annotated[str, StringConstraints(min_length=1, max_length=254)]
-    password: Annotated[str, StringConstraints(min_length=1, max_length=256)]
-    tenantId: str | None = Field(default=None, description="Sign in to this tenant (default: the first one)")
-
-
-class RefreshBody(RequestBody):
-    refreshToken: str | None = Field(default=None, max_length=200,
-                                     description="Omitted: the refresh_token cookie is used")
-    tenantId: str | None = Field(default=None, description="Switch the session to another tenant of the user")
-
-
-class LogoutBody(RequestBody):
-    refreshToken: str | None = Field(default=None, max_length=200,
-                                     description="Omitted: the cookie, else the access token, names the session")
-
-
-class LoggedOut(BaseModel):
-    loggedOut: bool
-    sessionId: str
-
-
-class UserView(BaseModel):
-    id: str
-    email: str
-    name: str
-    status: str
-    created_at: str
-
-
-class TenantView(BaseModel):
-    id: str
-    name: str
-    plan: str
-    status: str
-    role: str
-
-
-class TokenPair(BaseModel):
-    accessToken: str
-    tokenType: str
-    expiresIn: int = Field(description="seconds")
-    refreshToken: str = Field(description="Also set as the HttpOnly refresh_token cookie")
-    refreshExpiresIn: int = Field(description="seconds")
-    user: UserView
-    tenant: TenantView
-
-
-class Registered(BaseModel):
-    user: UserView
-    tenant: TenantView
-
-
-class Me(BaseModel):
-    credential: str = Field(description="user or api_key")
-    user: UserView | None
-    tenant: TenantView
-    tenants: list[TenantView] = Field(description="Every tenant the user belongs to")
-    scopes: list[str]
 
 
 def _user_view(user: dict[str, Any]) -> dict[str, Any]:
@@ -127,7 +54,7 @@ def _tenant_view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
 
 
 def register(body: RegisterBody) -> dict[str, Any]:
-    # On first use: the tenants module builds the tenants API's models (its time-zone pattern) at import.
+    # On first use: only registration needs the tenants module (its outbox and events) in this function.
     from svc_core.domain.tenants import create_tenant_with_owner
     tenant_name = f"{body.name}'s workspace"
     try:

@@ -11,31 +11,18 @@ without them the route answers 404.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated, Any
-
-from pydantic import BaseModel, Field, StringConstraints
+from typing import TYPE_CHECKING, Any
 
 from svc_core.auth import tokens
 from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.data import tenants_table, users_table
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, Forbidden, NotFound, Unauthorized
-from svc_core.rules.schemas import RequestBody
+
+if TYPE_CHECKING:
+    from svc_core.domain.models.idp_exchange import ExchangeBody
 
 ALGORITHMS = ["RS256", "ES256", "EdDSA"]
-
-
-class ExchangeBody(RequestBody):
-    token: Annotated[str, StringConstraints(min_length=10, max_length=8192)] = Field(
-        description="The identity provider's OIDC ID or session token")
-
-
-class Exchanged(BaseModel):
-    accessToken: str
-    tokenType: str
-    expiresIn: int = Field(description="seconds")
-    user: dict[str, Any]
-    tenant: dict[str, Any]
 
 
 @lru_cache(maxsize=4)
