@@ -7,6 +7,7 @@ run. Time comes from the arguments or from a stopped svc_core.platform.timeutil.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import sys
 import threading
@@ -113,7 +114,7 @@ def test_outbox_event_item_carries_its_ttl_and_is_written_once(data_backend, clo
     assert stored == {**event.payload(), "data": {"id": "proj_1", "name": "Apollo", "tags": ["a"], "description": None},
                       "ttl": T0 + WEEK}
     with pytest.raises(ConditionFailed):
-        transact([outbox_table.put_event_item(event.model_copy(update={"type": "project.updated"}), T0 + 5)])
+        transact([outbox_table.put_event_item(dataclasses.replace(event, type="project.updated"), T0 + 5)])
     assert data_backend.item(settings().outbox_table, {"id": event.id})["type"] == "project.created"
 
 

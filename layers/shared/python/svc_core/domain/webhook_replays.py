@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from svc_core.auth.context import TenantContext
 from svc_core.data import events_table, webhook_deliveries_table, webhook_delivery_queue, webhooks_table
-from svc_core.domain import webhooks
+from svc_core.domain import events, webhooks
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, NotFound
 from svc_core.platform.log import logger
@@ -51,8 +51,6 @@ def _view(record: dict[str, Any], webhook_id: str) -> dict[str, Any]:
 def redeliver(ctx: TenantContext, webhook_id: str, event_id: str,
               enqueue: Callable[[list[webhook_delivery_queue.DeliveryMessage]], None] = webhook_delivery_queue.enqueue
               ) -> dict[str, Any]:
-    # The event log on use only: a webhooks read needs none of it (nor the pydantic its models load).
-    from svc_core.domain import events
     webhooks.enabled_webhook(ctx, webhook_id, "redeliver an event")
     event = Event.of(events.get_event(ctx, event_id))
     send_id = ids.new_id(REDELIVERY_PREFIX)
@@ -62,7 +60,6 @@ def redeliver(ctx: TenantContext, webhook_id: str, event_id: str,
 
 def start_replay(ctx: TenantContext, webhook_id: str, body: ReplayRequest, deliveries=webhook_deliveries_table,
                  enqueue_step: Callable[..., None] = webhook_delivery_queue.enqueue_step) -> dict[str, Any]:
-    from svc_core.domain import events  # on use only (redeliver says why)
     webhooks.enabled_webhook(ctx, webhook_id, "replay events to it")
     now = timeutil.now()
     since = events.parse_time(body.since, "since")
@@ -102,7 +99,6 @@ def run_step(step: webhook_delivery_queue.ReplayStep, deliveries=webhook_deliver
              enqueue: Callable[[list[webhook_delivery_queue.DeliveryMessage]], None] = webhook_delivery_queue.enqueue,
              enqueue_step: Callable[..., None] = webhook_delivery_queue.enqueue_step) -> None:
     """Queue one page of the replay's events, then hand the next page to the queue (or complete)."""
-    from svc_core.domain import events  # on use only (redeliver says why)
     replay = deliveries.get_replay(step.tenantId, step.webhookId, step.replayId)
     if replay is not None and replay["status"] == "running" and _ahead(step.position, replay["position"]):
         raise StepEarly(f"replay {step.replayId} is not at {step.position} yet")
