@@ -30,7 +30,8 @@ class Listening:
         self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.errors: queue.Queue[str] = queue.Queue()
         self.error_text: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         for line in self.process.stderr:
@@ -48,7 +49,11 @@ class Listening:
 
     def interrupt(self) -> tuple[int, list[dict]]:
         self.process.send_signal(signal.SIGINT)   # what Ctrl-C sends
-        out, _ = self.process.communicate(timeout=30)
+        # Not communicate(): it would read standard error too, and could take the last line ("Stopped.")
+        # from the reader thread. Standard output is a few lines, well within a pipe's buffer.
+        self.process.wait(timeout=30)
+        out = self.process.stdout.read()
+        self.reader.join(timeout=30)  # every line of standard error read
         return self.process.returncode, [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
