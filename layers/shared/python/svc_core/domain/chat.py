@@ -19,7 +19,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.data import (agents_table, chat_events_table, chat_messages_table, chat_sessions_table, chat_turn_queue,
                            projects_table)
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import agents, metering, projects
+from svc_core.domain import projects
 from svc_core.domain.paging import tenant_page
 from svc_core.domain.references import referenced
 from svc_core.platform import ids, log, timeutil
@@ -81,6 +81,9 @@ def create_session(ctx: TenantContext, body: ChatSessionCreate, store=chat_sessi
     if body.projectId is not None:
         referenced(projects.get_project, ctx, body.projectId, "projectId", "project", project_store)
     if body.agentId is not None:
+        # On use: a session's reads (its list, its stream) need neither the agents' model registry nor
+        # the credit ledger, whose imports are a tenth of the chat stream's start-up.
+        from svc_core.domain import agents
         referenced(agents.get_agent, ctx, body.agentId, "agentId", "agent", agent_store)
     stamp = timeutil.iso(timeutil.now())
     record = {"id": ids.new_id(PREFIX), "title": body.title, "projectId": body.projectId, "agentId": body.agentId,
@@ -133,6 +136,7 @@ def send_message(ctx: TenantContext, session_id: str, body: ChatMessageCreate, *
                                      project_store)["id"]
     if session.get("activeTurn"):
         raise _turn_conflict(session_id)
+    from svc_core.domain import metering  # on use (create_session says why)
     metering.require_credit(ctx.tenant_id)   # 402 before anything is stored: the turn would call the model
     now = timeutil.now()
     stamp = timeutil.iso(now)
