@@ -113,7 +113,7 @@ def variants(fixture: Fixture, workdir: Path, with_fastapi: bool) -> list[Varian
                                fixture.child_env(LAYER, code_dir, function=logical_id)))
         if logical_id != "ChatStreamFunction":  # no SnapStart there (template.yaml says why)
             out.append(Variant(f"{logical_id}.restore", f"{logical_id}  SnapStart restore, emulated",
-                               [py, str(CHILD), "restore", "app", str(event_file)],
+                               [py, str(CHILD), "restore", "app", str(event_file), fixture.key_id],
                                fixture.child_env(LAYER, code_dir, snapstart=True, function=logical_id)))
     if with_fastapi:
         out.insert(2, Variant("fastapi", "FastAPI + Mangum  GET /projects/{id}",

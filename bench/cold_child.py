@@ -4,7 +4,7 @@ import time; T0 = time.perf_counter()  # noqa: E401,E702 - the clock starts on t
 
     python bench/cold_child.py floor
     python bench/cold_child.py handler MODULE EVENT_FILE
-    python bench/cold_child.py restore MODULE EVENT_FILE   (SnapStart, emulated: see _restore)
+    python bench/cold_child.py restore MODULE EVENT_FILE KEY_ID   (SnapStart, emulated: see _restore)
 
 `floor`: import boto3 and create a DynamoDB client (what every Python function pays).
 `handler`: import MODULE (a function's app.py, or bench/fastapi_app.py; PYTHONPATH holds its
@@ -74,10 +74,12 @@ def _handler(module_name: str, event_file: str) -> dict:
             "aws_calls": timer.calls, "aws_s": timer.seconds}
 
 
-def _restore(module_name: str, event_file: str) -> dict:
+def _restore(module_name: str, event_file: str, key_id: str) -> dict:
     """A SnapStart restore, emulated: import MODULE and run its before-snapshot hooks (the init
     phase), fork (the restore), then in the child the after-restore hooks, the first request and a
-    warm one of the same event. Returns the child's figures."""
+    warm one of the same event; then one more, warm but with the key KEY_ID and its tenant's policy
+    forgotten, as when a warm container first sees a key (the reads a restore must make too).
+    Returns the child's figures."""
     import os
     module = __import__(module_name)
     from svc_core.platform import snapshot
@@ -103,8 +105,16 @@ def _restore(module_name: str, event_file: str) -> dict:
         started = time.perf_counter()
         module.lambda_handler(event, None)
         warm = time.perf_counter() - started
-        os.write(write, json.dumps({"status": status, "restore_s": first, "warm_s": warm,
-                                    "restore_calls": first_calls, "warm_calls": timer.calls}).encode())
+        warm_calls, timer.calls = timer.calls, 0
+        from svc_core.auth import authenticate, tenant_policy
+        authenticate.forget_key(key_id)
+        tenant_policy.forget()
+        started = time.perf_counter()
+        module.lambda_handler(event, None)
+        new_key = time.perf_counter() - started
+        os.write(write, json.dumps({"status": status, "restore_s": first, "warm_s": warm, "new_key_s": new_key,
+                                    "restore_calls": first_calls, "warm_calls": warm_calls,
+                                    "new_key_calls": timer.calls}).encode())
         os._exit(0)
     os.close(write)
     with os.fdopen(read) as pipe:
@@ -116,7 +126,7 @@ def _restore(module_name: str, event_file: str) -> dict:
 def main() -> None:
     kind = sys.argv[1]
     if kind == "restore":
-        result = _restore(sys.argv[2], sys.argv[3])
+        result = _restore(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         result = {"floor": _floor, "tracer": _tracer}[kind]() if kind in ("floor", "tracer") \
             else _handler(sys.argv[2], sys.argv[3])

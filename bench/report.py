@@ -46,7 +46,10 @@ def cold_rows(variants: list[Variant], repeat: int) -> list[tuple]:
                          f"<= {RESTORE_WARM_TARGET:.0f}x warm", verdict(restore <= RESTORE_WARM_TARGET * warm),
                          f"restore-to-first-response (after-restore hooks + first request, "
                          f"{_plural(v.runs[-1].get('restore_calls', 0), 'AWS call')}); a warm request "
-                         f"{_ms(warm)} ({_plural(v.runs[-1].get('warm_calls', 0), 'AWS call')}): {restore / warm:.1f}x"))
+                         f"{_ms(warm)} ({_plural(v.runs[-1].get('warm_calls', 0), 'AWS call')}): {restore / warm:.1f}x; "
+                         f"a warm request of a key the container had not seen {_ms(v.median('new_key_s'))} "
+                         f"({_plural(v.runs[-1].get('new_key_calls', 0), 'AWS call')}): "
+                         f"{restore / v.median('new_key_s'):.1f}x"))
             continue
         if v.name == "tracer":
             rows.append(("  " + v.label, figure, "", "", f"the X-Ray SDK's import alone {_ms(v.median('xray_s'))}: "
