@@ -15,34 +15,16 @@ send id. A replay's work is on this queue too, one page of the event log per mes
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
 from svc_core.adapters import aws
+from svc_core.platform.checked import fields_of, require_strings
 from svc_core.platform.config import settings
 from svc_core.rules.events import Event
 
 
 class MessageInvalid(ValueError):
     """A queue message that is not one of the two below."""
-
-
-def _checked(cls: type, payload: Any) -> dict[str, Any]:
-    # A field nobody declared is refused rather than carried along unseen; a required one missing too.
-    names = {f.name for f in fields(cls)}
-    required = {f.name for f in fields(cls) if f.default is MISSING}
-    if not isinstance(payload, Mapping) or not required <= set(payload) <= names:
-        found = sorted(payload) if isinstance(payload, Mapping) else type(payload).__name__
-        raise MessageInvalid(f"a {cls.__name__} has the fields {sorted(names)} ({sorted(required)} required), "
-                             f"not {found}")
-    return dict(payload)
-
-
-def _strings(message: Any, *names: str) -> None:
-    for name in names:
-        if type(getattr(message, name)) is not str:
-            raise MessageInvalid(f"{name} must be a string")
 
 
 # Checked dataclasses, as the event envelope is (rules/events.py): the webhooks API's reads import
@@ -57,13 +39,13 @@ class DeliveryMessage:
     def __post_init__(self) -> None:
         if not isinstance(self.event, Event):
             raise MessageInvalid("event must be an event envelope")
-        _strings(self, "webhookId", "tenantId")
+        require_strings(self, ("webhookId", "tenantId"), MessageInvalid)
         if self.sendId is not None:
-            _strings(self, "sendId")
+            require_strings(self, ("sendId",), MessageInvalid)
 
     @classmethod
     def of(cls, body: str) -> DeliveryMessage:
-        message = _checked(cls, json.loads(body))
+        message = fields_of(cls, json.loads(body), MessageInvalid)
         return cls(**{**message, "event": Event.of(message["event"])})
 
     def to_json(self) -> str:
@@ -83,13 +65,13 @@ class ReplayStep:
     position: str
 
     def __post_init__(self) -> None:
-        _strings(self, "replayId", "webhookId", "tenantId", "position")
+        require_strings(self, ("replayId", "webhookId", "tenantId", "position"), MessageInvalid)
 
     @classmethod
     def of(cls, body: str) -> ReplayStep | None:
         """The step a message carries, or None for a delivery message."""
         parsed = json.loads(body)
-        return cls(**_checked(cls, parsed["replayStep"])) if "replayStep" in parsed else None
+        return cls(**fields_of(cls, parsed["replayStep"], MessageInvalid)) if "replayStep" in parsed else None
 
     def payload(self) -> dict[str, str]:
         return {"replayId": self.replayId, "webhookId": self.webhookId, "tenantId": self.tenantId,
