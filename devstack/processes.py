@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from typing import Any, Callable
 
 
 def free_port() -> int:
@@ -26,24 +27,100 @@ def die_with_parent() -> None:
         pass
 
 
-def start_emulator(port: int, bind: str = "127.0.0.1") -> subprocess.Popen:
-    """moto's server in a child process that never outlives the stack, listening on bind (loopback unless
-    containers must reach it: `sam local`, docs/sam-local.md)."""
-    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", bind, "-p", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               preexec_fn=die_with_parent if sys.platform == "linux" else None)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0") else bind
-            urllib.request.urlopen(f"http://{host}:{port}/moto-api/", timeout=1).close()
-            return process
-        except OSError:
+class ChildExited(RuntimeError):
+    """A child server exited before it listened, on every port it was given."""
+
+    def __init__(self, what: str, returncode: int | None) -> None:
+        super().__init__(f"{what} exited at start (status {returncode})")
+        self.returncode = returncode
+
+
+def start_listening_child(argv_for: Callable[[int], list[str]], what: str, *,
+                          ready: Callable[[int], bool] = lambda _port: True, seconds: float = 30,
+                          attempts: int = 4, **popen: Any) -> tuple[subprocess.Popen, int]:
+    """A server in a child process on a free loopback port: (the process, its port).
+
+    free_port's answer is only true when given: before the child binds the port, another process
+    may take it (a test run starts many servers, and outgoing connections draw from the same
+    range). So the child counts as started only once it (or a process it started) listens on the
+    port itself, never when some other server answers there; and a child that exits first is
+    started again on another port. `ready(port)` is the server's own check on top (an HTTP answer)."""
+    returncode = None
+    for _ in range(attempts):
+        port = free_port()
+        process = subprocess.Popen(argv_for(port), preexec_fn=die_with_parent if sys.platform == "linux" else None,
+                                   **popen)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise RuntimeError("the AWS emulator exited at start")
+                returncode = process.returncode
+                break
+            if listens_on(process.pid, port) and ready(port):
+                return process, port
             time.sleep(0.05)
-    process.kill()
-    raise RuntimeError("the AWS emulator did not start in 30 s")
+        else:
+            process.kill()
+            process.wait(timeout=10)
+            raise TimeoutError(f"{what} did not start in {seconds:.0f} s")
+    raise ChildExited(what, returncode)
+
+
+def start_emulator(bind: str = "127.0.0.1") -> tuple[subprocess.Popen, int]:
+    """moto's server in a child process that never outlives the stack, listening on bind (loopback unless
+    containers must reach it: `sam local`, docs/sam-local.md): the process and its port."""
+    host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0") else bind
+
+    def answers(port: int) -> bool:
+        try:
+            urllib.request.urlopen(f"http://{host}:{port}/moto-api/", timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    return start_listening_child(lambda port: [sys.executable, "-m", "moto.server", "-H", bind, "-p", str(port)],
+                                 "the AWS emulator", ready=answers,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def listens_on(pid: int, port: int) -> bool:
+    """Whether the process, or one it started, holds a listening TCP socket on the port (Linux's
+    /proc; elsewhere it cannot tell and says yes, leaving the server's own check)."""
+    listening = _listening_socket_inodes(port)
+    if listening is None:
+        return True
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            for fd in os.listdir(f"/proc/{current}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{current}/fd/{fd}")
+                except OSError:
+                    continue
+                if target.startswith("socket:[") and target[8:-1] in listening:
+                    return True
+        except OSError:
+            pass
+        pending.extend(children_of(current))
+    return False
+
+
+def _listening_socket_inodes(port: int) -> set[str] | None:
+    """The inodes of the sockets listening on the port (state 0A in /proc/net/tcp and tcp6)."""
+    inodes: set[str] = set()
+    readable = False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as rows:
+                readable = True
+                next(rows)  # the header
+                for row in rows:
+                    fields = row.split()
+                    if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(fields[9])
+        except OSError:
+            continue
+    return inodes if readable else None
 
 
 def _stat_fields(pid: int) -> list[str]:

@@ -15,7 +15,7 @@ from botocore.config import Config
 
 from devstack.dynamodb_local import DynamoDBLocal
 from devstack.gateway import Gateway, Router
-from devstack.processes import free_port, start_emulator
+from devstack.processes import start_emulator
 from devstack.pollers import QueuePoller, StreamPoller
 from devstack.provision import provision, run_custom_resources, secret_values
 from devstack.runtime import load_functions
@@ -67,8 +67,7 @@ class LocalStack:
 
     def start(self) -> "LocalStack":
         if self.emulator_endpoint is None:
-            emulator_port = free_port()
-            self.emulator = start_emulator(emulator_port, self.emulator_bind)
+            self.emulator, emulator_port = start_emulator(self.emulator_bind)
             host = "127.0.0.1" if self.emulator_bind in ("127.0.0.1", "0.0.0.0") else self.emulator_bind
             self.emulator_endpoint = f"http://{host}:{emulator_port}"
         kept_secrets = None

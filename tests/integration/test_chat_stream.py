@@ -11,7 +11,6 @@ stored" is shown by writing the next event only after the client has received th
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 
@@ -538,31 +537,29 @@ def web_adapter_app(stack, servers):
     import os
     import subprocess
     import sys
+    import tempfile
 
-    from devstack.processes import free_port
+    from devstack.processes import ChildExited, start_listening_child
     from devstack.template import ROOT
-    port = free_port()
     code = ROOT / "functions" / "chat_stream"
-    env = {**os.environ, "AWS_LWA_PORT": str(port), "LAMBDA_TASK_ROOT": str(code), "LAMBDA_RUNTIME_DIR": "",
+    env = {**os.environ, "LAMBDA_TASK_ROOT": str(code), "LAMBDA_RUNTIME_DIR": "",
            "PATH": f"{os.path.dirname(sys.executable)}:{os.environ.get('PATH', '')}",
            "PYTHONPATH": str(ROOT / "layers" / "shared" / "python")}
-    process = subprocess.Popen(["sh", str(code / "run.sh")], cwd=code, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = tempfile.TemporaryFile()
+    try:  # ready as the adapter's readiness check (AWS_LWA_READINESS_CHECK_PROTOCOL tcp) sees it: the port listens
+        process, port = start_listening_child(
+            lambda port: ["env", f"AWS_LWA_PORT={port}", "sh", str(code / "run.sh")], "run.sh",
+            cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=log)
+    except (ChildExited, TimeoutError) as exc:
+        log.seek(0)
+        pytest.fail(f"{exc}: {log.read().decode()[-2000:]}")
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:  # the adapter's readiness check (AWS_LWA_READINESS_CHECK_PROTOCOL tcp): the port listens
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"run.sh did not start: {process.stderr.read().decode()[-2000:]}")
-                time.sleep(0.1)
         yield url
     finally:
         process.terminate()
         process.wait(timeout=10)
+        log.close()
 
 
 def test_run_sh_serves_the_stream_with_the_request_context_the_adapter_passes(stack, http, web_adapter_app):

@@ -6,18 +6,19 @@ from __future__ import annotations
 import subprocess
 import urllib.request
 
-from devstack.processes import free_port, start_emulator
+from devstack.processes import start_emulator
 
 
 class MotoServer:
     def __init__(self) -> None:
-        self.port = free_port()
-        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.port = 0  # its own once started
+        self.endpoint = ""
         self.process: subprocess.Popen | None = None
         self.generation = 0  # counts resets, so a provisioned state knows when it is gone
 
     def start(self) -> "MotoServer":
-        self.process = start_emulator(self.port)
+        self.process, self.port = start_emulator()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
         return self
 
     def reset(self) -> None:

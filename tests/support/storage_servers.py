@@ -24,12 +24,10 @@ import socket
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from devstack.processes import die_with_parent, free_port
+from devstack.processes import ChildExited, free_port, start_listening_child
 
 ROOT = Path(__file__).resolve().parents[2]
 AZURITE = ROOT / "node_modules" / ".bin" / "azurite-blob"
@@ -45,20 +43,6 @@ class Keys:
     secret_key: str
 
 
-def _wait(port: int, process: subprocess.Popen, what: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            if process.poll() is not None:
-                raise Unavailable(f"{what} exited at start (status {process.returncode})")
-            time.sleep(0.05)
-    process.kill()
-    raise Unavailable(f"{what} did not start in {seconds:.0f} s")
-
-
 def _stop(process: subprocess.Popen | None, grace: float = 10) -> None:
     if process and process.poll() is None:
         process.terminate()
@@ -69,10 +53,18 @@ def _stop(process: subprocess.Popen | None, grace: float = 10) -> None:
             process.wait(timeout=10)
 
 
+def _start(argv_for, what: str, **popen) -> tuple[subprocess.Popen, int]:
+    """The server on a loopback port it listens on itself (devstack.processes.start_listening_child)."""
+    try:
+        return start_listening_child(argv_for, what, **popen)
+    except (ChildExited, TimeoutError) as exc:
+        raise Unavailable(str(exc)) from None
+
+
 class AuthS3:
     def __init__(self) -> None:
-        self.port = free_port()
-        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.port = 0  # its own once started
+        self.endpoint = ""
         self.process: subprocess.Popen | None = None
         self.admin: Keys | None = None
         self.nobody: Keys | None = None  # a user with no policy: valid keys, no permission
@@ -81,18 +73,10 @@ class AuthS3:
 
     def start(self) -> "AuthS3":
         env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "3"}
-        self.process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-                                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        preexec_fn=die_with_parent if sys.platform == "linux" else None)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1).close()
-                break
-            except OSError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    raise Unavailable("moto's server did not start")
-                time.sleep(0.05)
+        self.process, self.port = _start(
+            lambda port: [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            "moto's server", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.endpoint = f"http://127.0.0.1:{self.port}"
         iam = self._client("iam", Keys("bootstrap", "bootstrap"))
         iam.create_user(UserName="admin")  # the three unauthenticated requests
         iam.put_user_policy(UserName="admin", PolicyName="everything", PolicyDocument=json.dumps(
@@ -134,22 +118,21 @@ class AuthS3:
 
 class Azurite:
     def __init__(self) -> None:
-        self.port = free_port()
+        self.port = 0  # its own once started
         self.account = f"acct{secrets.token_hex(4)}"
         self.key = base64.b64encode(secrets.token_bytes(64)).decode()  # made here: nothing secret-shaped committed
-        self.endpoint = f"http://127.0.0.1:{self.port}/{self.account}"
+        self.endpoint = ""
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "Azurite":
         if not AZURITE.exists() or shutil.which("node") is None:
             raise Unavailable(f"{AZURITE} or node is missing (run scripts/bootstrap_node.sh)")
         env = {**os.environ, "AZURITE_ACCOUNTS": f"{self.account}:{self.key}"}
-        self.process = subprocess.Popen(
-            [str(AZURITE), "--silent", "--inMemoryPersistence", "--skipApiVersionCheck", "--disableProductStyleUrl",
-             "--blobHost", "127.0.0.1", "--blobPort", str(self.port)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT),
-            preexec_fn=die_with_parent if sys.platform == "linux" else None)
-        _wait(self.port, self.process, "Azurite")
+        self.process, self.port = _start(
+            lambda port: [str(AZURITE), "--silent", "--inMemoryPersistence", "--skipApiVersionCheck",
+                          "--disableProductStyleUrl", "--blobHost", "127.0.0.1", "--blobPort", str(port)],
+            "Azurite", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=str(ROOT))
+        self.endpoint = f"http://127.0.0.1:{self.port}/{self.account}"
         return self
 
     def container_client(self, name: str):
