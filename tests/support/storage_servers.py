@@ -27,7 +27,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from devstack.processes import ChildExited, free_port, start_listening_child
+from devstack.processes import ChildExited, start_listening_child
 
 ROOT = Path(__file__).resolve().parents[2]
 AZURITE = ROOT / "node_modules" / ".bin" / "azurite-blob"
@@ -182,6 +182,13 @@ class SilentServer:
         self.socket.close()
 
 
+_held_closed: list[socket.socket] = []
+
+
 def closed_port_endpoint() -> str:
-    """A loopback address where nothing listens (connection refused)."""
-    return f"http://127.0.0.1:{free_port()}"
+    """A loopback address where nothing listens (connection refused): a port bound here and never
+    listened on, held until the tests end, so no other server can take it meanwhile."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    _held_closed.append(held)
+    return f"http://127.0.0.1:{held.getsockname()[1]}"
