@@ -555,6 +555,29 @@ def test_create_tenant_with_owner_and_the_unique_email(data_backend, clock):
     assert len(data_backend.items(settings().users_table)) == 6
 
 
+def test_read_items_reads_several_tables_in_one_call_in_the_order_asked(data_backend, clock):
+    from svc_core.data import billing_table
+    from svc_core.data.common import read_items
+    made = create_tenant_with_owner(tenant_name="Acme", email="ada@example.com", password="correct horse 1",
+                                    user_name="Ada")
+    tenant_id = made["tenant"]["id"]
+    billing_table.write([billing_table.open_account(tenant_id, timeutil.iso(T0), None)])
+    calls = []
+    client = aws.client("dynamodb")
+    client.meta.events.register("before-call.dynamodb", lambda model, **_: calls.append(model.name),
+                                unique_id="count-read-items")
+    try:
+        asked = [billing_table.subscription_read(tenant_id), tenants_table.consistent_read(tenant_id),
+                 tenants_table.consistent_read("ten_missing"), billing_table.balance_read(tenant_id)]
+        subscription, tenant, missing, balance = read_items(asked)
+    finally:
+        client.meta.events.unregister("before-call.dynamodb", unique_id="count-read-items")
+    assert calls == ["BatchGetItem"]
+    assert subscription is None and missing is None
+    assert tenant == tenants_table.get_consistent(tenant_id) and tenant["name"] == "Acme"
+    assert balance == billing_table.balance(tenant_id) and balance["balance"] == 0 and "pk" not in balance
+
+
 def test_secrets_name_claims_list_and_version_guards(data_backend, clock):
     from svc_core.data import secrets_table
     tenant, sealed = ids.new_id("ten"), {"alg": "test", "ciphertext": "AAAA"}

@@ -251,6 +251,8 @@ WARM_CALLS: dict[str, tuple[tuple[str, dict[str, Any], tuple[int, dict[str, Any]
                          "ConditionExpression": "attribute_not_exists(#h)",
                          "ExpressionAttributeNames": {"#h": "hits"},
                          "ExpressionAttributeValues": {":one": {"N": "1"}}}, _CONDITION_FAILED),
+        ("batch_get_item", {"RequestItems": {"warm-up": {"Keys": [_KEY], "ConsistentRead": True}}},
+         (200, {"Responses": {"warm-up": [_ITEM]}, "UnprocessedKeys": {}})),
         ("query", {"TableName": "warm-up", "KeyConditionExpression": "pk = :p",
                    "ExpressionAttributeValues": {":p": {"S": "warm-up"}}, "Limit": 1},
          (200, {"Items": [_ITEM], "Count": 1, "ScannedCount": 1, "LastEvaluatedKey": _KEY})),

@@ -20,7 +20,7 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values
-from svc_core.data.common import (cancellation_reasons, create_item, is_condition_failure, new_request_token,
+from svc_core.data.common import (ItemRead, cancellation_reasons, create_item, is_condition_failure, new_request_token,
                                   query_page, read_item, transact_retrying)
 from svc_core.platform.config import settings
 
@@ -74,6 +74,15 @@ def write(items: list[dict[str, Any]]) -> None:
 
 def balance(tenant_id: str) -> dict[str, Any] | None:
     return _get(tenant_id, BALANCE)
+
+
+def balance_read(tenant_id: str) -> ItemRead:
+    """The balance item, for common.read_items (read with other items in one round trip)."""
+    return ItemRead(_table(), _key(tenant_id, BALANCE), _public)
+
+
+def subscription_read(tenant_id: str) -> ItemRead:
+    return ItemRead(_table(), _key(tenant_id, SUBSCRIPTION), _public)
 
 
 def open_account(tenant_id: str, now_iso: str, first_entry: dict[str, Any] | None) -> dict[str, Any]:

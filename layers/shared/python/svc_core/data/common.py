@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -34,6 +36,50 @@ def read_item(table: str, key: dict[str, Any], public: Callable[[dict[str, Any]]
     """One item by its key, read consistently, as `public` shows it; None when absent."""
     item = aws.client("dynamodb").get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
     return public(item) if item else None
+
+
+@dataclass(frozen=True)
+class ItemRead:
+    """One item to read in read_items: its table, its key, and how its table module shows it."""
+    table: str
+    key: dict[str, Any]
+    public: Callable[[dict[str, Any]], dict[str, Any]]
+
+
+BATCH_GET_LIMIT = 100   # DynamoDB's most keys in one BatchGetItem
+BATCH_GET_ATTEMPTS = 8  # rounds for the keys DynamoDB leaves unprocessed (throttled), with a growing pause
+
+
+def read_items(reads: list[ItemRead]) -> list[dict[str, Any] | None]:
+    """Several items, of one table or several, read consistently in one round trip (BatchGetItem);
+    each as its `public` shows it, or None when absent, in the order asked. Keys DynamoDB leaves
+    unprocessed are asked again; a read it still leaves unanswered raises, never answers None."""
+    if not reads or len(reads) > BATCH_GET_LIMIT:
+        raise ValueError(f"read_items reads 1 to {BATCH_GET_LIMIT} items")
+    pending: dict[str, dict[str, Any]] = {}
+    for read in reads:
+        pending.setdefault(read.table, {"Keys": [], "ConsistentRead": True})["Keys"].append(read.key)
+    key_names = {read.table: tuple(read.key) for read in reads}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    client, pause = aws.client("dynamodb"), 0.05
+    for attempt in range(BATCH_GET_ATTEMPTS):
+        answer = client.batch_get_item(RequestItems=pending)
+        for table, items in answer.get("Responses", {}).items():
+            for item in items:
+                found[(table, _key_text({name: item[name] for name in key_names[table]}))] = item
+        pending = answer.get("UnprocessedKeys") or {}
+        if not pending:
+            return [read.public(item) if (item := found.get((read.table, _key_text(read.key)))) else None
+                    for read in reads]
+        if attempt + 1 < BATCH_GET_ATTEMPTS:
+            time.sleep(pause * random.uniform(0.5, 1.5))
+            pause = min(pause * 2, 1.0)
+    raise RuntimeError("DynamoDB left keys of a BatchGetItem unprocessed after every attempt")
+
+
+def _key_text(key: dict[str, Any]) -> str:
+    """A key's attribute values as one comparable text (the same key always gives the same text)."""
+    return repr(sorted((name, sorted(value.items())) for name, value in key.items()))
 
 
 def tenant_page(table: str, tenant_id: str, limit: int, after: str | None,

@@ -6,7 +6,7 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values
-from svc_core.data.common import ConditionFailed, is_condition_failure
+from svc_core.data.common import ConditionFailed, ItemRead, is_condition_failure
 from svc_core.platform.config import settings
 
 
@@ -44,6 +44,11 @@ def set_section(tenant_id: str, section: str, value: dict[str, Any], updated_at:
             raise ConditionFailed() from None
         raise
     return from_item(answer["Attributes"])
+
+
+def consistent_read(tenant_id: str) -> ItemRead:
+    """The tenant's item, for common.read_items (read with other items in one round trip)."""
+    return ItemRead(_table(), {"id": {"S": tenant_id}}, from_item)
 
 
 def get_consistent(tenant_id: str) -> dict[str, Any] | None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from svc_core.adapters.payments import PaymentProvider, provider as payment_provider
 from svc_core.auth.context import TenantContext
 from svc_core.data import billing_table, tenants_table, usage_table
+from svc_core.data.common import read_items
 from svc_core.domain import billing_ledger as ledger, tenants
 from svc_core.domain.paging import id_page
 from svc_core.platform import ids, timeutil
@@ -101,7 +102,7 @@ def renew_test_mode(tenant_id: str, sub: dict[str, Any] | None) -> dict[str, Any
     since, when the tenant's billing is next read. Each period's charge is marked by
     <subscription>:<period start>, so concurrent reads charge it once. (Stripe renews by itself and
     says so with invoice.paid.)"""
-    if not sub or sub.get("status") != "active" or sub.get("provider") != "test" or not sub.get("currentPeriodEnd"):
+    if not _test_renewal_due(sub):
         return sub
     from svc_core.adapters.payments.testmode import PERIOD_SECONDS
     plan, now = sub.get("plan"), timeutil.now()
@@ -116,11 +117,25 @@ def renew_test_mode(tenant_id: str, sub: dict[str, Any] | None) -> dict[str, Any
     return sub
 
 
+def _test_renewal_due(sub: dict[str, Any] | None) -> bool:
+    """Whether a test-mode subscription has a period ended and not yet charged."""
+    return bool(sub and sub.get("status") == "active" and sub.get("provider") == "test"
+                and sub.get("currentPeriodEnd") and sub.get("plan") in PAID_PLANS
+                and _epoch(sub["currentPeriodEnd"]) <= timeutil.now())
+
+
 def summary(ctx: TenantContext) -> dict[str, Any]:
-    tenant = _tenant(ctx.tenant_id)
-    ledger.ensure_account(ctx.tenant_id)
-    sub = renew_test_mode(ctx.tenant_id, billing_table.subscription(ctx.tenant_id))
-    account = billing_table.balance(ctx.tenant_id)
+    # The tenant, its balance and its subscription in one round trip (all read consistently).
+    tenant, account, sub = read_items([tenants_table.consistent_read(ctx.tenant_id),
+                                       billing_table.balance_read(ctx.tenant_id),
+                                       billing_table.subscription_read(ctx.tenant_id)])
+    if tenant is None:
+        raise NotFound("No such tenant.", {"id": ctx.tenant_id, "resource": "tenant"})
+    if account is None:
+        account = ledger.ensure_account(ctx.tenant_id)
+    if _test_renewal_due(sub):
+        sub = renew_test_mode(ctx.tenant_id, sub)
+        account = billing_table.balance(ctx.tenant_id)  # the periods charged since (here or by another read)
     active = bool(sub and sub.get("status") == "active" and sub.get("currentPeriodStart"))
     start, end = (sub["currentPeriodStart"], sub["currentPeriodEnd"]) if active else _month(timeutil.now())
     records = usage_table.records_between(ctx.tenant_id, start, end)
