@@ -79,8 +79,12 @@ def _restore(module_name: str, event_file: str, key_id: str) -> dict:
     phase), fork (the restore), then in the child the after-restore hooks, the first request and a
     warm one of the same event; then one more, warm but with the key KEY_ID and its tenant's policy
     forgotten, as when a warm container first sees a key (the reads a restore must make too).
-    Returns the child's figures."""
+    Returns the child's figures, with each request's page faults: after the fork, every page a
+    request writes first (a reference count is a write) is copied then, as a restored snapshot's
+    pages are loaded on first touch."""
     import os
+    import resource
+    faults = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_minflt  # noqa: E731
     module = __import__(module_name)
     from svc_core.platform import snapshot
     snapshot.run_before()
@@ -92,6 +96,7 @@ def _restore(module_name: str, event_file: str, key_id: str) -> dict:
         os.close(read)
         from svc_core.adapters import aws
         timer = _AwsTimer()
+        touched = faults()
         started = time.perf_counter()
         snapshot.run_after()
         # Counted on the session and on the clients made before the snapshot, which it kept (a
@@ -102,19 +107,23 @@ def _restore(module_name: str, event_file: str, key_id: str) -> dict:
         status = module.lambda_handler(event, None).get("statusCode")
         first = time.perf_counter() - started
         first_calls, timer.calls = timer.calls, 0
+        first_faults, touched = faults() - touched, faults()
         started = time.perf_counter()
         module.lambda_handler(event, None)
         warm = time.perf_counter() - started
         warm_calls, timer.calls = timer.calls, 0
+        warm_faults = faults() - touched
         from svc_core.auth import authenticate, tenant_policy
         authenticate.forget_key(key_id)
         tenant_policy.forget()
+        touched = faults()
         started = time.perf_counter()
         module.lambda_handler(event, None)
         new_key = time.perf_counter() - started
         os.write(write, json.dumps({"status": status, "restore_s": first, "warm_s": warm, "new_key_s": new_key,
                                     "restore_calls": first_calls, "warm_calls": warm_calls,
-                                    "new_key_calls": timer.calls}).encode())
+                                    "new_key_calls": timer.calls, "restore_faults": first_faults,
+                                    "warm_faults": warm_faults, "new_key_faults": faults() - touched}).encode())
         os._exit(0)
     os.close(write)
     with os.fdopen(read) as pipe:

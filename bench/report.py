@@ -49,7 +49,8 @@ def cold_rows(variants: list[Variant], repeat: int) -> list[tuple]:
                          f"{_ms(warm)} ({_plural(v.runs[-1].get('warm_calls', 0), 'AWS call')}): {restore / warm:.1f}x; "
                          f"a warm request of a key the container had not seen {_ms(v.median('new_key_s'))} "
                          f"({_plural(v.runs[-1].get('new_key_calls', 0), 'AWS call')}): "
-                         f"{restore / v.median('new_key_s'):.1f}x"))
+                         f"{restore / v.median('new_key_s'):.1f}x; page faults {v.median('restore_faults'):.0f} "
+                         f"(warm {v.median('warm_faults'):.0f}, the unseen key's {v.median('new_key_faults'):.0f})"))
             continue
         if v.name == "tracer":
             rows.append(("  " + v.label, figure, "", "", f"the X-Ray SDK's import alone {_ms(v.median('xray_s'))}: "
