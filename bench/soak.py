@@ -17,11 +17,20 @@ def measure(env: dict[str, str], calls: int, clients: int, pause: float, progres
         done = subprocess.run([sys.executable, "-m", "devstack.soak", "--calls", str(calls), "--clients",
                                str(clients), "--pause", str(seconds), "--seed", "7", "--json"],
                               env=env, capture_output=True, text=True)
-        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-        if not lines:
-            raise RuntimeError(f"the soak did not report: {done.stderr[-2000:]}")
-        runs.append(json.loads(lines[-1]))
+        runs.append(_report(done))
     return runs
+
+
+def _report(done: subprocess.CompletedProcess) -> dict[str, Any]:
+    """The soak's report: its last line (the functions' own JSON log lines come before it)."""
+    last = done.stdout.rstrip().rsplit("\n", 1)[-1]
+    try:
+        report = json.loads(last)
+    except ValueError:
+        report = None
+    if not isinstance(report, dict) or "calls" not in report:
+        raise RuntimeError(f"the soak did not report (exit status {done.returncode}): {done.stderr[-2000:]}")
+    return report
 
 
 def rows(runs: list[dict[str, Any]]) -> list[tuple]:

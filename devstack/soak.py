@@ -32,6 +32,7 @@ import signal
 import threading
 import time
 from collections import Counter, defaultdict
+import dataclasses
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -116,6 +117,14 @@ class Report:
     def problems(self) -> list[str]:
         found = [f"{name} = {getattr(self, name)}" for name in PROBLEM_COUNTS if getattr(self, name)]
         return found + self.notes
+
+    def to_json(self) -> str:
+        """The report as one JSON object, with its problems (dataclasses.asdict would turn a Counter's
+        items into keys: the status counts are written as {status: count})."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name in ("statuses", "statuses_during_pause"):
+            fields[name] = {str(status): count for status, count in sorted(fields[name].items())}
+        return json.dumps({**fields, "problems": self.problems()}, default=str)
 
     def summary(self) -> str:
         statuses = ", ".join(f"{s}: {n}" for s, n in sorted(self.statuses.items()))
@@ -637,7 +646,6 @@ def _unordered(events, final: dict[str, dict[str, Any] | None]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """python -m devstack.soak [--calls N] [--pause SECONDS] [--json]: a soak on a local stack of its own."""
     import argparse
-    import dataclasses
 
     from devstack.stack import ENGINES, LocalStack
     parser = argparse.ArgumentParser(prog="python -m devstack.soak", description=main.__doc__)
@@ -656,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         stack.stop()
     if args.json:
-        print(json.dumps({**dataclasses.asdict(report), "problems": report.problems()}, default=str))
+        print(report.to_json())
     else:
         print(report.summary())
     return 1 if report.problems() else 0
