@@ -175,8 +175,10 @@ def get_invoice(ctx: TenantContext, invoice_id: str) -> dict[str, Any]:
 
 def list_ledger(ctx: TenantContext, limit: int, cursor: str | None) -> dict[str, Any]:
     after = cursors.id_after(cursor, "led")
-    ledger.ensure_account(ctx.tenant_id)
     items, last_id = billing_table.list_entries(ctx.tenant_id, limit, after)
+    if not items and after is None:  # nothing yet: the account may be unopened (its welcome grant comes first)
+        ledger.ensure_account(ctx.tenant_id)
+        items, last_id = billing_table.list_entries(ctx.tenant_id, limit, after)
     return id_page(items, last_id, lambda i: {k: i.get(k) for k in ENTRY_FIELDS})
 
 
