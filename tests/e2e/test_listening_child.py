@@ -4,6 +4,8 @@ another server answering there never counts as the child started."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -78,7 +80,7 @@ def test_a_listener_of_a_process_the_child_started_counts_as_the_child_s(monkeyp
         assert processes.listens_on(process.pid, port)
     finally:
         for child in processes.children_of(process.pid):
-            subprocess.run(["kill", str(child)], check=False)
+            os.kill(child, signal.SIGKILL)
         stop(process)
 
 
