@@ -46,7 +46,11 @@ def revoke_key(id: str):  # noqa: A002
 
 
 @api.post("/api/v1/api-keys/{id}/rotate", scope="keys:write", response_model="models.ApiKeyWithSecret", tags=TAGS, errors=(409,),
-          summary="Give a key a new value; the old one works for the chosen overlap")
+          summary="Give a key a new value; the earlier ones work for the chosen overlap at most",
+          description="Every earlier value still working (the one replaced and any still in an earlier rotation's "
+                      "overlap) works until now + overlapSeconds at the latest, never past the key's expiry: a "
+                      "shorter overlap shortens an earlier one's too, and 0 ends every earlier value at once (for a "
+                      "leaked value). At most five values work at once: a rotation that would make a sixth is 409.")
 def rotate_key(id: str, body: Annotated[Optional[models.ApiKeyRotate], Body()] = None):  # noqa: A002 - an optional object
     return api_keys.rotate_key(api.tenant_context(), id, body or models.ApiKeyRotate())
 

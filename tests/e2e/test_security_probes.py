@@ -1,5 +1,5 @@
 """The attacker's probes, replayed against the local stack over real HTTP, so they stay fixed:
-escalation through key management, token forgery (alg none, HS256 keyed with the public key,
+escalation through key management, an emergency key rotation, token forgery (alg none, HS256 keyed with the public key,
 the high-s twin of a real signature, a swapped payload), cross-tenant reads, account enumeration
 through registration, the tenant-wide rate ceiling, and input the service must refuse (control
 and bidi characters in names, blank secret values, webhook ports out of range). The sign-in
@@ -65,6 +65,21 @@ def test_a_keys_write_only_key_can_neither_take_nor_revoke_a_stronger_key(local_
         still = http.get("/secrets", headers=_bearer(strong["key"]))
         assert still.status_code == 200
         assert http.get(target, headers=owner).json()["data"]["status"] == "active"
+
+
+def test_an_emergency_rotation_ends_every_earlier_value_of_the_key(local_stack):
+    # Two rotations with an hour of overlap, then one with none: values 1 to 3 are refused at once
+    # (each was used before, so the functions that served it had it cached).
+    with _client(local_stack) as http:
+        owner, _ = _owner(http, local_stack)
+        key = _key(http, owner, ["projects:read"])
+        chain = [key["key"]]
+        for overlap in (3600, 3600, 0):
+            assert [http.get("/projects", headers=_bearer(v)).status_code for v in chain] == [200] * len(chain)
+            rotated = http.post(f"/api-keys/{key['id']}/rotate", headers=owner, json={"overlapSeconds": overlap})
+            assert rotated.status_code == 200, rotated.text
+            chain.append(rotated.json()["data"]["key"])
+        assert [http.get("/projects", headers=_bearer(v)).status_code for v in chain] == [401, 401, 401, 200]
 
 
 def test_forged_and_malleated_tokens_are_refused(local_stack):

@@ -222,6 +222,76 @@ def test_rotate_with_overlap_zero_ends_the_old_value_at_once(stack):
     assert works(rotated.data["key"])
 
 
+def _chain(admin, *overlaps):
+    """A key and the values it had: the created one, then one per rotation with these overlaps."""
+    target = create(admin, scopes=["projects:read"]).data
+    chain = [target["key"]]
+    for overlap in overlaps:
+        rotated = rotate(admin, target["id"], {"overlapSeconds": overlap})
+        assert rotated.status == 200, rotated
+        chain.append(rotated.data["key"])
+    return target["id"], chain
+
+
+def _secret_ends(stack, chain) -> list:
+    """Each value's end as its SECRET# item says, the record every container authenticates by."""
+    ends = {}
+    for item in stored_items(stack):
+        if item["pk"]["S"].startswith("SECRET#"):
+            ends[item["pk"]["S"].removeprefix("SECRET#")] = int(item["notAfter"]["N"]) if "notAfter" in item else None
+    return [ends[authenticate.hash_key(value)] for value in chain]
+
+
+def test_rotate_with_overlap_zero_ends_every_earlier_value_of_the_key(stack):
+    # An emergency rotation: values 1 and 2 were still in their hour of overlap, one of them leaked.
+    _, admin = stack.tenant_with_key(ADMIN)
+    key_id, chain = _chain(admin, 3600, 3600)
+    assert [works(v) for v in chain] == [True, True, True]
+    rotated = rotate(admin, key_id, {"overlapSeconds": 0})
+    assert rotated.status == 200, rotated
+    chain.append(rotated.data["key"])
+    assert [works(v) for v in chain] == [False, False, False, True]
+    now = int(timeutil.now())
+    assert all(end <= now for end in _secret_ends(stack, chain)[:3])
+    authenticate._key_cache.clear()  # as a container that had never seen the key
+    assert [works(v) for v in chain] == [False, False, False, True]
+
+
+def test_a_shorter_overlap_also_shortens_the_older_values_overlap(stack, monkeypatch):
+    clock = Clock(monkeypatch)
+    _, admin = stack.tenant_with_key(ADMIN)
+    _, chain = _chain(admin, 3600, 600)
+    assert [works(v) for v in chain] == [True, True, True]
+    clock.travel(599)
+    assert [works(v) for v in chain] == [True, True, True]
+    clock.travel(2)
+    assert [works(v) for v in chain] == [False, False, True]
+
+
+def test_a_longer_overlap_does_not_lengthen_an_older_values_overlap(stack, monkeypatch):
+    clock = Clock(monkeypatch)
+    _, admin = stack.tenant_with_key(ADMIN)
+    _, chain = _chain(admin, 600, 3600)
+    clock.travel(601)
+    assert [works(v) for v in chain] == [False, True, True]
+    clock.travel(3000)
+    assert [works(v) for v in chain] == [False, False, True]
+
+
+def test_at_most_five_values_live_at_once_and_overlap_zero_always_rotates(stack):
+    _, admin = stack.tenant_with_key(ADMIN)
+    key_id, chain = _chain(admin, 3600, 3600, 3600, 3600)
+    reply = rotate(admin, key_id, {"overlapSeconds": 3600})
+    assert reply.status == 409 and reply.error["code"] == "CONFLICT", reply
+    assert reply.error["details"] == {"id": key_id, "limit": 5}
+    assert all(works(v) for v in chain)
+    rotated = rotate(admin, key_id, {"overlapSeconds": 0})
+    assert rotated.status == 200, rotated
+    assert [works(v) for v in chain + [rotated.data["key"]]] == [False] * 5 + [True]
+    stored = api_keys_table.get(get(admin, key_id).data["tenantId"], key_id)
+    assert len(stored["secrets"]) == 1  # ended values leave the key's record
+
+
 @pytest.mark.parametrize("overlap", [604801, -1, 10**12, "a day", 1.5])
 def test_rotate_overlap_outside_zero_to_seven_days_is_400(stack, overlap):
     _, admin = stack.tenant_with_key(ADMIN)

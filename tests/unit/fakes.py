@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 from svc_core.data.common import ConditionFailed
+from svc_core.rules import rotation
 from svc_core.rules.events import Event
 
 
@@ -66,11 +67,11 @@ class MemoryKeys:
     def rotate(self, record, new_hash, hint, old_ends, now):
         if self.keys[record["id"]] != record:
             raise ConditionFailed()
-        current = record["secrets"][0]
+        new = {"hash": new_hash, "notAfter": record.get("expiresAt")}
         updated = {**record, "hint": hint, "rotatedAt": now,
-                   "secrets": [{"hash": new_hash, "notAfter": record.get("expiresAt")},
-                               {"hash": current["hash"], "notAfter": old_ends}]}
+                   "secrets": rotation.rotated(record["secrets"], new, now, old_ends, "notAfter")}
         self.keys[record["id"]] = updated
         self.secrets[new_hash] = {"keyId": record["id"], "notAfter": record.get("expiresAt")}
-        self.secrets[current["hash"]]["notAfter"] = old_ends
+        for secret in rotation.capped(record["secrets"], now, old_ends, "notAfter"):
+            self.secrets[secret["hash"]]["notAfter"] = secret["notAfter"]
         return copy.deepcopy(updated)

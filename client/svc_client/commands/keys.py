@@ -59,12 +59,12 @@ _call_command(keys, "revoke", click.argument("key_id"), lambda svc, id: svc.api_
 
 @keys.command("rotate", epilog=examples("svc keys rotate key_... --overlap-seconds 3600 --yes"))
 @click.argument("key_id")
-@click.option("--overlap-seconds", type=click.IntRange(0), help="How long the old value keeps working.")
+@click.option("--overlap-seconds", type=click.IntRange(0), help="How long the earlier values keep working at most (0 ends them all now).")
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed when not on a terminal).")
 @pass_state
 def keys_rotate(state: State, key_id: str, overlap_seconds: int | None, yes: bool) -> None:
-    """Give a key a new value (printed this once); the old one works for the overlap."""
-    state.confirm(yes, f"Rotate API key {key_id} (its old value stops working after the overlap)")
+    """Give a key a new value (printed this once); the earlier ones work for the overlap at most."""
+    state.confirm(yes, f"Rotate API key {key_id} (its earlier values stop working after the overlap)")
     with state.client() as svc:
         key: Any = svc.api_keys.rotate(key_id, overlap_seconds=overlap_seconds)
     state.emit(key, lambda k: state.reveal(f"Rotated key {k.id}.", ONCE, k.key))

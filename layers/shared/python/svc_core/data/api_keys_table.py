@@ -6,7 +6,8 @@ Two kinds of item:
   keys and nothing else.
 - SECRET#<hash>: looked up by the HMAC of a presented key; carries what authentication needs
   (key id, tenant, scopes), `notAfter`, the end of that secret's life (a rotated-out
-  secret lives on for the overlap; a revoked key's secrets end at once), and `lastUsedAt`, a
+  secret lives on for the overlap, which a later rotation's overlap may shorten; a revoked key's
+  secrets end at once), and `lastUsedAt`, a
   copy of the key's written with it (touch), so the read that authenticates a key also tells
   whether its last use needs writing.
 The key value itself is never stored.
@@ -21,6 +22,7 @@ from svc_core.adapters.dynamo import from_item, to_item, values
 from svc_core.data import rate_limits_table
 from svc_core.data.common import query_page, transact
 from svc_core.platform.config import settings
+from svc_core.rules import rotation
 
 BY_TENANT_INDEX = "byTenant"
 
@@ -121,16 +123,18 @@ def _end_secret(secret_hash: str, not_after: int) -> dict[str, Any]:
     }}
 
 
-def rotate(record: dict[str, Any], new_hash: str, hint: str, old_secret_ends: int, now: int) -> dict[str, Any]:
-    """Give the key a new secret; the current one lives on until old_secret_ends.
+def rotate(record: dict[str, Any], new_hash: str, hint: str, earlier_end_by: int, now: int) -> dict[str, Any]:
+    """Give the key a new secret; every earlier live one (the current one and those still in an
+    overlap) lives on until earlier_end_by at the latest, on the record's list and on its own item
+    (rules/rotation.py). The list keeps only live secrets: those that end now are dropped from it.
 
-    The record lists its live secrets with their ends; ended ones are dropped here.
     Returns the updated record; ConditionFailed when the key changed meanwhile.
     """
-    current, *older = record["secrets"]
-    live = [s for s in older if s["notAfter"] is None or s["notAfter"] > now]
-    new_secrets = [{"hash": new_hash, "notAfter": record.get("expiresAt")},
-                   {"hash": current["hash"], "notAfter": old_secret_ends}] + live
+    new = {"hash": new_hash, "notAfter": record.get("expiresAt")}
+    new_secrets = rotation.rotated(record["secrets"], new, now, earlier_end_by, "notAfter")
+    before = {s["hash"]: s.get("notAfter") for s in record["secrets"]}
+    lowered = [s for s in rotation.capped(record["secrets"], now, earlier_end_by, "notAfter")
+               if s["notAfter"] != before[s["hash"]]]
     updated = {**record, "hint": hint, "rotatedAt": now, "secrets": new_secrets}
     transact([
         {"Update": {
@@ -142,6 +146,6 @@ def rotate(record: dict[str, Any], new_hash: str, hint: str, old_secret_ends: in
         }},
         {"Put": {"TableName": _table(), "Item": to_item(_secret_record(record, new_hash, record.get("expiresAt"))),
                  "ConditionExpression": "attribute_not_exists(pk)"}},
-        _end_secret(current["hash"], old_secret_ends),
+        *(_end_secret(s["hash"], s["notAfter"]) for s in lowered),
     ])
     return updated

@@ -27,12 +27,14 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain.paging import tenant_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, Forbidden, NotFound
+from svc_core.rules import rotation
 
 if TYPE_CHECKING:
     from svc_core.domain.models.api_keys import ApiKeyCreate, ApiKeyRotate
 
 MAX_OVERLAP_SECONDS = 7 * 24 * 3600
 DEFAULT_OVERLAP_SECONDS = 24 * 3600
+MAX_LIVE_VALUES = 5   # the current value and at most four in their overlap (as a webhook's secrets)
 
 
 def _status(record: dict[str, Any], now: float) -> str:
@@ -141,17 +143,23 @@ def revoke_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[st
 
 
 def rotate_key(ctx: TenantContext, key_id: str, body: ApiKeyRotate, store=api_keys_table) -> dict[str, Any]:
+    """A new value; every earlier live value works until now + overlap at the latest (and never past
+    the key's own expiry): 0 ends them all at once (rules/rotation.py)."""
     record = _record(ctx, key_id, store)
     authorise_key_change(ctx, record, "rotate", store)
     now = int(timeutil.now())
     if _status(record, now) != "active":
         raise Conflict("Only an active key can be rotated.", {"id": key_id, "status": _status(record, now)})
     value = key_format.generate(record["type"])
-    old_ends = now + body.overlapSeconds
+    ends_by = now + body.overlapSeconds
     if record.get("expiresAt") is not None:
-        old_ends = min(old_ends, record["expiresAt"])
+        ends_by = min(ends_by, record["expiresAt"])
+    if 1 + len(rotation.still_live(record["secrets"], now, ends_by, "notAfter")) > MAX_LIVE_VALUES:
+        raise Conflict(f"At most {MAX_LIVE_VALUES - 1} earlier values may work at once; rotate with a shorter "
+                       "overlapSeconds (0 ends the earlier ones now), or wait until one ends.",
+                       {"id": key_id, "limit": MAX_LIVE_VALUES})
     try:
-        updated = store.rotate(record, authenticate.hash_key(value), key_format.display_hint(value), old_ends, now)
+        updated = store.rotate(record, authenticate.hash_key(value), key_format.display_hint(value), ends_by, now)
     except ConditionFailed:
         raise Conflict("The key changed while it was being rotated; read it again.", {"id": key_id}) from None
     authenticate.forget_key(key_id)

@@ -39,7 +39,7 @@ from svc_core.domain.paging import page, tenant_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, NotFound, ValidationFailed
-from svc_core.rules import cursors
+from svc_core.rules import cursors, rotation
 from svc_core.rules.events import EVENT_PREFIX, Event, event_now
 
 if TYPE_CHECKING:
@@ -183,17 +183,14 @@ def check_url(url: str) -> None:
 
 def live_secrets(secrets: list[dict[str, Any]], now: float) -> list[dict[str, Any]]:
     """The secrets that still sign: the current one (expiresAt null) and those in their overlap."""
-    return [s for s in secrets if s.get("expiresAt") is None or s["expiresAt"] > now]
+    return rotation.live(secrets, now, "expiresAt")
 
 
 def rotated_secrets(secrets: list[dict[str, Any]], new: dict[str, Any], now: float,
                     overlap_seconds: int) -> list[dict[str, Any]]:
     """The new secret first and current; every live previous one signs until now + overlap at the
-    latest (a shorter overlap than an earlier rotation's shortens that one's too: 0 ends all)."""
-    end = int(now) + overlap_seconds
-    previous = [{**s, "expiresAt": end if s.get("expiresAt") is None else min(s["expiresAt"], end)}
-                for s in live_secrets(secrets, now)]
-    return [new] + live_secrets(previous, now)
+    latest (rules/rotation.py: a shorter overlap shortens an earlier one's too, 0 ends all)."""
+    return rotation.rotated(secrets, new, now, int(now) + overlap_seconds, "expiresAt")
 
 
 def _read(tenant_id: str, webhook_id: str, store) -> dict[str, Any]:
