@@ -1,5 +1,5 @@
 """The attacker's probes, replayed against the local stack over real HTTP, so they stay fixed:
-escalation through key management, an emergency key rotation, token forgery (alg none, HS256 keyed with the public key,
+escalation through key management, an emergency key rotation, the lowest events cursor, token forgery (alg none, HS256 keyed with the public key,
 the high-s twin of a real signature, a swapped payload), cross-tenant reads, account enumeration
 through registration, the tenant-wide rate ceiling, and input the service must refuse (control
 and bidi characters in names, blank secret values, webhook ports out of range). The sign-in
@@ -80,6 +80,15 @@ def test_an_emergency_rotation_ends_every_earlier_value_of_the_key(local_stack):
             assert rotated.status_code == 200, rotated.text
             chain.append(rotated.json()["data"]["key"])
         assert [http.get("/projects", headers=_bearer(v)).status_code for v in chain] == [401, 401, 401, 200]
+
+
+def test_the_lowest_events_cursor_is_a_position_not_a_server_error(local_stack):
+    with _client(local_stack) as http:
+        owner, _ = _owner(http, local_stack)
+        for query in ({}, {"since": "2026-01-01T00:00:00Z"}):
+            answer = http.get("/events", headers=owner, params={"cursor": "A" * 22, **query})
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["data"] == {"items": [], "nextCursor": None}
 
 
 def test_forged_and_malleated_tokens_are_refused(local_stack):

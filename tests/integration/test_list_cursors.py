@@ -1,17 +1,22 @@
 """The `cursor` of every list: any string of the documented pattern is answered 200 (a position in
-the caller's own list), any other string 400 VALIDATION_ERROR naming `cursor` (svc_core/rules/cursors.py).
+the caller's own list), any other string 400 VALIDATION_ERROR naming `cursor` (svc_core/rules/cursors.py),
+never 500. The lists and their patterns are read from the template and the OpenAPI document; the
+property runs on moto and on DynamoDB Local, which refuses a start key outside a Query's key range.
 Paging itself, on both engines: tests/integration/test_list_positions.py."""
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from devstack import sample_events, template
 from svc_core.platform import ids
 from svc_core.rules import cursors
-from tests.support.functions import call
+from tests.support.functions import ROOT, call
 from tests.support.projects import assert_error
 from tests.support.stack import provisioned_stack
 
@@ -21,9 +26,9 @@ def stack(emulator):
     yield from provisioned_stack(emulator)
 
 
-@pytest.fixture(scope="module")
-def tenant(stack) -> dict:
-    """A tenant with a project, an agent and a webhook (the lists under an agent and a webhook)."""
+def make_tenant(stack) -> dict:
+    """A tenant with an agent and a webhook (the lists under an agent and a webhook), its key, and
+    one event (the events list then has something on each side of most positions)."""
     from svc_core.data import webhooks_table
     tenant_id, key = stack.tenant_with_key()
     agent = call("agents", "Agents-CreateAgent", token=key,
@@ -33,41 +38,94 @@ def tenant(stack) -> dict:
     webhooks_table.create(tenant_id, {"id": webhook_id, "url": "https://hooks.example.com/x", "events": ["*"],
                                       "enabled": True, "secrets": [], "version": 1, "created_at": "2026-01-01T00:00:00.000Z",
                                       "updated_at": "2026-01-01T00:00:00.000Z"})
-    return {"key": key, "agent": agent.data["id"], "webhook": webhook_id}
+    return {"key": key, "agents": agent.data["id"], "webhooks": webhook_id}
 
 
-# (function, event, path parameter: "agent" / "webhook" / None, the cursor's pattern)
-LISTS = [
-    ("projects", "Projects-ListProjects", None, cursors.ID_CURSOR),
-    ("api_keys", "ApiKeys-ListKeys", None, cursors.ID_CURSOR),
-    ("oauth", "OAuth-ListConnections", None, cursors.ID_CURSOR),
-    ("secrets", "Secrets-ListSecrets", None, cursors.ID_CURSOR),
-    ("webhooks", "Webhooks-ListWebhooks", None, cursors.ID_CURSOR),
-    ("webhooks", "Webhooks-ListWebhookDeliveries", "webhook", cursors.ATTEMPT_CURSOR),
-    ("agents", "Agents-ListAgents", None, cursors.ID_CURSOR),
-    ("agents", "Agents-ListRuns", "agent", cursors.ID_CURSOR),
-    ("chat", "Chat-ListChatSessions", None, cursors.ID_CURSOR),
-    ("billing", "Billing-ListInvoices", None, cursors.ID_CURSOR),
-    ("billing", "Billing-ListLedger", None, cursors.ID_CURSOR),
-]
-NAMES = [event for _, event, _, _ in LISTS]
+@pytest.fixture(scope="module")
+def tenant(stack) -> dict:
+    return make_tenant(stack)
 
 
-def listed(tenant, function, event, parent, cursor):
-    path = {"id": tenant[parent]} if parent else None
-    return call(function, event, token=tenant["key"], path_params=path, query={"cursor": cursor, "limit": "2"})
+def documented_lists() -> list[tuple[str, str, str, str]]:
+    """(function directory, event file stem, path, the cursor's pattern) of every route whose
+    documented query parameters include `cursor`: read from the template's routes and the OpenAPI
+    document, so a new list is tested as soon as it is routed and documented."""
+    document = json.loads((ROOT / "functions" / "meta" / "openapi.json").read_text())
+    resources = template.load()["Resources"]
+    found = []
+    for stem, logical_id, method, path in sample_events.routes():
+        operation = document["paths"][path][method.lower()]
+        for parameter in operation.get("parameters", ()):
+            if parameter.get("name") == "cursor" and parameter.get("in") == "query":
+                pattern = next(s["pattern"] for s in parameter["schema"]["anyOf"] if "pattern" in s)
+                function = Path(resources[logical_id]["Properties"]["CodeUri"]).name
+                found.append((function, stem, path, pattern))
+    return sorted(found)
 
 
-@pytest.mark.parametrize("function, event, parent, pattern", LISTS, ids=NAMES)
-def test_any_cursor_of_the_pattern_is_a_position(tenant, function, event, parent, pattern):
-    @settings(max_examples=int(os.environ.get("CURSOR_EXAMPLES", "15")), deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(st.from_regex(pattern, fullmatch=True))
+LISTS = documented_lists()
+NAMES = [stem for _, stem, _, _ in LISTS]
+
+
+def test_the_documented_lists_are_found():
+    assert len(LISTS) >= 12 and "Events-ListEvents" in NAMES and "Webhooks-ListWebhookDeliveries" in NAMES
+    assert {pattern for *_, pattern in LISTS} == {cursors.ID_CURSOR, cursors.ATTEMPT_CURSOR}
+
+
+def listed(tenant, function, event, path, cursor, **query):
+    # A path's parameter names the object of the collection just before it (/agents/{id}/runs).
+    parents = [segment for segment, nxt in zip(path.split("/"), path.split("/")[1:]) if nxt.startswith("{")]
+    assert all(p in tenant for p in parents), f"no object of {parents} to list under for {path}"
+    path_params = {"id": tenant[parents[0]]} if parents else None
+    return call(function, event, token=tenant["key"], path_params=path_params,
+                query={"cursor": cursor, "limit": "2", **query})
+
+
+def any_cursor(pattern: str):
+    """Any string of the pattern, the lowest and the highest positions among them (the ends of a
+    list's key range, where DynamoDB refuses a start key that a range condition excludes)."""
+    return st.one_of(st.from_regex(pattern, fullmatch=True, alphabet="A"),
+                     st.from_regex(pattern, fullmatch=True, alphabet="_w"),
+                     st.from_regex(pattern, fullmatch=True))
+
+
+def assert_every_cursor_is_a_position(tenant, function, event, path, pattern, examples: int):
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(any_cursor(pattern))
     def answered(cursor):
-        reply = listed(tenant, function, event, parent, cursor)
+        reply = listed(tenant, function, event, path, cursor)
         assert reply.status == 200, (cursor, reply)
         assert isinstance(reply.data["items"], list)
     answered()
+
+
+EXAMPLES = int(os.environ.get("CURSOR_EXAMPLES", "15"))
+
+
+@pytest.mark.parametrize("function, event, path, pattern", LISTS, ids=NAMES)
+def test_any_cursor_of_the_pattern_is_a_position(tenant, function, event, path, pattern):
+    assert_every_cursor_is_a_position(tenant, function, event, path, pattern, EXAMPLES)
+
+
+@pytest.mark.parametrize("function, event, path, pattern", LISTS, ids=NAMES)
+def test_any_cursor_of_the_pattern_is_a_position_on_dynamodb_local(atomic_stack, function, event, path, pattern):
+    # DynamoDB Local checks a Query's start key as DynamoDB does (moto lets more through).
+    assert_every_cursor_is_a_position(make_tenant(atomic_stack.stack), function, event, path, pattern, EXAMPLES)
+
+
+@pytest.mark.parametrize("stack_kind", ["moto", "dynamodb-local"])
+def test_an_events_cursor_at_either_end_of_the_time_range_is_a_position(request, stack, stack_kind):
+    from svc_core.domain import events
+    if stack_kind == "dynamodb-local":
+        stack = request.getfixturevalue("atomic_stack").stack
+    tenant = make_tenant(stack)
+    since, until = "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"
+    low, high = events.id_range(events.parse_time(since, "since"), events.parse_time(until, "until"))
+    for position in (low, high):
+        reply = listed(tenant, "events", "Events-ListEvents", "/api/v1/events", cursors.id_cursor(position),
+                       since=since, until=until)
+        assert reply.status == 200, (position, reply)
+        assert reply.data == {"items": [], "nextCursor": None}
 
 
 MALFORMED = ["", "not-a-cursor", "A" * 21 + "B", "A" * 23, "A" * 21 + "=", "A" * 22 + "\n",
@@ -75,10 +133,10 @@ MALFORMED = ["", "not-a-cursor", "A" * 21 + "B", "A" * 23, "A" * 21 + "=", "A" *
              "A" * 7 + "A" * 21 + "B" + "A", "A" * 31, "c" * 600]
 
 
-@pytest.mark.parametrize("function, event, parent, pattern", LISTS, ids=NAMES)
-def test_a_cursor_off_the_pattern_is_400_naming_it(tenant, function, event, parent, pattern):
+@pytest.mark.parametrize("function, event, path, pattern", LISTS, ids=NAMES)
+def test_a_cursor_off_the_pattern_is_400_naming_it(tenant, function, event, path, pattern):
     for cursor in MALFORMED:
-        reply = listed(tenant, function, event, parent, cursor)
+        reply = listed(tenant, function, event, path, cursor)
         fields = assert_error(reply, 400, "VALIDATION_ERROR")["fields"]
         assert [(f["field"], f["in"]) for f in fields] == [("cursor", "query")], (cursor, reply)
 

@@ -63,12 +63,14 @@ def query(tenant_id: str, *, low: str, high: str, newest_first: bool, limit: int
     """Events with low <= id <= high, in id order (or reversed), continuing after the id `after`,
     of these types and this object only when given; at most `limit`, and the id of the last event
     read when more may follow (a filtered page may be short, and go on after an event not shown)."""
-    if after is not None and not low <= after <= high:
-        # DynamoDB refuses a start key outside the key condition: past the range's far end nothing
-        # follows; before its near end, the page starts at that end.
-        if (after < low) if newest_first else (after > high):
+    if after is not None:
+        # DynamoDB refuses a start key outside the key condition, and one on the range's far end
+        # too ("does not match the range"): at or past the far end nothing follows; before the
+        # near end, the page starts at that end.
+        if (after <= low) if newest_first else (after >= high):
             return [], None
-        after = None
+        if (after > high) if newest_first else (after < low):
+            after = None
     if low > high:
         return [], None
     names: dict[str, str] = {"#ttl": "ttl"}
