@@ -54,7 +54,8 @@ def get_storage(tenantId: str):  # noqa: N803
          description="BYOS keys are sealed with KMS and never answered; leaving both out keeps the stored ones while "
                      "byosProvider, byosEndpoint and byosBucket stay the same (else 409 CONFLICT). The endpoint is "
                      "https with a DNS name; what the name resolves to is checked before every connection (the "
-                     "validation reports a refused one), not here. " + PLAN_403 + " 409 CONFLICT when "
+                     "validation reports a refused one), not here: a PUT resolves nothing, and a name the pattern "
+                     "refuses is 400 code malformed whatever it would resolve to. " + PLAN_403 + " 409 CONFLICT when "
                      "platformRegion lies outside the stored data residency region.")
 def put_storage(tenantId: str, body: Annotated[models.StorageConfigBody, Body()]):  # noqa: N803
     return storage.put_storage(api.tenant_context(), tenantId, body)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import io
 import json
 import logging
+import secrets
+import socket
 
 import pytest
 
@@ -328,7 +330,8 @@ def test_loopback_is_allowed_only_by_the_development_setting(stack, s3, setting)
     bucket = s3.new_bucket()
     assert put_storage(key, tenant, s3_body(s3, bucket)).status == 200  # the tests' stack allows loopback
     setting("ALLOW_LOOPBACK_ENDPOINTS", "false")
-    for endpoint, code in ((s3.endpoint, "loopback"), (s3.endpoint.replace("127.0.0.1", "localhost"), "loopback"),
+    # A name is not resolved, so `localhost` is refused by its text, as any one-label name.
+    for endpoint, code in ((s3.endpoint, "loopback"), (s3.endpoint.replace("127.0.0.1", "localhost"), "malformed"),
                            ("https://127.0.0.2", "loopback"), ("https://[::1]", "loopback")):
         reply = put_storage(key, tenant, s3_body(s3, bucket, byosEndpoint=endpoint))
         assert assert_error(reply, 400, "VALIDATION_ERROR")["fields"][0]["code"] == code, endpoint
@@ -336,6 +339,46 @@ def test_loopback_is_allowed_only_by_the_development_setting(stack, s3, setting)
     reply = validate(key, tenant)
     assert steps_of(reply) == [("write", False, "endpoint_refused")]
     assert "loopback" in reply.data["steps"][0]["message"]
+
+
+def _resolves(host: str) -> bool:
+    try:
+        return bool(socket.getaddrinfo(host, 443))
+    except OSError:
+        return False
+
+
+def test_a_put_resolves_no_name_and_answers_alike_whatever_it_would_resolve_to(stack, setting, monkeypatch):
+    """What a name the pattern refuses resolves to is no business of a PUT: the answer for this
+    machine's own name (loopback here, as /etc/hosts says) is the one for a name that resolves
+    nowhere, and no lookup is made (the validation route, which connects, is the only one that
+    resolves, and only names the pattern accepts)."""
+    setting("ALLOW_LOOPBACK_ENDPOINTS", "false")  # as in a deployed stack
+    tenant, key = tenant_on(stack, "growth")
+    before = tenant_item(tenant)
+    here, nowhere = socket.gethostname(), f"nowhere-{secrets.token_hex(4)}"
+    assert _resolves(here) and _resolves("localhost") and not _resolves(nowhere)
+    names = {here, "localhost", nowhere, f"{here}.internal", f"{nowhere}.internal"}
+    looked_up = []
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host in names:  # the service's own calls (to the emulator) go on unobserved
+            looked_up.append(host)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    answers = {}
+    for name in sorted(names):
+        body = {"storageMode": "byos", "byosProvider": "r2", "byosEndpoint": f"https://{name}", "byosBucket": "acme-1",
+                "byosAccessKey": access_key_id(), "byosSecretKey": "s" * 40}
+        for route, reply in (("put", put_storage(key, tenant, body)), ("validate", validate(key, tenant, body))):
+            details = assert_error(reply, 400, "VALIDATION_ERROR")
+            answers[(route, name)] = details["fields"]
+    assert looked_up == []
+    assert all(fields == answers[("put", nowhere)] for fields in answers.values()), answers
+    assert [(f["field"], f["code"]) for f in answers[("put", nowhere)]] == [("byosEndpoint", "malformed")]
+    assert tenant_item(tenant) == before
 
 
 # ---- secrets -------------------------------------------------------------------------------

@@ -307,6 +307,19 @@ def test_a_put_never_resolves_a_name_and_validation_checks_it_before_connecting(
     assert answer["ok"] is False
 
 
+@pytest.mark.parametrize("endpoint", ["https://runsc", "https://localhost", "https://vm.internal", "http://runsc:9000"])
+def test_a_name_the_pattern_refuses_is_malformed_without_asking_the_guard(endpoint):
+    # The guard would resolve it; its answer (loopback, does not resolve...) would tell what the name is.
+    store = MemoryTenants(tenant("growth"))
+    body = storage_body(storageMode="byos", byosProvider="r2", byosBucket="acme-1", byosEndpoint=endpoint,
+                        byosAccessKey=access_key_id(), byosSecretKey="s" * 40)
+    for call in (storage.put_storage, storage.validate_storage):
+        with pytest.raises(ValidationFailed) as refused:
+            call(ctx(), "ten_A", body, store, guard=never_called)
+        assert [(f["field"], f["code"]) for f in refused.value.details["fields"]] == [("byosEndpoint", "malformed")]
+    assert store.writes == 0
+
+
 def test_an_endpoint_refused_when_connecting_is_reported_not_400():
     def guard(url, **_kwargs):
         raise EndpointRefused("private", resolved=True)

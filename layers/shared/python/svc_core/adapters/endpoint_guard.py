@@ -156,6 +156,11 @@ def _ip_literal(host: str) -> IPAddress | None:
         return None
 
 
+def is_ip_literal(host: str) -> bool:
+    """Whether the host (as parse gives it) is an IP address, which check() judges without a lookup."""
+    return _ip_literal(host) is not None
+
+
 Resolver = Callable[[str, int], list[str]]
 
 

@@ -19,7 +19,9 @@ CONFLICT: there are no stored keys for that place); switching to platform storag
 
 An endpoint is https://host[:port][/path] with a DNS name for host (ENDPOINT_PATTERN, the
 document's pattern): an IP address or a one-label name never names a storage service. Whether
-the name resolves, and to what, is not known from the text: a PUT does not resolve it, and every
+the name resolves, and to what, is not known from the text: a PUT resolves nothing (a name the
+pattern refuses is `malformed` whatever it would resolve to; only the development setting below
+resolves one, to accept loopback), and every
 connection (validation, the agents' tools) checks it first with svc_core/adapters/endpoint_guard.py (SSRF
 rules, its name resolved anew each time, the connection pinned to the checked address); a
 refused or unresolvable endpoint is reported by the validation (200, ok false). For local
@@ -156,12 +158,19 @@ def _check_platform(body: PlatformStorageBody, tenant: dict[str, Any]) -> dict[s
 def check_endpoint(url: str, guard: Callable[..., endpoint_guard.Target] = endpoint_guard.check
                    ) -> endpoint_guard.Target | None:
     """400 when a byosEndpoint sent is refused by its text: ENDPOINT_PATTERN, the document's rule.
-    Only the development setting lets more through, an endpoint on loopback (its checked Target is
-    returned, not to resolve it twice); when the pattern refuses, the guard says why if it can."""
+    Nothing is resolved: what a name resolves to is no part of the answer (else a PUT would tell
+    what inside names point at), and every connection checks it anew. When the pattern refuses, the
+    guard says why if the text alone can (an IP address: `private`, `loopback`...; the port; the
+    scheme), else it is `malformed`, whatever the name would resolve to.
+    Only the development setting lets more through, an endpoint on loopback: then, and only then,
+    a name is resolved to see whether it points at loopback only (its checked Target is returned,
+    not to resolve it twice)."""
     if _ENDPOINT.fullmatch(url):
         return None
     allow_loopback = settings().allow_loopback_endpoints
     try:
+        if not allow_loopback and not endpoint_guard.is_ip_literal(endpoint_guard.parse(url)[1]):
+            raise _invalid([_problem("byosEndpoint", ENDPOINT_RULE, code="malformed")])
         target = guard(url, allow_loopback=allow_loopback, require_resolution=False)
     except endpoint_guard.EndpointRefused as refused:
         raise _invalid([_problem("byosEndpoint", refused.reason, code=refused.code)]) from None
