@@ -434,6 +434,21 @@ def test_api_key_rotate_swaps_secrets_on_the_list_it_read(data_backend, clock):
     assert api_keys_table.find_secret(first_hash)["notAfter"] == T0 + 3600
 
 
+def test_api_key_rotate_ends_every_earlier_secret_by_the_new_overlap(data_backend, clock):
+    record, first_hash = key_record("ten_A")
+    api_keys_table.create(record, first_hash)
+    second_hash, third_hash, fourth_hash = (secrets.token_hex(32) for _ in range(3))
+    record = api_keys_table.rotate(record, second_hash, "svc_ci_...2222", T0 + 3600, T0)
+    record = api_keys_table.rotate(record, third_hash, "svc_ci_...3333", T0 + 3610, T0 + 10)
+    assert [s["notAfter"] for s in record["secrets"]] == [None, T0 + 3610, T0 + 3600]
+    # A shorter overlap shortens the earlier ones' too, on the record and on each secret's own item.
+    record = api_keys_table.rotate(record, fourth_hash, "svc_ci_...4444", T0 + 20, T0 + 20)
+    assert record["secrets"] == [{"hash": fourth_hash, "notAfter": None}]
+    assert api_keys_table.get("ten_A", record["id"]) == stored_record(record)
+    assert [secret_item(data_backend, h)["notAfter"] for h in (first_hash, second_hash, third_hash)] == [T0 + 20] * 3
+    assert "notAfter" not in secret_item(data_backend, fourth_hash)
+
+
 def test_api_key_concurrent_rotations_of_one_version_let_exactly_one_win(data_backend, clock):
     needs_atomic_writes(data_backend)
     record, first_hash = key_record("ten_A")
