@@ -33,7 +33,7 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain import passwords
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
-from svc_core.platform.errors import Conflict, Forbidden, RateLimited, Unauthorized
+from svc_core.platform.errors import Forbidden, RateLimited, Unauthorized
 from svc_core.rules import email_address
 
 if TYPE_CHECKING:
@@ -55,19 +55,15 @@ def _tenant_view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
 
 def register(body: RegisterBody) -> dict[str, Any]:
     # On first use: only registration needs the tenants module (its outbox and events) in this function.
-    from svc_core.domain.tenants import create_tenant_with_owner
-    tenant_name = f"{body.name}'s workspace"
+    from svc_core.domain.tenants import OwnerTaken, create_tenant_with_owner
     try:
-        made = create_tenant_with_owner(tenant_name=tenant_name, email=body.email,
+        made = create_tenant_with_owner(tenant_name=f"{body.name}'s workspace", email=body.email,
                                         password=body.password, user_name=body.name)
-    except Conflict:
-        # The address has an account: answer as if it had not (the password was hashed all the
-        # same, so the time is alike too), and create nothing. The owner's account is untouched.
-        stamp = timeutil.iso(timeutil.now())
-        made = {"user": {"id": ids.new_id("usr"), "email": body.email, "name": body.name, "status": "active",
-                         "created_at": stamp},
-                "tenant": {"id": ids.new_id("ten"), "name": tenant_name, "plan": "free", "status": "active",
-                           "created_at": stamp}}
+    except OwnerTaken as taken:
+        # The address has an account: answer with what would have been made, nothing being stored.
+        # The same ids made at the same point, the same hash, the same transaction (refused on its
+        # condition): the answer's ids and its time tell nothing. The owner's account is untouched.
+        made = taken.unsaved
     return {"user": _user_view(made["user"]), "tenant": {**made["tenant"], "role": "owner"}}
 
 
