@@ -127,10 +127,12 @@ class Settings:
     stripe_api_base: str = ""               # empty: Stripe's own; tests point it at a loopback server
     stripe_plan_prices: str = setting("{}", blank_is_default=True)   # JSON {plan: Stripe price id}
     billing_welcome_micro_credits: int = 1_000_000
-    # Sign-in: failures per account and hour from all addresses before attempts on it are slowed to one
-    # per login_slow_seconds (login_failures_allowed: per account and address in 15 minutes).
+    # Sign-in: failures per account and hour from all addresses before attempts on it from addresses it is
+    # not known at share one per login_slow_seconds (login_failures_allowed: per account and address in
+    # 15 minutes); an address is known for login_known_address_days after the password was given from it.
     login_account_failures_per_hour: int = 50
     login_slow_seconds: int = 5
+    login_known_address_days: int = 90
     # Public routes that create or check credentials (register, sign-in, refresh, device login, token
     # exchange): requests per source address and route group in each rate-limit window.
     address_rate_limit_per_window: int = 30
