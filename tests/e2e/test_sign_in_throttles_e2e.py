@@ -120,3 +120,33 @@ def test_a_stranger_rotating_addresses_cannot_keep_the_owner_out(local_stack):
     assert {a.status_code for a in answers} <= {401, 429}
     assert owner_statuses == [200, 200, 200]  # every time, at once
 
+
+def test_a_hundred_people_behind_one_address_register_and_sign_in(local_stack):
+    """An office behind one NAT address at 9 a.m.: registrations count per address, successful
+    sign-ins not at all."""
+    emails = [f"office-{n}-{secrets.token_hex(3)}@example.com" for n in range(100)]
+    with client_from(local_stack, "127.0.2.1") as office:
+        def arrive(email: str) -> tuple[httpx.Response, httpx.Response]:
+            return register(office, email), sign_in(office, email)
+
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(arrive, emails))
+    assert [(made.status_code, signed.status_code) for made, signed in answers] == [(201, 200)] * 100
+    made, signed = answers[-1]
+    assert int(made.headers["x-ratelimit-limit"]) >= 100
+    assert signed.headers["x-ratelimit-remaining"] == signed.headers["x-ratelimit-limit"]  # nothing counted
+
+
+def test_failed_sign_ins_beyond_the_address_limit_are_refused(local_stack):
+    with client_from(local_stack, "127.0.2.2") as guesser, client_from(local_stack, "127.0.2.3") as other:
+        before = None
+        for n in range(200):  # until refused: a new window (a minute) may begin on the way
+            answer = sign_in(guesser, f"nobody-{n}-{secrets.token_hex(3)}@example.com", "a wrong guess here")
+            if answer.status_code != 401:
+                break
+            before = answer
+        assert answer.status_code == 429, answer.text
+        assert answer.json()["error"]["details"]["counter"] == "address"
+        assert before.headers["x-ratelimit-remaining"] == "0" and before.headers["x-ratelimit-limit"] == "50"
+        assert answer.headers["x-ratelimit-limit"] == "50" and 1 <= int(answer.headers["retry-after"]) <= 60
+        assert sign_in(other, f"nobody-{secrets.token_hex(3)}@example.com", "a wrong guess").status_code == 401
