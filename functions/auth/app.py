@@ -46,9 +46,14 @@ def register(body: account_models.RegisterBody):
 @api.post("/api/v1/auth/login", public=True, throttle="sign-in", response_model="account_models.TokenPair", tags=TAGS, errors=(401, 403, 429),
           summary="Sign in with e-mail and password: an access token and a refresh token",
           description="401: wrong e-mail or password (the same answer, in the same time). 403: the account is "
-                      "disabled, or not a member of tenantId. 429: too many requests from this address, too many "
-                      "failures for this account from this address (until the 15-minute window ends), or, "
-                      "after many failures from everywhere, attempts on this account are slowed (a few seconds).")
+                      "disabled, or not a member of tenantId. 429: too many failed sign-ins from this address "
+                      "(details.counter address, until the minute ends), too many failures for this account "
+                      "from this address (account_address, until the 15-minute window ends), or, after many "
+                      "failures from everywhere, attempts on this account from an address it is not known at "
+                      "share one every few seconds (account). An address is known at the account for 90 days "
+                      "after its password was given from there, and is never slowed by failures from elsewhere; "
+                      "a right password from an unknown address waits like a wrong one. Successful sign-ins are "
+                      "not counted: the X-RateLimit-* headers show the address's failed sign-ins.")
 def login(body: account_models.LoginBody):
     pair = accounts.login(body, api.source_ip())
     _set_refresh_cookie(pair["refreshToken"], pair["refreshExpiresIn"])

@@ -5,7 +5,9 @@ bound to 127.0.0.3."""
 from __future__ import annotations
 
 import secrets
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -13,8 +15,8 @@ import pytest
 PASSWORD = "a long enough e2e password"
 
 
-def client_from(stack, address: str) -> httpx.Client:
-    return httpx.Client(base_url=stack.base_url, timeout=10, transport=httpx.HTTPTransport(local_address=address))
+def client_from(stack, address: str, timeout: float = 10) -> httpx.Client:
+    return httpx.Client(base_url=stack.base_url, timeout=timeout, transport=httpx.HTTPTransport(local_address=address))
 
 
 def sign_in(http: httpx.Client, email: str, password: str = PASSWORD) -> httpx.Response:
@@ -63,3 +65,88 @@ def test_registrations_from_one_address_are_limited(local_stack, three_per_addre
         assert refused.json()["error"]["details"]["counter"] == "address"
         assert 1 <= int(refused.headers["retry-after"]) <= 60
         assert other.post("/api/v1/auth/register", json={"email": "not-an-address"}).status_code == 400
+
+
+def register(http: httpx.Client, email: str) -> httpx.Response:
+    return http.post("/api/v1/auth/register", json={"email": email, "password": PASSWORD, "name": "Someone"})
+
+
+def test_a_stranger_rotating_addresses_cannot_keep_the_owner_out(local_stack):
+    """The attack as it was found: the account slowed by failures from many addresses (50 from 10,
+    its hourly threshold), then a wrong password every 0.4 s from rotating addresses, which took the
+    account's one shared attempt in each 5 seconds."""
+    email = f"target-{secrets.token_hex(4)}@example.com"
+    pool = ThreadPoolExecutor(6)
+    # a busy machine hashes slowly: the timeouts are generous, the test is about 429s, not speed
+    clients = [client_from(local_stack, f"127.0.1.{n}", timeout=120) for n in range(10, 70)]
+    first, rotating = clients[:10], clients[10:]
+    try:
+        with client_from(local_stack, "127.0.1.1", timeout=120) as owner:
+            assert register(owner, email).status_code == 201
+            assert sign_in(owner, email).status_code == 200  # the owner's address is known from now on
+            with ThreadPoolExecutor(2) as slowly:
+                wrong = list(slowly.map(lambda n: sign_in(first[n // 5], email, f"wrong {n} password").status_code,
+                                        range(50)))
+            assert wrong == [401] * 50
+            stop, attempts = threading.Event(), []
+
+            def attack() -> None:
+                due = time.monotonic()
+                for n in range(10_000):
+                    if stop.is_set():
+                        return
+                    attempts.append(pool.submit(sign_in, rotating[n % len(rotating)], email, f"guess {n} password"))
+                    due += 0.4
+                    time.sleep(max(0.0, due - time.monotonic()))
+
+            attacker = threading.Thread(target=attack)
+            attacker.start()
+            try:
+                time.sleep(2)  # the attack is under way: each 5-second slot is taken in its first 0.4 s
+                started, owner_statuses = time.monotonic(), []
+                for at in (0, 3, 6):  # three tries begun within 10 s, each of which must get in
+                    time.sleep(max(0.0, started + at - time.monotonic()))
+                    owner_statuses.append(sign_in(owner, email).status_code)
+            finally:
+                stop.set()
+                attacker.join()
+            answers = [future.result() for future in attempts]
+    finally:
+        pool.shutdown()
+        for client in clients:
+            client.close()
+    slowed = [a for a in answers if a.status_code == 429]
+    assert slowed and all(a.json()["error"]["details"]["counter"] == "account" for a in slowed)
+    assert {a.status_code for a in answers} <= {401, 429}
+    assert owner_statuses == [200, 200, 200]  # every time, at once
+
+
+def test_a_hundred_people_behind_one_address_register_and_sign_in(local_stack):
+    """An office behind one NAT address at 9 a.m.: registrations count per address, successful
+    sign-ins not at all."""
+    emails = [f"office-{n}-{secrets.token_hex(3)}@example.com" for n in range(100)]
+    with client_from(local_stack, "127.0.2.1") as office:
+        def arrive(email: str) -> tuple[httpx.Response, httpx.Response]:
+            return register(office, email), sign_in(office, email)
+
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(arrive, emails))
+    assert [(made.status_code, signed.status_code) for made, signed in answers] == [(201, 200)] * 100
+    made, signed = answers[-1]
+    assert int(made.headers["x-ratelimit-limit"]) >= 100
+    assert signed.headers["x-ratelimit-remaining"] == signed.headers["x-ratelimit-limit"]  # nothing counted
+
+
+def test_failed_sign_ins_beyond_the_address_limit_are_refused(local_stack):
+    with client_from(local_stack, "127.0.2.2") as guesser, client_from(local_stack, "127.0.2.3") as other:
+        before = None
+        for n in range(200):  # until refused: a new window (a minute) may begin on the way
+            answer = sign_in(guesser, f"nobody-{n}-{secrets.token_hex(3)}@example.com", "a wrong guess here")
+            if answer.status_code != 401:
+                break
+            before = answer
+        assert answer.status_code == 429, answer.text
+        assert answer.json()["error"]["details"]["counter"] == "address"
+        assert before.headers["x-ratelimit-remaining"] == "0" and before.headers["x-ratelimit-limit"] == "50"
+        assert answer.headers["x-ratelimit-limit"] == "50" and 1 <= int(answer.headers["retry-after"]) <= 60
+        assert sign_in(other, f"nobody-{secrets.token_hex(3)}@example.com", "a wrong guess").status_code == 401

@@ -149,7 +149,8 @@ def test_login_gives_a_working_token_a_refresh_token_and_a_safe_cookie(stack):
     cookie = answer.headers["set-cookie"]
     assert cookie.startswith(f"refresh_token={pair['refreshToken']};")
     assert all(flag in cookie for flag in ("HttpOnly", "Secure", "SameSite=Strict", "Path=/api/v1/auth"))
-    assert answer.headers["x-ratelimit-limit"] == "30"  # counted per address, not per credential
+    # the address's failed sign-ins, not the credential's requests: a success counts nothing
+    assert answer.headers["x-ratelimit-limit"] == "50" and answer.headers["x-ratelimit-remaining"] == "50"
     assert projects(pair["accessToken"]).status == 200
     me = call("auth", "Auth-Me", token=pair["accessToken"])
     assert me.status == 200 and me.data["user"]["email"] == "ada@example.com"
@@ -237,6 +238,74 @@ def test_many_failures_from_everywhere_only_slow_the_account(stack, monkeypatch,
     assert 1 <= int(slowed.headers["retry-after"]) <= 5
     clock.travel(int(slowed.headers["retry-after"]))
     assert login(source_ip="203.0.113.5").status == 200  # a short wait, never a lockout
+
+
+def fail_from_everywhere(count=12):
+    """Failures for ada's account from addresses that each stay below their own limit (4 each)."""
+    for n in range(count):
+        assert login(password=f"wrong {n} password", source_ip=f"198.51.100.{1 + n // 4}").status == 401
+
+
+def test_an_address_the_owner_signed_in_from_is_never_slowed(stack, monkeypatch, twelve_failures_an_hour):
+    Clock(monkeypatch, HOUR + 10)
+    register()
+    owner = "203.0.113.5"
+    assert login(source_ip=owner).status == 200  # from now on the address is known at the account
+    fail_from_everywhere()
+    # the account is slowed: a stranger takes this window's one attempt, the next stranger waits...
+    assert login(password="wrong again password", source_ip="198.51.100.40").status == 401
+    assert login(password="and again password", source_ip="198.51.100.41").error["details"]["counter"] == "account"
+    for _ in range(3):  # ...but the owner's address is not slowed, however often the slot is taken
+        assert login(source_ip=owner).status == 200
+    # its own failures still lock it out for the account (per account and address)
+    for n in range(5):
+        assert login(password=f"owner's typo {n}", source_ip=owner).status == 401
+    locked = login(source_ip=owner)
+    assert locked.status == 429 and locked.error["details"]["counter"] == "account_address"
+    marks = [i["pk"]["S"] for i in stack.client("dynamodb").scan(TableName="RateLimitsTable")["Items"]
+             if i["pk"]["S"].startswith("login-known#")]
+    assert len(marks) == 1 and "ada" not in marks[0] and owner not in marks[0]  # hashed
+
+
+def test_a_right_password_from_a_new_address_waits_for_the_shared_attempt_then_is_known(
+        stack, monkeypatch, twelve_failures_an_hour):
+    clock = Clock(monkeypatch, HOUR + 10)
+    register()
+    fail_from_everywhere()
+    assert login(password="wrong again password", source_ip="198.51.100.40").status == 401  # the slot
+    right = login(source_ip="203.0.113.7")
+    wrong = login(password="a wrong guess here", source_ip="203.0.113.8")
+    # refused before the password is looked at: the answer says nothing of whether it was right
+    assert right.status == wrong.status == 429 and right.error == wrong.error
+    assert right.error["details"]["counter"] == "account"
+    clock.travel(int(right.headers["retry-after"]))
+    assert login(source_ip="203.0.113.7").status == 200  # it had the next shared attempt
+    assert login(password="wrong once more password", source_ip="198.51.100.42").status == 429  # used
+    assert login(source_ip="203.0.113.7").status == 200  # known now: not slowed
+    assert login(source_ip="203.0.113.8").status == 429  # the other new address still shares the slot
+
+
+def test_an_address_is_known_for_90_days_after_it_last_signed_in(stack, monkeypatch):
+    from svc_core.platform import config
+    monkeypatch.setenv("LOGIN_ACCOUNT_FAILURES_PER_HOUR", "2")
+    config.settings.cache_clear()
+    clock = Clock(monkeypatch, HOUR + 10)
+    register()
+    owner, day = "203.0.113.5", 86400
+
+    def slowed_for_owner():
+        clock.travel(3600)  # a new hour: a new count of failures from everywhere
+        fail_from_everywhere(3)  # the last of them takes the window's attempt
+        return login(source_ip=owner).status == 429
+
+    assert login(source_ip=owner).status == 200
+    clock.travel(60 * day)
+    assert not slowed_for_owner()  # known (and this sign-in renews it)
+    clock.travel(89 * day)
+    assert not slowed_for_owner()
+    clock.travel(91 * day)
+    assert slowed_for_owner()  # forgotten: it shares the slowed attempt as any new address
+    config.settings.cache_clear()
 
 
 def test_refresh_rotates_and_a_replayed_token_ends_the_whole_session(stack):

@@ -123,7 +123,7 @@ def test_every_answer_to_an_allowed_origin_carries_the_cors_headers_errors_inclu
         (204, http.get(f"/api/v1/chat/sessions/{session}/stream", headers=auth)),  # the streaming app
         (401, http.get(f"/api/v1/chat/sessions/{session}/stream", headers={"Origin": APP})),
     ]
-    monkeypatch.setenv("ADDRESS_RATE_LIMIT_PER_WINDOW", "1")
+    monkeypatch.setenv("ADDRESS_SIGN_IN_FAILURES_PER_WINDOW", "1")
     stack.forget_caches()
     login = {"email": "nobody@example.com", "password": "not the password"}
     http.post("/api/v1/auth/login", json=login, headers={"Origin": APP})

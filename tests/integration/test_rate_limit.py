@@ -260,6 +260,7 @@ ADDRESS_LIMIT = 3
 
 @pytest.fixture
 def address_limit(monkeypatch):
+    monkeypatch.setenv("ADDRESS_SIGN_IN_FAILURES_PER_WINDOW", str(ADDRESS_LIMIT))  # every sign-in below fails
     yield from _setting(monkeypatch, "ADDRESS_RATE_LIMIT_PER_WINDOW", ADDRESS_LIMIT)
 
 
@@ -289,6 +290,24 @@ def test_each_public_credential_route_is_limited_per_address(stack, address_limi
     assert call("auth", event, body=body, source_ip="198.51.100.21").status != 429  # another address
     clock.travel(50)
     assert call("auth", event, body=body, source_ip="198.51.100.20").status != 429  # the next window
+
+
+def test_sign_in_counts_only_the_failures_of_an_address(stack, address_limit, clock):
+    account = {"email": "office@example.com", "password": "correct horse battery staple"}
+    assert call("auth", "Auth-Register", body={**account, "name": "Office"}, source_ip="198.51.100.29").status == 201
+    for _ in range(address_limit + 2):  # people behind one address signing in: never counted
+        signed_in = call("auth", "Auth-Login", body=account, source_ip="198.51.100.30")
+        assert signed_in.status == 200, signed_in
+        assert signed_in.headers["x-ratelimit-remaining"] == str(address_limit)
+    invalid = call("auth", "Auth-Login", body={"email": "office@example.com"}, source_ip="198.51.100.30")
+    assert invalid.status == 400 and invalid.headers["x-ratelimit-remaining"] == str(address_limit)
+    remaining = [call("auth", "Auth-Login", body={**account, "password": f"wrong guess {n}!!"},
+                      source_ip="198.51.100.30").headers["x-ratelimit-remaining"] for n in range(address_limit)]
+    assert remaining == [str(n) for n in reversed(range(address_limit))]
+    refused = call("auth", "Auth-Login", body=account, source_ip="198.51.100.30")  # even the right password
+    assert refused.status == 429 and refused.error["details"]["counter"] == "address"
+    assert refused.error["message"] == f"More than {address_limit} failed sign-ins in this window for this address."
+    assert call("auth", "Auth-Login", body=account, source_ip="198.51.100.31").status == 200  # another address
 
 
 def test_route_groups_are_counted_apart_and_credentials_are_not_charged(stack, address_limit, clock):

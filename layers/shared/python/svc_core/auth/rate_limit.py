@@ -2,7 +2,9 @@
 
 Counters: one per credential; one per tenant (its plan's ceiling, a multiple of the per-key limit,
 plans.TENANT_CEILING_MULTIPLE), which every request its credentials make within their own limit
-counts against too; and one per source address and public route group (register, sign-in...).
+counts against too; and one per source address and public route group (register, sign-in...), sized
+for many people behind one address (an office's NAT): the groups that create something count every
+request, sign-in counts only its failures.
 
 The response headers: X-RateLimit-Limit (N), X-RateLimit-Remaining, X-RateLimit-Reset (Unix
 epoch seconds at which the window ends) and, on 429, Retry-After (seconds until then); of the
@@ -24,7 +26,8 @@ class Allowance:
     limit: int
     hits: int
     reset: int
-    counter: str = "credential"  # what is counted: credential, tenant or address
+    counter: str = "credential"  # whose: credential, tenant or address
+    counts: str = "requests"     # what: requests, or failed sign-ins
 
     @property
     def remaining(self) -> int:
@@ -54,6 +57,33 @@ def consume(counter_key: str, limit: int | None = None, counter: str = "credenti
     start = window_start(timeutil.now(), cfg.rate_limit_window_seconds)
     hits, start = rate_limits_table.count_request(counter_key, start, cfg.rate_limit_window_seconds)
     return Allowance(limit=limit, hits=hits, reset=start + cfg.rate_limit_window_seconds, counter=counter)
+
+
+# The public route groups that count only their failed attempts per address (answers 401 or 429):
+# a guess is what they limit; people signing in with the right password are never counted.
+FAILURES_ONLY = frozenset({"sign-in"})
+FAILED = frozenset({401, 429})
+
+
+def address_limit(group: str) -> int:
+    cfg = settings()
+    return cfg.address_sign_in_failures_per_window if group in FAILURES_ONLY else cfg.address_rate_limit_per_window
+
+
+def failures_so_far(counter_key: str, limit: int, counter: str = "address") -> Allowance:
+    """The failures counted in this window, counting nothing: exceeded (the attempt is refused)
+    when `limit` failures are counted already; count_failure counts an attempt that failed."""
+    cfg = settings()
+    start = window_start(timeutil.now(), cfg.rate_limit_window_seconds)
+    failures = rate_limits_table.hits_in(counter_key, start)
+    # A refused attempt is shown as the one failure too many, as a refused request is.
+    return Allowance(limit=limit, hits=failures + 1 if failures >= limit else failures,
+                     reset=start + cfg.rate_limit_window_seconds, counter=counter, counts="failed sign-ins")
+
+
+def count_failure(counter_key: str, limit: int, counter: str = "address") -> Allowance:
+    allowance = consume(counter_key, limit, counter)
+    return Allowance(allowance.limit, allowance.hits, allowance.reset, counter, "failed sign-ins")
 
 
 def tenant_key(tenant_id: str) -> str:

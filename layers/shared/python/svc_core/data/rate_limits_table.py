@@ -1,6 +1,7 @@
 """The rate-limits table: one counter item per credential, for fixed windows.
 
-Item: {pk: credential id, windowStart, hits, ttl, revokedAt?}. Each request is one
+Item: {pk: credential id, windowStart, hits, ttl, revokedAt?}; or a mark that something is
+remembered for a while, {pk, ttl} (an address an account signed in from). Each request is one
 conditional UpdateItem that adds to the counter of the current window (or starts a new
 window), so the count is exact under any concurrency. The same condition refuses a
 credential that carries a revocation mark, which makes a revoked API key fail on its next
@@ -97,3 +98,16 @@ def hits_in(pk: str, window_start: int) -> int:
     if int(item.get("windowStart", {}).get("N", "-1")) != window_start:
         return 0
     return int(item["hits"]["N"])
+
+
+def remember(pk: str, until: int) -> None:
+    """Keep a mark (no counter) until the Unix time `until`; its TTL removes it after that."""
+    aws.client("dynamodb").put_item(TableName=settings().rate_limits_table,
+                                    Item={"pk": {"S": pk}, "ttl": {"N": str(int(until))}})
+
+
+def remembered(pk: str, now: float) -> bool:
+    """Whether a mark is kept at `now` (DynamoDB's TTL deletes late, so its time is compared here)."""
+    answer = aws.client("dynamodb").get_item(TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+                                             ConsistentRead=True)
+    return int((answer.get("Item") or {}).get("ttl", {}).get("N", "0")) > now

@@ -8,8 +8,12 @@ scripts); addresses are compared normalised (email_address.py).
 Failed sign-ins are counted per (account, source address): after LOGIN_FAILURES_ALLOWED (5) in a
 15-minute window, that address is refused for that account until the window ends; other addresses
 are not. Failures are also counted per account and hour from every address: past
-LOGIN_ACCOUNT_FAILURES_PER_HOUR (50), attempts on the account are slowed to one every
-LOGIN_SLOW_SECONDS (5 s), never locked out.
+LOGIN_ACCOUNT_FAILURES_PER_HOUR (50), attempts on the account from addresses it is not known at
+share one attempt every LOGIN_SLOW_SECONDS (5 s). An address is known at an account once the
+account's password was given from it (LOGIN_KNOWN_ADDRESS_DAYS, 90, since the last time): its
+attempts are never slowed, so failures from elsewhere cannot keep the owner out. A correct password
+from an unknown address gets no pass while the account is slowed: it waits for the shared attempt
+like any other, since letting it through would tell an attacker, at full speed, which guess was right.
 
 A login opens a session (a refresh-token family, data/sessions_table.py) and returns a
 15-minute access token (a service JWT whose `sid` names the session) and a refresh token
@@ -33,7 +37,7 @@ from svc_core.data.common import ConditionFailed
 from svc_core.domain import passwords
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
-from svc_core.platform.errors import Conflict, Forbidden, RateLimited, Unauthorized
+from svc_core.platform.errors import Forbidden, RateLimited, Unauthorized
 from svc_core.rules import email_address
 
 if TYPE_CHECKING:
@@ -55,19 +59,15 @@ def _tenant_view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
 
 def register(body: RegisterBody) -> dict[str, Any]:
     # On first use: only registration needs the tenants module (its outbox and events) in this function.
-    from svc_core.domain.tenants import create_tenant_with_owner
-    tenant_name = f"{body.name}'s workspace"
+    from svc_core.domain.tenants import OwnerTaken, create_tenant_with_owner
     try:
-        made = create_tenant_with_owner(tenant_name=tenant_name, email=body.email,
+        made = create_tenant_with_owner(tenant_name=f"{body.name}'s workspace", email=body.email,
                                         password=body.password, user_name=body.name)
-    except Conflict:
-        # The address has an account: answer as if it had not (the password was hashed all the
-        # same, so the time is alike too), and create nothing. The owner's account is untouched.
-        stamp = timeutil.iso(timeutil.now())
-        made = {"user": {"id": ids.new_id("usr"), "email": body.email, "name": body.name, "status": "active",
-                         "created_at": stamp},
-                "tenant": {"id": ids.new_id("ten"), "name": tenant_name, "plan": "free", "status": "active",
-                           "created_at": stamp}}
+    except OwnerTaken as taken:
+        # The address has an account: answer with what would have been made, nothing being stored.
+        # The same ids made at the same point, the same hash, the same transaction (refused on its
+        # condition): the answer's ids and its time tell nothing. The owner's account is untouched.
+        made = taken.unsaved
     return {"user": _user_view(made["user"]), "tenant": {**made["tenant"], "role": "owner"}}
 
 
@@ -86,16 +86,23 @@ def _refuse(message: str, retry: int, counter: str) -> RateLimited:
     return RateLimited(message, {"retryAfterSeconds": retry, "counter": counter}, {"Retry-After": str(retry)})
 
 
+def _known_address_key(account: str, source_ip: str) -> str:
+    # Hashed: the table keeps no e-mail address, nor which address it signs in from, for 90 days.
+    return "login-known#" + hashlib.sha256(f"{account}\n{source_ip}".encode()).hexdigest()
+
+
 def _admit_sign_in(account: str, source_ip: str, now: float) -> tuple[tuple[str, int], tuple[str, int]]:
     """Refuse the attempt when this address failed too often for this account, or slow it when
-    the account failed too often from everywhere. Returns the two failure counters (key, window)."""
+    the account failed too often from everywhere and the address is not known at the account.
+    Returns the two failure counters (key, window)."""
     cfg = settings()
     pair = (f"login-address#{account}#{source_ip}", rate_limit.window_start(now, LOGIN_WINDOW_SECONDS))
     if rate_limits_table.hits_in(*pair) >= cfg.login_failures_allowed:
         raise _refuse("Too many failed sign-ins for this account from this address; try again later.",
                       pair[1] + LOGIN_WINDOW_SECONDS - int(now), "account_address")
     overall = (f"login-account#{account}", rate_limit.window_start(now, ACCOUNT_WINDOW_SECONDS))
-    if rate_limits_table.hits_in(*overall) >= cfg.login_account_failures_per_hour:
+    if (rate_limits_table.hits_in(*overall) >= cfg.login_account_failures_per_hour
+            and not rate_limits_table.remembered(_known_address_key(account, source_ip), now)):
         slow = cfg.login_slow_seconds
         hits, start = rate_limits_table.count_request(f"login-slow#{account}", rate_limit.window_start(now, slow), slow)
         if hits > 1:  # one attempt per account in each slow window, from whichever address
@@ -106,13 +113,17 @@ def _admit_sign_in(account: str, source_ip: str, now: float) -> tuple[tuple[str,
 
 def login(body: LoginBody, source_ip: str = "") -> dict[str, Any]:
     now = timeutil.now()
-    pair, overall = _admit_sign_in(email_address.normalise(body.email), source_ip, now)
+    account = email_address.normalise(body.email)
+    pair, overall = _admit_sign_in(account, source_ip, now)
     user_id = users_table.id_for_email(body.email)
     user, memberships = users_table.with_memberships(user_id) if user_id else (None, [])
     if not _password_matches(user["passwordHash"] if user else None, body.password):
         rate_limits_table.count_request(*pair, LOGIN_WINDOW_SECONDS)
         rate_limits_table.count_request(*overall, ACCOUNT_WINDOW_SECONDS)
         raise Unauthorized("The e-mail address or the password is wrong.")
+    # The password was given from this address: from now on it is known at the account.
+    rate_limits_table.remember(_known_address_key(account, source_ip),
+                               int(now) + settings().login_known_address_days * 86400)
     if user["status"] != "active":
         raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
     membership = _membership(memberships, body.tenantId)

@@ -20,21 +20,33 @@ if TYPE_CHECKING:
     from svc_core.domain.models.tenants import SettingsPatch, TenantCreate
 
 
+class OwnerTaken(Conflict):
+    """The address (or the provider account) has a user already; `unsaved` is what would have been
+    made, {tenant, user}: ids that name nothing, made the same way as the ids of a tenant that was."""
+
+    def __init__(self, message: str, details: dict[str, Any], unsaved: dict[str, Any]) -> None:
+        super().__init__(message, details)
+        self.unsaved = unsaved
+
+
 def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, password: str | None = None,
                              federated: tuple[str, str] | None = None) -> dict[str, Any]:
     """A tenant, its owner and both creation events, in one transaction.
 
     The owner signs in with a password (their e-mail address is claimed, uniquely) or with an
     identity provider's account, federated = (issuer, subject) (claimed, uniquely, instead).
-    Conflict when the address or the provider account is taken already."""
+    OwnerTaken (a Conflict) when the address or the provider account is taken already."""
     now = timeutil.now()
     stamp = timeutil.iso(now)
-    user = {"id": ids.new_id("usr"), "email": email, "name": user_name, "status": "active", "created_at": stamp}
+    # Both ids before any work (the password's hash takes a while): whether the transaction then
+    # stores them or not, they carry the same moment, so an answer's ids tell nothing (register).
+    user_id, tenant_id = ids.new_id("usr"), ids.new_id("ten")
+    user = {"id": user_id, "email": email, "name": user_name, "status": "active", "created_at": stamp}
     if password is not None:
         user_items = users_table.put_new({**user, "passwordHash": hash_password(password)})
     else:
         user_items = users_table.put_new_federated(user, *federated)
-    tenant = {"id": ids.new_id("ten"), "name": tenant_name, "plan": "free", "status": "active",
+    tenant = {"id": tenant_id, "name": tenant_name, "plan": "free", "status": "active",
               "ownerId": user["id"], "created_at": stamp, "updated_at": stamp}
     tenant_view = {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
     try:
@@ -46,8 +58,8 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, pa
         ])
     except ConditionFailed:
         what = "e-mail address" if password is not None else "identity-provider account"
-        raise Conflict(f"A user with this {what} already exists.", {"field": "email" if password else "token"}) \
-            from None
+        raise OwnerTaken(f"A user with this {what} already exists.", {"field": "email" if password else "token"},
+                         {"tenant": tenant_view, "user": user}) from None
     return {"tenant": tenant_view, "user": user}
 
 

@@ -86,6 +86,7 @@ class RequestState:
     allowance: rate_limit.Allowance | None = None
     extra_headers: dict[str, str] = field(default_factory=dict)
     body: tuple[str, Any] | None = None  # the body's text and its JSON value, once admission parsed it
+    failure_counter: str | None = None  # a route group counting only failures: its counter, counted on one
     origin: str | None = None  # the request's Origin header (a browser's page), for the CORS headers
     event: dict[str, Any] = field(default_factory=dict)  # the proxy event
     context: Any = None  # the Lambda context, when there is one
@@ -131,8 +132,8 @@ class Api:
         """raw: the body is the result itself, not the envelope (for documents whose format a
         standard fixes, such as a JWKS); with another media_type (a page), the result is the
         body's text. cache_seconds: let clients cache a public document. throttle: on a public
-        route, the group (register, sign-in...) whose requests are counted per source address
-        (ADDRESS_RATE_LIMIT_PER_WINDOW in each window). security_scheme: on a public route that checks
+        route, the group (register, sign-in...) counted per source address (rate_limit.address_limit:
+        every request, or only the failures of sign-in). security_scheme: on a public route that checks
         a credential of its own (a provider's signature header), the OpenAPI security scheme that
         declares it (devstack/openapi.py); the route answers 401 when it does not verify. or_scheme:
         on a scoped route, a credential it takes instead of the bearer one (the chat stream's token
@@ -303,6 +304,7 @@ class Api:
                                                                                state.request_id), exc.headers)
                 else:
                     response = self._dispatch(event, state).to_proxy()
+                    self._count_failure(state, response["statusCode"])
             self._finish(response, state)
             logger.info("request", extra={"method": event.get("httpMethod"), "resource": event.get("resource"),
                                           "status": response["statusCode"],
@@ -373,8 +375,7 @@ class Api:
         # A wrong method on a public path is answered (405) without asking for a credential.
         public = spec.public if spec else any(s.public and s.path == resource for s in self.specs.values())
         if public and spec is not None and spec.throttle is not None:
-            self._count(rate_limit.address_key(spec.throttle, state.source_ip), state,
-                        settings().address_rate_limit_per_window, counter="address")
+            self._count_address(spec.throttle, state)
         if not public:
             headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
             try:
@@ -408,6 +409,22 @@ class Api:
             self._count(f"ip#{state.source_ip}", state, counter="address")
             raise Unauthorized("The API key was revoked.") from None
         _refuse_if_exceeded(state.allowance)
+
+    def _count_address(self, group: str, state: RequestState) -> None:
+        """A public route group's counter for the caller's address: every request counted, or (a
+        group that counts failures) refused once the window holds its limit of failures."""
+        key, limit = rate_limit.address_key(group, state.source_ip), rate_limit.address_limit(group)
+        if group not in rate_limit.FAILURES_ONLY:
+            self._count(key, state, limit, counter="address")
+            return
+        state.failure_counter = key
+        state.allowance = rate_limit.failures_so_far(key, limit)
+        _refuse_if_exceeded(state.allowance)
+
+    @staticmethod
+    def _count_failure(state: RequestState, status: int) -> None:
+        if state.failure_counter is not None and status in rate_limit.FAILED:
+            state.allowance = rate_limit.count_failure(state.failure_counter, state.allowance.limit)
 
     def _count_credential(self, state: RequestState, plan: str) -> None:
         """The credential's own window, then (when within it) the tenant's: two conditional
@@ -478,7 +495,8 @@ def _allowed_origins() -> frozenset[str]:
 
 def _refuse_if_exceeded(allowance: rate_limit.Allowance) -> None:
     if allowance.exceeded:
-        raise RateLimited(f"More than {allowance.limit} requests in this window for this {allowance.counter}.",
+        raise RateLimited(f"More than {allowance.limit} {allowance.counts} in this window for this "
+                          f"{allowance.counter}.",
                           {"limit": allowance.limit, "resetAt": allowance.reset, "counter": allowance.counter})
 
 

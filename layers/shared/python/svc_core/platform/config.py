@@ -127,13 +127,17 @@ class Settings:
     stripe_api_base: str = ""               # empty: Stripe's own; tests point it at a loopback server
     stripe_plan_prices: str = setting("{}", blank_is_default=True)   # JSON {plan: Stripe price id}
     billing_welcome_micro_credits: int = 1_000_000
-    # Sign-in: failures per account and hour from all addresses before attempts on it are slowed to one
-    # per login_slow_seconds (login_failures_allowed: per account and address in 15 minutes).
+    # Sign-in: failures per account and hour from all addresses before attempts on it from addresses it is
+    # not known at share one per login_slow_seconds (login_failures_allowed: per account and address in
+    # 15 minutes); an address is known for login_known_address_days after the password was given from it.
     login_account_failures_per_hour: int = 50
     login_slow_seconds: int = 5
-    # Public routes that create or check credentials (register, sign-in, refresh, device login, token
-    # exchange): requests per source address and route group in each rate-limit window.
-    address_rate_limit_per_window: int = 30
+    login_known_address_days: int = 90
+    # Public routes that create or check credentials, per source address and route group in each rate-limit
+    # window, sized for an office behind one address: requests of those that count every request (register,
+    # refresh, device login, token exchange); failed sign-ins (401, 429) of login, which counts only those.
+    address_rate_limit_per_window: int = 200
+    address_sign_in_failures_per_window: int = 50
     # Browser front-ends: the origins (comma-separated scheme://host[:port]) whose pages may call the API
     # with credentials (svc_core.http.cors). Empty: none.
     cors_allowed_origins: str = ""
