@@ -257,6 +257,29 @@ def test_rotate_with_overlap_zero_ends_every_earlier_value_of_the_key(stack):
     assert [works(v) for v in chain] == [False, False, False, True]
 
 
+def test_overlap_zero_ends_every_earlier_value_in_a_container_that_cached_them(stack):
+    """Another container rotates the key: this container's cache still holds every earlier value's
+    record, read before the rotation (a minute's worth), and must refuse them all the same."""
+    tenant, admin = stack.tenant_with_key(ADMIN)
+    key_id, chain = _chain(admin, 3600, 3600)
+    assert [works(v) for v in chain] == [True, True, True]
+    cached = dict(authenticate._key_cache)
+    assert all(authenticate.hash_key(v) in cached for v in chain)
+    rotated = rotate(admin, key_id, {"overlapSeconds": 0})
+    assert rotated.status == 200, rotated
+    authenticate._key_cache.update(cached)  # as this container held them before the rotation
+    chain.append(rotated.data["key"])
+    assert [works(v) for v in chain] == [False, False, False, True]
+    # A later rotation with an overlap keeps the ended values ended, and the one it replaces alive.
+    cached = dict(authenticate._key_cache)
+    again = rotate(admin, key_id, {"overlapSeconds": 3600})
+    assert again.status == 200, again
+    authenticate._key_cache.update(cached)
+    chain.append(again.data["key"])
+    assert [works(v) for v in chain] == [False, False, False, True, True]
+    assert api_keys_table.get(tenant, key_id)["generation"] == 5
+
+
 def test_a_shorter_overlap_also_shortens_the_older_values_overlap(stack, monkeypatch):
     clock = Clock(monkeypatch)
     _, admin = stack.tenant_with_key(ADMIN)

@@ -292,7 +292,7 @@ def test_api_key_create_find_secret_and_get_with_the_tenant_check(data_backend, 
 
     assert api_keys_table.find_secret(secret_hash) == {
         "keyId": record["id"], "tenantId": "ten_A", "scopes": record["scopes"], "type": "ci",
-        "environment": "Production"}  # notAfter None is not stored: the secret does not end
+        "environment": "Production", "generation": 1}  # notAfter None is not stored: the secret does not end
     assert api_keys_table.find_secret(expiring_hash)["notAfter"] == T0 + 86400
     assert api_keys_table.find_secret("0" * 64) is None
 
@@ -447,6 +447,26 @@ def test_api_key_rotate_ends_every_earlier_secret_by_the_new_overlap(data_backen
     assert api_keys_table.get("ten_A", record["id"]) == stored_record(record)
     assert [secret_item(data_backend, h)["notAfter"] for h in (first_hash, second_hash, third_hash)] == [T0 + 20] * 3
     assert "notAfter" not in secret_item(data_backend, fourth_hash)
+
+
+def test_api_key_rotate_ending_earlier_secrets_now_marks_the_counter_for_cached_values(data_backend, clock):
+    record, first_hash = key_record("ten_A")
+    api_keys_table.create(record, first_hash)
+    assert rate_limits_table.count_request(record["id"], T0, 60, generation=1) == (1, T0)
+    record = api_keys_table.rotate(record, secrets.token_hex(32), "svc_ci_...2222", T0 + 3600, T0)
+    assert record["generation"] == 2
+    # An overlap leaves the counter unmarked: value 1 still counts.
+    assert "valuesBefore" not in data_backend.item(settings().rate_limits_table, {"pk": record["id"]})
+    assert rate_limits_table.count_request(record["id"], T0, 60, generation=1) == (2, T0)
+    record = api_keys_table.rotate(record, secrets.token_hex(32), "svc_ci_...3333", T0 + 5, T0 + 5)
+    counter = data_backend.item(settings().rate_limits_table, {"pk": record["id"]})
+    assert counter["valuesBefore"] == 3 and counter["ttl"] >= T0 + 5 + 60
+    for old in (1, 2):  # in the current window and in a new one
+        for window in (T0, T0 + 60):
+            with pytest.raises(CredentialRevoked):
+                rate_limits_table.count_request(record["id"], window, 60, generation=old)
+    assert rate_limits_table.count_request(record["id"], T0 + 60, 60, generation=3) == (1, T0 + 60)
+    assert rate_limits_table.count_request(record["id"], T0 + 60, 60) == (2, T0 + 60)  # a count without a value
 
 
 def test_api_key_concurrent_rotations_of_one_version_let_exactly_one_win(data_backend, clock):

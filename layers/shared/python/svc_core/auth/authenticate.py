@@ -6,9 +6,9 @@
   (No token is minted for it: the record is the service's own, found by an exact hash, and a
   token signed and verified here added a Secrets Manager read, PyJWT and ES256 to every key's
   first request.) The key's last use is written when the record says it is due (at most every
-  five minutes). Records are cached per container for a minute; revocation still takes
-  effect on the next request because the per-request rate-limit count refuses a revoked key
-  (see data/rate_limits_table.py).
+  five minutes). Records are cached per container for a minute; revocation, and a rotation
+  with no overlap, still take effect on the next request because the per-request rate-limit
+  count refuses a revoked key and a value older than the rotation's (data/rate_limits_table.py).
 - `Bearer <JWT>`: a service access token, verified by auth/tokens.py.
 """
 
@@ -97,7 +97,7 @@ def _load(secret_hash: str, now: float) -> _CachedKey:
     if not_after is not None and now >= not_after:
         raise Unauthorized("The API key has expired or was revoked.")
     claims = {"sub": record["keyId"], "tid": record["tenantId"], "scopes": sorted(record["scopes"]),
-              "cred": "api_key", "jti": record["keyId"]}
+              "cred": "api_key", "jti": record["keyId"], "gen": api_keys_table.generation(record)}
     cached = _CachedKey(fetched=time.monotonic(), principal=Principal.from_claims(claims), not_after=not_after)
     with _cache_lock:
         _key_cache[secret_hash] = cached

@@ -20,6 +20,11 @@ class Principal:
         return self.claims.get("sid")
 
     @property
+    def key_generation(self) -> int | None:
+        """An API key's value: which of the key's values it is (1, then one more per rotation)."""
+        return self.claims.get("gen") if self.credential == "api_key" else None
+
+    @property
     def rate_limit_key(self) -> str:
         """Requests are counted per credential: one API key, or one sign-in session of a user
         (whose revocation mark on that counter ends the session's access tokens at once)."""

@@ -50,12 +50,14 @@ def window_start(now: float, window_seconds: int) -> int:
     return int(now) - int(now) % window_seconds
 
 
-def consume(counter_key: str, limit: int | None = None, counter: str = "credential") -> Allowance:
-    """Count one request against the counter's window (raises CredentialRevoked)."""
+def consume(counter_key: str, limit: int | None = None, counter: str = "credential",
+            generation: int | None = None) -> Allowance:
+    """Count one request against the counter's window (raises CredentialRevoked, also for an API
+    key value, of that generation, that a rotation ended)."""
     cfg = settings()
     limit = cfg.rate_limit_per_window if limit is None else limit
     start = window_start(timeutil.now(), cfg.rate_limit_window_seconds)
-    hits, start = rate_limits_table.count_request(counter_key, start, cfg.rate_limit_window_seconds)
+    hits, start = rate_limits_table.count_request(counter_key, start, cfg.rate_limit_window_seconds, generation)
     return Allowance(limit=limit, hits=hits, reset=start + cfg.rate_limit_window_seconds, counter=counter)
 
 

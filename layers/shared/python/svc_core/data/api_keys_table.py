@@ -38,7 +38,7 @@ def _public(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def create(record: dict[str, Any], secret_hash: str) -> None:
-    secret = _secret_record(record, secret_hash, record.get("expiresAt"))
+    secret = _secret_record(record, secret_hash, record.get("expiresAt"), generation(record))
     transact([
         {"Put": {"TableName": _table(), "Item": to_item({"pk": f"KEY#{record['id']}", **record}),
                  "ConditionExpression": "attribute_not_exists(pk)"}},
@@ -47,10 +47,16 @@ def create(record: dict[str, Any], secret_hash: str) -> None:
     ])
 
 
-def _secret_record(record: dict[str, Any], secret_hash: str, not_after: int | None) -> dict[str, Any]:
+def generation(record: dict[str, Any]) -> int:
+    """Which value of its key a secret (or a key's current one) is: 1 for the first, one more at each
+    rotation. Records written before generations were kept read as 1."""
+    return int(record.get("generation") or 1)
+
+
+def _secret_record(record: dict[str, Any], secret_hash: str, not_after: int | None, gen: int) -> dict[str, Any]:
     return {"pk": f"SECRET#{secret_hash}", "keyId": record["id"], "tenantId": record["tenantId"],
             "scopes": record["scopes"], "type": record["type"], "environment": record["environment"],
-            "notAfter": not_after}
+            "notAfter": not_after, "generation": gen}
 
 
 def find_secret(secret_hash: str) -> dict[str, Any] | None:
@@ -127,6 +133,8 @@ def rotate(record: dict[str, Any], new_hash: str, hint: str, earlier_end_by: int
     """Give the key a new secret; every earlier live one (the current one and those still in an
     overlap) lives on until earlier_end_by at the latest, on the record's list and on its own item
     (rules/rotation.py). The list keeps only live secrets: those that end now are dropped from it.
+    When they all end now, the key's rate-limit counter is marked too (rate_limits_table), so a
+    value that a container cached before the rotation is refused on its next request there as well.
 
     Returns the updated record; ConditionFailed when the key changed meanwhile.
     """
@@ -135,17 +143,22 @@ def rotate(record: dict[str, Any], new_hash: str, hint: str, earlier_end_by: int
     before = {s["hash"]: s.get("notAfter") for s in record["secrets"]}
     lowered = [s for s in rotation.capped(record["secrets"], now, earlier_end_by, "notAfter")
                if s["notAfter"] != before[s["hash"]]]
-    updated = {**record, "hint": hint, "rotatedAt": now, "secrets": new_secrets}
+    new_generation = generation(record) + 1
+    updated = {**record, "hint": hint, "rotatedAt": now, "secrets": new_secrets, "generation": new_generation}
+    ended_now = [rate_limits_table.end_values_before_item(record["id"], new_generation, now)] \
+        if earlier_end_by <= now else []
     transact([
         {"Update": {
             "TableName": _table(), "Key": {"pk": {"S": f"KEY#{record['id']}"}},
-            "UpdateExpression": "SET hint = :hint, rotatedAt = :now, secrets = :new",
+            "UpdateExpression": "SET hint = :hint, rotatedAt = :now, secrets = :new, generation = :gen",
             "ConditionExpression": "tenantId = :t AND attribute_not_exists(revokedAt) AND secrets = :old",
-            "ExpressionAttributeValues": values(hint=hint, now=now, new=new_secrets,
+            "ExpressionAttributeValues": values(hint=hint, now=now, new=new_secrets, gen=new_generation,
                                                 t=record["tenantId"], old=record["secrets"]),
         }},
-        {"Put": {"TableName": _table(), "Item": to_item(_secret_record(record, new_hash, record.get("expiresAt"))),
+        {"Put": {"TableName": _table(),
+                 "Item": to_item(_secret_record(record, new_hash, record.get("expiresAt"), new_generation)),
                  "ConditionExpression": "attribute_not_exists(pk)"}},
         *(_end_secret(s["hash"], s["notAfter"]) for s in lowered),
+        *ended_now,
     ])
     return updated

@@ -68,7 +68,7 @@ def issue_key(*, tenant_id: str, created_by: str, name: str, key_type: str, envi
         "id": ids.new_id("key"), "tenantId": tenant_id, "name": name, "type": key_type,
         "environment": environment, "scopes": sorted(scopes), "createdBy": created_by,
         "createdAt": now, "expiresAt": expires_at, "hint": key_format.display_hint(value),
-        "secrets": [{"hash": secret_hash, "notAfter": expires_at}],
+        "secrets": [{"hash": secret_hash, "notAfter": expires_at}], "generation": 1,
     }
     store.create(record, secret_hash)
     return {**_view(record), "key": value}

@@ -401,13 +401,13 @@ class Api:
         state.body = _check_body(event, spec)
 
     def _count(self, counter_key: str, state: RequestState, limit: int | None = None,
-               counter: str = "credential") -> None:
+               counter: str = "credential", generation: int | None = None) -> None:
         try:
-            state.allowance = rate_limit.consume(counter_key, limit, counter)
+            state.allowance = rate_limit.consume(counter_key, limit, counter, generation)
         except rate_limit.CredentialRevoked:
             # Counted as a failed attempt of the address, as any other 401 is (and so it has headers).
             self._count(f"ip#{state.source_ip}", state, counter="address")
-            raise Unauthorized("The API key was revoked.") from None
+            raise Unauthorized("The API key was revoked, or this value of it was rotated out.") from None
         _refuse_if_exceeded(state.allowance)
 
     def _count_address(self, group: str, state: RequestState) -> None:
@@ -433,7 +433,8 @@ class Api:
         would save a round trip where the store serves calls concurrently; against the emulator
         here, which serves them one at a time, the bench showed no gain and a thread's cost on
         every request, so they stay in order.)"""
-        self._count(state.principal.rate_limit_key, state, plans.requests_per_window(plan))
+        self._count(state.principal.rate_limit_key, state, plans.requests_per_window(plan),
+                    generation=state.principal.key_generation)
         tenant = rate_limit.consume(rate_limit.tenant_key(state.principal.tenant_id),
                                     plans.tenant_requests_per_window(plan), "tenant")
         state.allowance = rate_limit.binding(state.allowance, tenant)
