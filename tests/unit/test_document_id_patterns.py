@@ -90,23 +90,39 @@ def _route(path: str):
     return route
 
 
-def _resume_taken(path: str, where: str, name: str) -> Callable[[str], bool]:
-    """Whether the route takes this value as where its stream resumes: its parameters' validation
-    (as the buffered handler runs it), then its domain's reading (as the streamed one does)."""
-    route = _route(path)
-    parse = event_stream.parse_last_event_id if path == event_stream.STREAM_PATH else chat_stream.parse_last_event_id
+def _taken_by(route, where: str, name: str, read: Callable[[str], Any]) -> Callable[[str], bool]:
+    """Whether the route takes the value, asked of both its entry points, which must agree: the
+    buffered handler (its parameters' validation, then the domain's reading) and the streamed one
+    (the domain's reading alone)."""
+    def reads(value: str) -> bool:
+        try:
+            read(value)
+        except (ValidationFailed, ValueError):
+            return False
+        return True
 
     def taken(value: str) -> bool:
         event = {"headers": {name: value}} if where == "header" else {"queryStringParameters": {name: value}}
         try:
             route.binder.bind({"id": "chs_01JD2Q7ZB6V8S3K4X9W2M5N7PA"}, event, None)
-            resumed = parse(value, None) if where == "header" else parse(None, value)
-            if isinstance(resumed, str):
-                ids.ulid_value(resumed.rsplit("_", 1)[1])   # where the stream resumes: the id's time
-        except (RequestInvalid, ValidationFailed, ValueError):
-            return False
-        return True
+            validated = True
+        except RequestInvalid:
+            validated = False
+        streamed = reads(value)
+        assert (validated and streamed) == streamed, f"the buffered handler refuses {value!r}, the streamed takes it"
+        return streamed
     return taken
+
+
+def _resume_taken(path: str, where: str, name: str) -> Callable[[str], bool]:
+    """Whether the route takes this value as where its stream resumes."""
+    parse = event_stream.parse_last_event_id if path == event_stream.STREAM_PATH else chat_stream.parse_last_event_id
+
+    def read(value: str) -> None:
+        resumed = parse(value, None) if where == "header" else parse(None, value)
+        if isinstance(resumed, str):
+            ids.ulid_value(resumed.rsplit("_", 1)[1])   # where the stream resumes: the id's time
+    return _taken_by(_route(path), where, name, read)
 
 
 def _near_misses(pattern: str) -> st.SearchStrategy[str]:
@@ -133,3 +149,16 @@ def test_an_empty_last_event_id_is_none_and_the_query_then_counts(parse):
     assert parse("", None) is None and parse(None, "") is None and parse("", "") is None
     resumed = "evt_01JD2Q7ZB6V8S3K4X9W2M5N7PA" if parse is event_stream.parse_last_event_id else "7"
     assert parse("", resumed) == (resumed if parse is event_stream.parse_last_event_id else 7)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_the_event_types_the_document_admits_the_stream_takes_and_no_other(data):
+    """?types= of the event stream: known names, comma-separated, or empty (every type)."""
+    [pattern] = [p["schema"]["pattern"] for p in DOCUMENT["paths"][event_stream.STREAM_PATH]["get"]["parameters"]
+                 if p["name"] == "types"]
+    taken = _taken_by(_route(event_stream.STREAM_PATH), "query", "types", event_stream.parse_types)
+    assert taken(data.draw(st.from_regex(pattern, fullmatch=True)))
+    names = st.sampled_from([*event_stream.EVENT_TYPES, "webhook.test", "run.completed", ""])
+    candidate = ",".join(data.draw(st.lists(names, max_size=4)))
+    assert (re.fullmatch(pattern, candidate) is not None) == taken(candidate), candidate
