@@ -53,18 +53,8 @@ def test_start_serve_and_stop_on_sigterm_leaving_no_process(tmp_path):
 
 
 def _start(tmp_path, *extra):
-    credentials = tmp_path / "creds.json"
-    process = subprocess.Popen([sys.executable, "-m", "devstack", "--port", "0", "--quiet",
-                                "--credentials", str(credentials), *extra], cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 90
-    line, seen = "", []
-    while not line.startswith("local stack ready") and time.monotonic() < deadline:
-        line = process.stdout.readline()
-        seen.append(line)
-        if not line and process.poll() is not None:
-            raise AssertionError("the stack exited before it was ready:\n" + "".join(seen[-30:]))
-    return process, json.loads(credentials.read_text())
+    stack = StackProcess(tmp_path / "creds.json", *extra)
+    return stack.process, stack.wait_ready()
 
 
 def _stop(process):
