@@ -24,13 +24,14 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from threading import Thread
 from typing import Any
 
 from bench.fixture import ROOT, quiet_stdout
 from bench.warm import Latencies
+from devstack.loopback_server import LoopbackHTTPServer
 
 
 @dataclass
@@ -74,8 +75,7 @@ def _receiver(secret: str, verify_every: int = 50):
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    server = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
     Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server, seen
 

@@ -3,14 +3,16 @@
                                              [--parameter NAME=VALUE]
 
 Prints the base URL and the development credentials, writes them to the credentials file
-(default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The functions'
-environment (for `python -m ops --local`) is written beside the stack's own state: in DIR with
---persist, else in .local/stacks/PORT/ (removed at stop, as the data it names is).
+(default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The password is printed
+only to a terminal: where the output is a log (a file, a pipe), it is left to the credentials file.
 
-For `sam local` (docs/sam-local.md) it writes sam-env.json beside the credentials file: the
---env-vars file, every function pointed at this stack's emulators at the address (--sam-host) a
-container reaches the host by. With --sam-local it also creates the sample objects the events of
-events/ name in the development tenant and writes the filled events there, in events/.
+The environment files are written beside the stack's own state, in DIR with --persist, else in
+.local/stacks/PORT/ (removed at stop, as the data they name is), never beside a credentials file
+given elsewhere: the functions' environment (for `python -m ops --local`), and for `sam local`
+(docs/sam-local.md) sam-env.json, the --env-vars file, every function pointed at this stack's
+emulators at the address (--sam-host) a container reaches the host by. With --sam-local it also
+creates the sample objects the events of events/ name in the development tenant and writes the
+filled events beside the credentials file, in events/.
 """
 
 from __future__ import annotations
@@ -100,28 +102,38 @@ def main(argv: list[str] | None = None) -> int:
         env_file = environment_file(stack.gateway.port, stack.persist_dir)
         env_file.parent.mkdir(parents=True, exist_ok=True)
         write_credentials({**stack.environment, "PUBLIC_BASE_URL": stack.base_url}, env_file)
-        _write_sam_local_files(stack, credentials, args.credentials.parent, args.sam_host,
+        sam_env_file = env_file.parent / sam_local.ENV_VARS_NAME
+        _write_sam_local_files(stack, credentials, sam_env_file, args.credentials.parent, args.sam_host,
                                args.persist / "samples.json" if args.persist else None, samples=args.sam_local)
         print(f"local stack ready in {time.monotonic() - started:.1f} s at {stack.base_url}/api/v1", flush=True)
         print(f"browser front-ends allowed (CORS): {stack.parameters['AllowedOrigins'] or 'none'}", flush=True)
         print(f"credentials written to {args.credentials}:", flush=True)
-        print(json.dumps(credentials, indent=2), flush=True)
+        print(json.dumps(shown_credentials(credentials, args.credentials, sys.stdout.isatty()), indent=2), flush=True)
         stop.wait()
     finally:
         print("stopping", flush=True)
         stack.stop()
         if env_file is not None and stack.persist_dir is None:
-            env_file.unlink(missing_ok=True)  # the in-memory data it names is gone
+            for written in (env_file, env_file.parent / sam_local.ENV_VARS_NAME):
+                written.unlink(missing_ok=True)  # the in-memory data and the endpoints they name are gone
     return 0
 
 
-def _write_sam_local_files(stack: LocalStack, credentials: dict, directory: Path, host: str,
+def shown_credentials(credentials: dict, path: Path, terminal: bool) -> dict:
+    """The credentials as printed: whole on a terminal (the password, this once), else where the
+    output is kept (a log file, a pipe) without the password, which stays in the credentials file."""
+    if terminal:
+        return credentials
+    return {**credentials, "user": {**credentials["user"], "password": f"(not printed: see {path})"}}
+
+
+def _write_sam_local_files(stack: LocalStack, credentials: dict, env_vars_file: Path, directory: Path, host: str,
                            kept: Path | None, *, samples: bool) -> None:
-    """The --env-vars file for `sam local`; with samples, the sample objects and the filled events too
-    (a failure here is reported, and the stack serves on)."""
+    """The --env-vars file for `sam local` (beside the stack's state); with samples, the sample objects
+    and the filled events too, in `directory` (a failure here is reported, and the stack serves on)."""
     try:
         env_vars = sam_local.write_env_vars({**stack.environment, "PUBLIC_BASE_URL": stack.base_url},
-                                            stack.parameters, host, directory / "sam-env.json")
+                                            stack.parameters, host, env_vars_file)
         print(f"sam local: --env-vars {env_vars} (host {host}; docs/sam-local.md)", flush=True)
         if not samples:
             return

@@ -28,9 +28,11 @@ import time
 import traceback
 import uuid
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from devstack.loopback_server import LoopbackHTTPServer
 
 STAGE = "v1"
 API_ID = "local"
@@ -176,8 +178,7 @@ class Gateway:
                     return self._serve
                 raise AttributeError(name)
 
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        self.server.daemon_threads = True
+        self.server = LoopbackHTTPServer((host, port), Handler)
         self.port = self.server.server_address[1]
         self._thread: threading.Thread | None = None
 

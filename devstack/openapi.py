@@ -26,6 +26,7 @@ if str(LAYER) not in sys.path:
 from svc_core.rules import deployment_document  # noqa: E402  (the layer's path is set just above)
 
 DOCUMENT = ROOT / "functions" / "meta" / "openapi.json"
+LICENSE = "LicenseRef-Proprietary"   # an SPDX reference to a license of its own: the API is not open source
 DESCRIPTION = (
     "Multi-tenant AI application service. Every response uses the envelope {data, meta} or "
     "{error, meta}; errors carry a code from the API reference. Authenticate with "
@@ -43,7 +44,7 @@ def _api_of(code_dir: Path) -> Any:
 
 def build_document() -> dict[str, Any]:
     from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
-    from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer, Server
+    from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer, License, Server
 
     from svc_core.adapters.payments.stripe_provider import SIGNATURE_HEADER, SIGNATURE_SCHEME
     from svc_core.domain.chat_stream import STREAM_TOKEN_PARAMETER, STREAM_TOKEN_SCHEME
@@ -62,6 +63,7 @@ def build_document() -> dict[str, Any]:
     merge = OpenAPIMerge(
         title="Multi-tenant AI application service API", version="1.0.0", description=DESCRIPTION,
         servers=[Server(url="/", description="the API's base URL")], security_schemes=schemes,
+        license_info=License(name="Proprietary", identifier=LICENSE),
         on_conflict="error",
     )
     resolver = Resolver({})
@@ -78,6 +80,7 @@ def build_document() -> dict[str, Any]:
             _refuse_clashing_models(schema, models, code_dir.name)
             merge.add_schema(schema)
     document = _event_streams_as_text(_without_unused_validation_response(json.loads(merge.get_openapi_json_schema())))
+    _public_operations_say_so(document)
     _request_strings_hold_no_nul(document)
     return deployment_document.fill(document, template_default_lists(resolver))
 
@@ -104,6 +107,15 @@ def _refuse_clashing_models(schema: Any, models: dict[str, tuple[str, str]], fun
             raise SystemExit(f"OpenAPI model {name!r} of {function} differs from the one of {models[name][0]}: "
                              "give one of them another name")
         models.setdefault(name, (function, text))
+
+
+def _public_operations_say_so(document: dict[str, Any]) -> None:
+    """A public operation (sign-in, health, the document itself) says `security: []`: no credential,
+    rather than nothing said (Powertools leaves an empty list out). Every other operation names its
+    scheme (svc_core/http/openapi_doc.py), so an operation without one is a public route."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            operation.setdefault("security", [])
 
 
 EVENT_STREAM = "text/event-stream"

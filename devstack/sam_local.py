@@ -8,8 +8,9 @@
 - the --env-vars file: every function's environment (by logical id, and "Parameters" for all) pointing at
   the local stack's emulator endpoints, as a container reaches them: env_vars().
 
-The local stack writes .local/sam-env.json at start, and .local/events/ with --sam-local. For a stack
-already running (or another one the credentials file names):
+The local stack writes sam-env.json beside its own state at start (.local/stacks/PORT/, or its
+--persist DIR), and .local/events/ with --sam-local. For a stack already running (or another one the
+credentials file names):
 
     python -m devstack.sam_local [--credentials .local/dev-credentials.json] [--out DIR]
 
@@ -34,7 +35,7 @@ from devstack import sample_events
 from devstack.template import ROOT, Resolver
 
 EVENTS_OUT = ROOT / ".local" / "events"
-ENV_VARS_OUT = ROOT / ".local" / "sam-env.json"
+ENV_VARS_NAME = "sam-env.json"   # written beside the stack's state (devstack/__main__.py), as its other environment
 
 # How a container reaches the host's loopback-bound services: Docker Desktop (macOS, Windows) names the host
 # host.docker.internal; on Linux a container on the default bridge reaches the host at the bridge's address.
@@ -275,8 +276,7 @@ def env_vars(environment: dict[str, str], parameters: dict[str, str], host: str)
     return document
 
 
-def write_env_vars(environment: dict[str, str], parameters: dict[str, str], host: str,
-                   out: Path = ENV_VARS_OUT) -> Path:
+def write_env_vars(environment: dict[str, str], parameters: dict[str, str], host: str, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     write_private(out, json.dumps(env_vars(environment, parameters, host), indent=2) + "\n")
     return out

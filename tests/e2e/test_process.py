@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +18,8 @@ from devstack.processes import children_of, is_alive
 from tests.support.ci import in_ci
 
 from tests.support.functions import ROOT
+from tests.support.stack_process import StackProcess
+from tests.support.terminal import Terminal
 
 
 def test_start_serve_and_stop_on_sigterm_leaving_no_process(tmp_path):
@@ -49,18 +53,8 @@ def test_start_serve_and_stop_on_sigterm_leaving_no_process(tmp_path):
 
 
 def _start(tmp_path, *extra):
-    credentials = tmp_path / "creds.json"
-    process = subprocess.Popen([sys.executable, "-m", "devstack", "--port", "0", "--quiet",
-                                "--credentials", str(credentials), *extra], cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 90
-    line, seen = "", []
-    while not line.startswith("local stack ready") and time.monotonic() < deadline:
-        line = process.stdout.readline()
-        seen.append(line)
-        if not line and process.poll() is not None:
-            raise AssertionError("the stack exited before it was ready:\n" + "".join(seen[-30:]))
-    return process, json.loads(credentials.read_text())
+    stack = StackProcess(tmp_path / "creds.json", *extra)
+    return stack.process, stack.wait_ready()
 
 
 def _stop(process):
@@ -176,3 +170,39 @@ def test_after_a_duplicate_registration_a_new_project_is_still_delivered(tmp_pat
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
+
+
+def test_environment_files_stay_beside_the_stacks_state_and_the_log_never_holds_the_password(tmp_path):
+    """--credentials outside the repository: only the credentials go there. The environment files
+    (the functions' and sam local's) are beside the stack's own state, and gone with its in-memory
+    data at stop; the output, kept here as a log is (a pipe), never holds the password."""
+    elsewhere = tmp_path / "elsewhere"
+    assert not elsewhere.resolve().is_relative_to(ROOT)
+    stack = StackProcess(elsewhere / "creds.json")
+    try:
+        saved = stack.wait_ready()
+        state = ROOT / ".local" / "stacks" / saved["baseUrl"].rsplit(":", 1)[1]
+        assert sorted(p.name for p in elsewhere.iterdir()) == ["creds.json"]
+        assert (state / "sam-env.json").is_file() and (state / "local-stack-env.json").is_file()
+        assert f"--env-vars {state / 'sam-env.json'}" in stack.output
+    finally:
+        assert stack.stop() == 0
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["creds.json"]
+    assert not (state / "sam-env.json").exists() and not (state / "local-stack-env.json").exists()
+    password = saved["user"]["password"]
+    assert f"credentials written to {elsewhere / 'creds.json'}" in stack.output and "(not printed" in stack.output
+    assert password not in stack.output
+
+
+def test_the_password_is_printed_once_to_a_terminal(tmp_path):
+    credentials = tmp_path / "creds.json"
+    terminal = Terminal([sys.executable, "-m", "devstack", "--port", "0", "--quiet", "--credentials",
+                         str(credentials)], env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        terminal.wait_for(re.compile(r'"password": "[^"]+"'), timeout=90)
+        terminal.wait_for(re.compile(r"\n\}"))   # the whole of the credentials
+        password = json.loads(credentials.read_text())["user"]["password"]
+    finally:
+        terminal.process.send_signal(signal.SIGTERM)
+        assert terminal.process.wait(timeout=30) == 0
+    assert terminal.text.count(password) == 1

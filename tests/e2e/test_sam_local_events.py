@@ -152,8 +152,9 @@ def test_the_stack_writes_filled_events_and_keeps_its_samples_across_a_restart(l
     from devstack.__main__ import _write_sam_local_files
     credentials = bootstrap(local_stack.base_url, tmp_path / "credentials.json", email="sam-files@example.com",
                             tenant_name="sam local files")
-    kept = tmp_path / "samples.json"
-    _write_sam_local_files(local_stack, credentials, tmp_path, "host.docker.internal", kept, samples=True)
+    kept, state = tmp_path / "samples.json", tmp_path / "state"
+    _write_sam_local_files(local_stack, credentials, state / "sam-env.json", tmp_path, "host.docker.internal", kept,
+                           samples=True)
     written = sorted(path.stem for path in (tmp_path / "events").glob("*.json"))
     assert written == EVENT_NAMES
     for path in (tmp_path / "events").glob("*.json"):
@@ -161,13 +162,14 @@ def test_the_stack_writes_filled_events_and_keeps_its_samples_across_a_restart(l
         assert oct(path.stat().st_mode & 0o777) == "0o600"
     get = json.loads((tmp_path / "events" / "Projects-GetProject.json").read_text())
     assert get["headers"]["Authorization"] == f"Bearer {credentials['apiKey']}"
-    assert json.loads((tmp_path / "sam-env.json").read_text())["ProjectsFunction"]["AWS_ENDPOINT_URL"].startswith(
+    assert json.loads((state / "sam-env.json").read_text())["ProjectsFunction"]["AWS_ENDPOINT_URL"].startswith(
         "http://host.docker.internal:")
     first = json.loads(kept.read_text())
     assert "api_key" not in first and "password" not in first and not any(k.startswith("spare:") for k in first)
     # A restart with --persist: the same samples, new spares.
     spare_before = json.loads((tmp_path / "events" / "Projects-DeleteProject.json").read_text())["path"]
-    _write_sam_local_files(local_stack, credentials, tmp_path, "host.docker.internal", kept, samples=True)
+    _write_sam_local_files(local_stack, credentials, state / "sam-env.json", tmp_path, "host.docker.internal", kept,
+                           samples=True)
     assert json.loads(kept.read_text()) == first
     assert json.loads((tmp_path / "events" / "Projects-DeleteProject.json").read_text())["path"] != spare_before
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from svc_client.commands.base import State, SvcGroup, _call_command, _collect, _paging, examples, pass_state
+from svc_client.webhook_events import example_events
 
 EVENT_COLUMNS = [("ID", "id"), ("TYPE", "type"), ("AT", "timestamp")]
 
@@ -14,7 +15,7 @@ def events() -> None:
     """The event log (30 days, newest first): list, show; `svc listen` follows it live."""
 
 
-@events.command("list", epilog=examples("svc events list --type project.created --since 2026-11-24T00:00:00Z",
+@events.command("list", epilog=examples(f"svc events list --type {example_events(1)[0]} --since 2026-11-24T00:00:00Z",
                                         "svc events list --object proj_... --all -o json"))
 @click.option("--type", "event_type", help="Only events of this type (e.g. project.updated).")
 @click.option("--object", "object_id", help="Only events about this object (a project's id, a run's id...).")

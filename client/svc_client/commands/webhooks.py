@@ -13,6 +13,7 @@ from svc_client.commands.base import (
     pass_state,
     yes_option,
 )
+from svc_client.webhook_events import example_events
 
 WEBHOOK_FIELDS = ["id", "url", "events", "enabled", "description", "disabled_reason", "created_at", "updated_at"]
 
@@ -22,7 +23,7 @@ def webhooks() -> None:
     """Webhooks: create, list, show, update, delete, rotate, test, deliveries, redeliver, replay."""
 
 
-@webhooks.command("create", epilog=examples("svc webhooks create https://example.com/hooks --event project.created",
+@webhooks.command("create", epilog=examples(f"svc webhooks create https://example.com/hooks --event {example_events(1)[0]}",
                                             "svc webhooks create https://example.com/hooks --event '*'"))
 @click.argument("url")
 @click.option("--event", "events", multiple=True, required=True, help="An event name, or * (repeat).")
@@ -64,7 +65,8 @@ _call_command(webhooks, "delete", click.argument("webhook_id"), lambda svc, id: 
 
 
 @webhooks.command("update", epilog=examples("svc webhooks update wh_... --disable",
-                                            "svc webhooks update wh_... --event project.created --event run.completed"))
+                                            "svc webhooks update wh_... "
+                                            + " ".join(f"--event {name}" for name in example_events())))
 @click.argument("webhook_id")
 @click.option("--url")
 @click.option("--event", "events", multiple=True, help="The new list of events (repeat).")

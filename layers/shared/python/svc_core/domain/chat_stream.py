@@ -51,7 +51,9 @@ TOKEN_TYPE = "chat-stream+jwt"  # not at+jwt: tokens.verify() refuses it everywh
 TOKEN_LIFETIME_SECONDS = 300
 SESSION_CHECK_SECONDS = 1.0     # while idle: how often to look whether the turn ended
 BATCH = 200                     # events read per query
-LAST_EVENT_ID_PATTERN = r"^[0-9]{1,18}$"
+EVENT_ID_PATTERN = r"^[0-9]{1,18}$"   # a stream event's id
+# Where a stream resumes: an event's id, or nothing (an empty Last-Event-ID is as if not sent).
+LAST_EVENT_ID_PATTERN = r"^(?:[0-9]{1,18})?$"
 _LAST_EVENT_ID = re.compile(LAST_EVENT_ID_PATTERN)
 
 
@@ -94,15 +96,15 @@ def verify_stream_token(token: str, session_id: str | None) -> Principal:
 # ---- what to send ------------------------------------------------------------------------------
 
 def parse_last_event_id(header: str | None, query: str | None) -> int | None:
-    """The Last-Event-ID header, else the lastEventId query parameter: an integer >= 0, or None.
-    Each one sent must be valid, even the query parameter the header overrides."""
+    """The Last-Event-ID header, else the lastEventId query parameter: an integer >= 0, or None (an
+    empty one is not sent). Each one sent must be valid, even the query parameter the header overrides."""
     # Named and worded as the buffered handler's validation (Powertools, from the same pattern) names them.
     for value, name, where in ((header, "last-event-id", "header"), (query, "lastEventId", "query")):
         if value is not None and not _LAST_EVENT_ID.match(value):
             raise ValidationFailed("The request is not valid.", {"fields": [
                 {"field": name, "in": where, "reason": f"String should match pattern '{LAST_EVENT_ID_PATTERN}'"}]})
-    chosen = header if header is not None else query
-    return None if chosen is None else int(chosen)
+    chosen = header or query
+    return int(chosen) if chosen else None
 
 
 def start_after(session: dict[str, Any], last_event_id: int | None) -> int | None:

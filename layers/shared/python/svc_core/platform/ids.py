@@ -11,8 +11,10 @@ import time
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DIGIT = "[0-9A-HJKMNP-TV-Z]"
-_ULID_RE = f"{_DIGIT}{{26}}"
-_ULID_128_RE = re.compile(f"[0-7]{_DIGIT}{{25}}")   # 26 digits are 130 bits: a ULID's first is at most 7
+# 26 digits are 130 bits: a ULID's first is at most 7. The one form of a ULID, for the document's
+# patterns and the server's checks alike (a schema-valid id is never refused as "not a ULID").
+ULID_PATTERN = f"[0-7]{_DIGIT}{{25}}"
+_ULID_RE = re.compile(ULID_PATTERN)
 ULID_BITS = 128
 
 
@@ -32,7 +34,7 @@ def ulid_text(value: int) -> str:
 
 def ulid_value(text: str) -> int:
     """The 128-bit number a ULID (26 upper-case Crockford digits, the first 0 to 7) stands for."""
-    if not _ULID_128_RE.fullmatch(text):
+    if not _ULID_RE.fullmatch(text):
         raise ValueError(f"not a ULID: {text!r}")
     value = 0
     for char in text:
@@ -46,7 +48,7 @@ def new_id(prefix: str) -> str:
 
 def pattern(prefix: str) -> str:
     """The id of one kind of record, as a regular expression (a schema's pattern)."""
-    return f"^{prefix}_{_ULID_RE}$"
+    return f"^{prefix}_{ULID_PATTERN}$"
 
 
 def is_id(value: str, prefix: str) -> bool:

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from svc_core.domain import agents, projects
 from svc_core.domain.chat import MAX_CONTENT, MAX_TITLE, MESSAGE_STATUSES, MESSAGES_SHOWN
-from svc_core.domain.chat_stream import LAST_EVENT_ID_PATTERN
+from svc_core.domain.chat_stream import EVENT_ID_PATTERN
 from svc_core.rules.schemas import VISIBLE, RequestBody, id_of, name_text, unicode_text
 
 ProjectId = id_of(projects.PREFIX)
@@ -112,7 +112,7 @@ class ChatTurnStarted(BaseModel):
 
 class ChatStreamEvent(BaseModel):
     """One Server-Sent Event of the stream, as a client's parser reads it (fields id, event, data, retry)."""
-    id: str | None = Field(default=None, pattern=LAST_EVENT_ID_PATTERN,
+    id: str | None = Field(default=None, pattern=EVENT_ID_PATTERN,
                            description="the event's id, increasing per session (absent on a stream failure's error)")
     event: Literal["message_start", "content_delta", "tool_use", "tool_result", "usage", "message_stop",
                    "error", "done"] | None = Field(default=None, description="the event's name")
