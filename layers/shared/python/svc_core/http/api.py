@@ -48,7 +48,7 @@ from svc_core.auth.authenticate import authenticate, key_pepper
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.data.common import ConditionFailed
-from svc_core.http import cors, envelope, json_body
+from svc_core.http import cors, envelope, json_body, security_headers
 from svc_core.http.binding import Binder, RequestInvalid
 from svc_core.http.response import JSON, Response
 from svc_core.platform import ids, snapshot
@@ -63,10 +63,8 @@ from svc_core.rules import plans
 logging.getLogger("aws_lambda_powertools.event_handler").setLevel(logging.INFO)
 
 AUTHENTICATED = "authenticated"  # a route's scope when any valid credential may call it
-SECURITY_HEADERS = {
-    "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
-}
+# A page or a document sets its own Cache-Control and Content-Security-Policy (set_response_header).
+SECURITY_HEADERS = {"Cache-Control": "no-store", **security_headers.EVERY_ANSWER}
 
 
 @dataclass(frozen=True)
