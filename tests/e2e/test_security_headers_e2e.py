@@ -11,14 +11,14 @@ them under it: test_browser_reference.py, test_browser_login.py).
 from __future__ import annotations
 
 import re
-import secrets
 
 import httpx
 import pytest
 
+from tests.support.tenants_http import new_key, new_owner
+
 HSTS = "max-age=63072000; includeSubDomains"
 JSON_POLICY = "default-src 'none'; frame-ancestors 'none'"
-PASSWORD = "a long enough headers password"
 
 
 def assert_security_headers(answer: httpx.Response, what: str) -> None:
@@ -43,18 +43,8 @@ def concrete(path: str) -> str:
 
 @pytest.fixture(scope="module")
 def tenant_key(local_stack) -> str:
-    """A new tenant's API key (every scope of its owner), registered from an address of its own."""
-    email = f"headers-{secrets.token_hex(5)}@example.com"
-    with httpx.Client(base_url=local_stack.base_url + "/api/v1", timeout=30,
-                      transport=httpx.HTTPTransport(local_address="127.0.31.7")) as http:
-        assert http.post("/auth/register", json={"email": email, "password": PASSWORD, "name": "H"}).status_code == 201
-        login = http.post("/auth/login", json={"email": email, "password": PASSWORD})
-        assert login.status_code == 200, login.text
-        owner = {"Authorization": f"Bearer {login.json()['data']['accessToken']}"}
-        made = http.post("/api-keys", headers=owner, json={"name": "headers", "type": "sdk",
-                                                            "environment": "Development"})
-        assert made.status_code == 201, made.text
-        return made.json()["data"]["key"]
+    """A new tenant's API key (every scope of its owner)."""
+    return new_key(local_stack.base_url, new_owner(local_stack.base_url, "127.0.31.7"), "headers")
 
 
 def operations(base_url: str) -> list[tuple[str, str, dict]]:
