@@ -206,7 +206,7 @@ class Gateway:
             from svc_core.http import cors  # the shared layer's rules, as the functions apply them
             cors_headers = cors.response_headers(request.headers.get("Origin"), self.allowed_origins)
             self._write(request, 404, [("Content-Type", "application/json"), ("X-Request-Id", request_id),
-                                       *cors_headers.items()], _not_found_body(path, request_id))
+                                       *cors_headers.items(), *_security_headers()], _not_found_body(path, request_id))
             self.log(f"{request.command} {path} -> 404 (no route)")
             return
         route, params = matched
@@ -225,7 +225,8 @@ class Gateway:
         except Exception:  # the function crashed: API Gateway answers 502 (and Lambda logs the trace)
             self.log(traceback.format_exc())
             request_id = event["requestContext"]["requestId"]
-            status, headers = 502, [("Content-Type", "application/json"), ("X-Request-Id", request_id)]
+            status, headers = 502, [("Content-Type", "application/json"), ("X-Request-Id", request_id),
+                                    *_security_headers()]
             payload = _error_payload(request_id)
         self._write(request, status, headers, payload)
         self.log(f"{request.command} {path} -> {status} {route.function} "
@@ -265,6 +266,12 @@ def _from_proxy_result(result: dict[str, Any]) -> tuple[int, list[tuple[str, str
     return status, [(k, v) for k, vs in headers.items() for v in vs], payload
 
 
+def _security_headers() -> list[tuple[str, str]]:
+    """The security headers of every answer, on the gateway's own answers too (as the template's gateway responses)."""
+    from svc_core.http.security_headers import EVERY_ANSWER
+    return list(EVERY_ANSWER.items())
+
+
 def _error_payload(request_id: str) -> bytes:
     return json.dumps({"error": {"code": "INTERNAL_ERROR", "message": "The function failed.", "details": {}},
                        "meta": {"request_id": request_id}}).encode()
@@ -300,8 +307,8 @@ class _Streamed:
                 log(traceback.format_exc())
         if self.status is None:  # the app failed before answering: API Gateway answers 502
             request_id = self.event["requestContext"]["requestId"]
-            Gateway._write(self.request, 502, [("Content-Type", "application/json"), ("X-Request-Id", request_id)],
-                           _error_payload(request_id))
+            Gateway._write(self.request, 502, [("Content-Type", "application/json"), ("X-Request-Id", request_id),
+                                               *_security_headers()], _error_payload(request_id))
             return 502
         if not self.finished:  # cut short: the client must see the stream end, not wait for more
             self.request.close_connection = True

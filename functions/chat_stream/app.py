@@ -49,7 +49,7 @@ DESCRIPTION = (
     "error, done), `: keep-alive` comments every 15 s while waiting; the stream ends after `done`. "
     "With Last-Event-ID (or ?lastEventId=): every event after that id, then the new ones. 204 when there is "
     "nothing to stream. Authenticate with the Authorization header or ?token= (POST .../stream-token). "
-    "Streamed for real in AWS (API Gateway response streaming); buffered where streaming is off."
+    + streamed.STREAM_CAP + "Streamed for real in AWS (API Gateway response streaming); buffered where streaming is off."
 )
 
 

@@ -36,7 +36,8 @@ DESCRIPTION = (
     "while nothing comes. Without Last-Event-ID the stream starts with the events logged from now on; with it "
     "(or ?lastEventId=) it resumes after that event (the events of the 5 seconds before it may come again: "
     "deduplicate by id). `types`: comma-separated event names. A stream ends after 5 minutes at most; reconnect "
-    "with Last-Event-ID. Streamed for real in AWS (API Gateway response streaming); buffered where streaming is off."
+    "with Last-Event-ID. "
+    + streamed.STREAM_CAP + "Streamed for real in AWS (API Gateway response streaming); buffered where streaming is off."
 )
 
 

@@ -2,7 +2,8 @@
 
 A GatewayResponse template is plain `$context.xxx` substitution (no VTL), so rendering one is a
 substitution of sample context values; the result must parse as the error envelope with a code of
-the API's list, the status that code carries, and X-Request-Id.
+the API's list, the status that code carries, and X-Request-Id. Each carries the security headers of
+every answer too.
 """
 
 from __future__ import annotations
@@ -86,6 +87,33 @@ def test_a_gateway_response_renders_as_the_error_envelope(response_type):
     stamp = gateway_timestamp(envelope.meta.timestamp)
     assert stamp == MOMENT and stamp.utcoffset().total_seconds() == 0
     assert response["ResponseParameters"]["Headers"]["X-Request-Id"] == "context.requestId"
+
+
+# What every answer carries (docs/security.md); written out here, not read from the code that sends them.
+SECURITY_HEADERS = {
+    "Strict-Transport-Security": "max-age=63072000; includeSubDomains",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+}
+
+
+def static_headers(response: dict) -> dict[str, str]:
+    """The headers a gateway response sends as literals: API Gateway drops a value's outer quotes."""
+    headers = response["ResponseParameters"]["Headers"]
+    return {name: value[1:-1] for name, value in headers.items()
+            if len(value) >= 2 and value.startswith("'") and value.endswith("'")}
+
+
+@pytest.mark.parametrize("response_type", sorted(gateway_responses()))
+def test_a_gateway_response_carries_the_security_headers(response_type):
+    assert static_headers(gateway_responses()[response_type]) == SECURITY_HEADERS
+
+
+def test_the_functions_and_the_local_gateway_send_the_same_security_headers():
+    from svc_core.http.security_headers import EVERY_ANSWER
+    assert EVERY_ANSWER == SECURITY_HEADERS
 
 
 def test_a_message_with_quotes_stays_valid_json():

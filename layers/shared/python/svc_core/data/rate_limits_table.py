@@ -6,15 +6,23 @@ conditional UpdateItem that adds to the counter of the current window (or starts
 window), so the count is exact under any concurrency. The same condition refuses a
 credential that carries a revocation mark, which makes a revoked API key fail on its next
 use in every container, although containers cache key records.
+
+Open streams are counted here too, per holder (a credential, a tenant): item {pk: "streams#...",
+leases: {lease id: expiresAt}, ttl}. A stream's lease is one entry in each of its holders' maps,
+added to all of them at once (one transaction) only while each holds fewer than its cap, renewed
+while the stream runs, removed when it ends. An entry whose expiry has passed (its container died)
+is counted by nobody and dropped by the next stream that finds its holder full.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import values
-from svc_core.data.common import is_condition_failure
+from svc_core.data.common import cancellation_reasons, is_condition_failure
 from svc_core.platform.config import settings
 
 
@@ -144,3 +152,123 @@ def remembered(pk: str, now: float) -> bool:
     answer = aws.client("dynamodb").get_item(TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
                                              ConsistentRead=True)
     return int((answer.get("Item") or {}).get("ttl", {}).get("N", "0")) > now
+
+
+# ---- stream leases ------------------------------------------------------------------------------
+
+LEASE_ATTEMPTS = 8
+LEASE_ITEM_TTL_SECONDS = 3600  # an idle holder's item goes an hour after its last lease's expiry
+
+
+class HolderFull(Exception):
+    """A holder already has its cap of live leases: which one (its index), and when the first of them
+    expires (epoch seconds)."""
+
+    def __init__(self, index: int, soonest_expiry: int) -> None:
+        super().__init__(index, soonest_expiry)
+        self.index, self.soonest_expiry = index, soonest_expiry
+
+
+def take_lease(holders: list[tuple[str, int]], lease_id: str, expires_at: int, now: int) -> None:
+    """Add the lease to every holder's map at once, each holder (pk, cap) having fewer than its cap;
+    HolderFull for the first holder whose cap is taken by live leases."""
+    names = {"#l": "leases", "#id": lease_id, "#ttl": "ttl"}
+    items = [{"Update": {
+        "TableName": settings().rate_limits_table, "Key": {"pk": {"S": pk}},
+        "UpdateExpression": "SET #l.#id = :exp, #ttl = :ttl",
+        "ConditionExpression": "attribute_exists(#l) AND size(#l) < :cap",  # the map exists once per holder
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values(exp=expires_at, ttl=expires_at + LEASE_ITEM_TTL_SECONDS, cap=cap),
+    }} for pk, cap in holders]
+    for attempt in range(LEASE_ATTEMPTS):
+        try:
+            aws.client("dynamodb").transact_write_items(TransactItems=items)
+            return
+        except Exception as exc:
+            reasons = {code for code in cancellation_reasons(exc) if code not in (None, "None")}
+            if not reasons or reasons - {"ConditionalCheckFailed", "TransactionConflict"}:
+                raise
+            if "TransactionConflict" in reasons:  # streams opening at once: not all again at the same moment
+                time.sleep(random.uniform(0.01, 0.02 * 2 ** attempt))
+        # A holder without its map yet, with expired leases, really full, or busy with another stream.
+        for index, (pk, cap) in enumerate(holders):
+            leases = _leases_of(pk)
+            if leases is None:
+                _start_map(pk, now + LEASE_ITEM_TTL_SECONDS)
+                continue
+            live = [expiry for expiry in leases.values() if expiry > now]
+            if len(live) >= cap:
+                raise HolderFull(index, min(live))
+            expired = [lease for lease, expiry in leases.items() if expiry <= now]
+            if expired:
+                _drop_expired(pk, expired, now)
+    raise RuntimeError("the stream leases did not settle")
+
+
+def renew_lease(pks: list[str], lease_id: str, expires_at: int) -> bool:
+    """Push the lease's expiry on in every holder; False when a holder no longer has it (it expired
+    and was dropped: its slot may be another stream's now)."""
+    kept = True
+    for pk in pks:
+        try:
+            aws.client("dynamodb").update_item(
+                TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+                UpdateExpression="SET #l.#id = :exp, #ttl = :ttl", ConditionExpression="attribute_exists(#l.#id)",
+                ExpressionAttributeNames={"#l": "leases", "#id": lease_id, "#ttl": "ttl"},
+                ExpressionAttributeValues=values(exp=expires_at, ttl=expires_at + LEASE_ITEM_TTL_SECONDS))
+        except Exception as exc:
+            if not is_condition_failure(exc):
+                raise
+            kept = False
+    return kept
+
+
+def release_lease(pks: list[str], lease_id: str) -> None:
+    """Remove the lease from every holder (each is tried; the last failure is raised after)."""
+    failure: Exception | None = None
+    for pk in pks:
+        try:
+            aws.client("dynamodb").update_item(
+                TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+                UpdateExpression="REMOVE #l.#id", ConditionExpression="attribute_exists(#l)",
+                ExpressionAttributeNames={"#l": "leases", "#id": lease_id})
+        except Exception as exc:
+            if not is_condition_failure(exc):  # no map: nothing to remove
+                failure = exc
+    if failure is not None:
+        raise failure
+
+
+def _leases_of(pk: str) -> dict[str, int] | None:
+    """The holder's leases (lease id: expiry), None when it has no map yet."""
+    item = aws.client("dynamodb").get_item(TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+                                           ConsistentRead=True).get("Item") or {}
+    if "leases" not in item:
+        return None
+    return {lease: int(value["N"]) for lease, value in item["leases"]["M"].items()}
+
+
+def _start_map(pk: str, ttl: int) -> None:
+    try:
+        aws.client("dynamodb").update_item(
+            TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+            UpdateExpression="SET #l = :empty, #ttl = :ttl", ConditionExpression="attribute_not_exists(#l)",
+            ExpressionAttributeNames={"#l": "leases", "#ttl": "ttl"},
+            ExpressionAttributeValues={":empty": {"M": {}}, ":ttl": {"N": str(ttl)}})
+    except Exception as exc:
+        if not is_condition_failure(exc):  # another stream made it first
+            raise
+
+
+def _drop_expired(pk: str, expired: list[str], now: int) -> None:
+    """Remove leases that have expired, each only if it still has (renewed meanwhile, it stays)."""
+    names = {"#l": "leases", **{f"#e{i}": lease for i, lease in enumerate(expired)}}
+    try:
+        aws.client("dynamodb").update_item(
+            TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+            UpdateExpression="REMOVE " + ", ".join(f"#l.#e{i}" for i in range(len(expired))),
+            ConditionExpression=" AND ".join(f"#l.#e{i} <= :now" for i in range(len(expired))),
+            ExpressionAttributeNames=names, ExpressionAttributeValues=values(now=now))
+    except Exception as exc:
+        if not is_condition_failure(exc):
+            raise

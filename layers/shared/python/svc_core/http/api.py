@@ -17,7 +17,8 @@ that creates or checks credentials names its throttle group instead: counted per
 address), the scope checked, the body size, type and JSON checked (svc_core.http.json_body: UTF-8,
 nesting depth, numbers, duplicate keys), the input validated (svc_core.http.binding), the result
 wrapped in the envelope, every error mapped to its code, and the X-Request-Id, X-RateLimit-*,
-security and CORS headers on every response, errors included. A browser's CORS preflight (OPTIONS
+security and CORS headers on every response, errors included. A route answering Server-Sent Events
+holds a slot of its credential's and tenant's open streams while it answers (svc_core.auth.stream_slots). A browser's CORS preflight (OPTIONS
 with Origin and Access-Control-Request-Method) is answered before admission: no credential, not
 counted (svc_core.http.cors). Paths are written as in template.yaml.
 
@@ -48,9 +49,9 @@ from svc_core.auth.authenticate import authenticate, key_pepper
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.data.common import ConditionFailed
-from svc_core.http import cors, envelope, json_body
+from svc_core.http import cors, envelope, json_body, security_headers
 from svc_core.http.binding import Binder, RequestInvalid
-from svc_core.http.response import JSON, Response
+from svc_core.http.response import EVENT_STREAM, JSON, Response
 from svc_core.platform import ids, snapshot
 from svc_core.platform.config import settings
 from svc_core.platform.errors import (Conflict, Forbidden, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited,
@@ -63,10 +64,8 @@ from svc_core.rules import plans
 logging.getLogger("aws_lambda_powertools.event_handler").setLevel(logging.INFO)
 
 AUTHENTICATED = "authenticated"  # a route's scope when any valid credential may call it
-SECURITY_HEADERS = {
-    "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
-}
+# A page or a document sets its own Cache-Control and Content-Security-Policy (set_response_header).
+SECURITY_HEADERS = {"Cache-Control": "no-store", **security_headers.EVERY_ANSWER}
 
 
 @dataclass(frozen=True)
@@ -76,6 +75,7 @@ class RouteSpec:
     scope: str | None
     public: bool
     throttle: str | None = None  # a public route's group, counted per source address
+    stream: bool = False         # answers Server-Sent Events: each request holds a stream slot (auth.stream_slots)
 
 
 @dataclass
@@ -149,9 +149,13 @@ class Api:
             if not public:
                 raise ValueError(f"{method} {path}: a route with bearer credentials declares no other scheme")
             errors = (*errors, 401)
+        if media_type == EVENT_STREAM and public:
+            raise ValueError(f"{method} {path}: a stream is counted against its credential's open streams, "
+                             "so its route names a scope")
         if or_scheme is not None and public:
             raise ValueError(f"{method} {path}: or_scheme is an alternative to a scoped route's bearer credential")
-        spec = RouteSpec(method=method, path=path, scope=scope, public=public, throttle=throttle)
+        spec = RouteSpec(method=method, path=path, scope=scope, public=public, throttle=throttle,
+                         stream=media_type == EVENT_STREAM)
         doc = {"status": status, "response_model": response_model, "summary": summary, "description": description,
                "tags": tags, "raw": raw, "media_type": media_type, "errors": errors, "also": also,
                "security_scheme": security_scheme, "or_scheme": or_scheme}
@@ -461,7 +465,12 @@ class Api:
                 found = route.pattern.match(path)
                 if found is not None:
                     body = state.body[1] if state.body is not None else None
-                    return route.call(**route.binder.bind(found.groupdict(), event, body))
+                    arguments = route.binder.bind(found.groupdict(), event, body)
+                    if route.spec.stream and state.principal is not None:
+                        from svc_core.auth import stream_slots  # a stream's function only: not a start-up import
+                        with stream_slots.held(state.principal):  # the buffered answer of a stream
+                            return route.call(**arguments)
+                    return route.call(**arguments)
             raise self._no_route(method, path)
         except RequestInvalid as exc:
             fields = [_field_problem(error) for error in exc.errors]

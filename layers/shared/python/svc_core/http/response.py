@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 JSON = "application/json"
+EVENT_STREAM = "text/event-stream"  # a stream route's answer (svc_core.http.streamed): it takes a stream slot
 
 
 @dataclass

@@ -7,7 +7,8 @@ it in-process the same way, writing each chunk as it comes. The request is admit
 is (svc_core.http.api: credential, rate limit, tenant policy and IP allowlist, scope); errors until
 the stream starts are answered in the envelope; then a follower's events are written as they come,
 with heartbeat comments while nothing does, until the follower is finished, the stream's time is up
-or the client goes away.
+or the client goes away. Each stream holds a slot of its credential's and tenant's open streams
+(svc_core.auth.stream_slots) from before it opens until it ends, renewed while it runs.
 
 What a stream sends is the route's business (a StreamRoute: how to open its follower, format an
 event, its timings); this module is the transport only (functions/chat_stream, functions/event_stream).
@@ -24,12 +25,17 @@ from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
+from svc_core.auth import stream_slots
 from svc_core.http import envelope
 from svc_core.http.api import JSON, Api
+from svc_core.http.response import EVENT_STREAM
 from svc_core.platform.errors import MethodNotAllowed, NotFound, ServiceError
 from svc_core.platform.log import logger
 
-EVENT_STREAM = "text/event-stream"
+# What a stream route's description says of the caps (svc_core.auth.stream_slots), with their defaults.
+STREAM_CAP = ("A credential may hold 10 streams open at once and a tenant 50 (the chat and event streams together, "
+              "by default): one more is 429 RATE_LIMIT_EXCEEDED with `details.counter` `credential_streams` or "
+              "`tenant_streams`, and Retry-After. ")
 
 
 class Follower(Protocol):
@@ -96,8 +102,30 @@ async def _watch_disconnect(receive, gone: asyncio.Event) -> None:
             return
 
 
-async def _pump(route: StreamRoute, follower: Follower, receive, send) -> None:
-    """Write the events as they come; heartbeats while waiting; stop when the client is gone."""
+class _SlotKeeper:
+    """A stream's slot while the stream runs: renewed in time, given back once, before the stream's
+    last byte (a client that reconnects at once finds it free) or when the stream ends otherwise."""
+
+    def __init__(self, slot: stream_slots.Slot | None) -> None:
+        self.slot = slot
+        self.next_renewal = time.monotonic() + stream_slots.renew_every_seconds()
+
+    async def keep(self) -> bool:
+        """False when the slot was lost (given up as expired): the stream ends."""
+        if self.slot is None or time.monotonic() < self.next_renewal:
+            return True
+        self.next_renewal = time.monotonic() + stream_slots.renew_every_seconds()
+        return await asyncio.to_thread(stream_slots.renew, self.slot)
+
+    async def give_back(self) -> None:
+        slot, self.slot = self.slot, None
+        if slot is not None:
+            await asyncio.to_thread(stream_slots.release, slot)
+
+
+async def _pump(route: StreamRoute, follower: Follower, receive, send, keeper: _SlotKeeper) -> None:
+    """Write the events as they come; heartbeats while waiting; keep the stream's slot; stop when the
+    client is gone (or the slot was lost: the client reconnects as after any end)."""
     poll, heartbeat_seconds, max_seconds = route.timing()
     loop = asyncio.get_running_loop()
     gone = asyncio.Event()
@@ -123,6 +151,8 @@ async def _pump(route: StreamRoute, follower: Follower, receive, send) -> None:
             now = loop.time()
             if follower.finished or now >= deadline:
                 break
+            if not await keeper.keep():
+                break
             if events:
                 continue
             if now - last_write >= heartbeat_seconds:
@@ -134,6 +164,7 @@ async def _pump(route: StreamRoute, follower: Follower, receive, send) -> None:
             except asyncio.TimeoutError:
                 pass
         if not gone.is_set():
+            await keeper.give_back()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     except OSError:
         pass  # the client went away while we wrote: nothing to tell anyone
@@ -154,15 +185,26 @@ async def _lifespan(receive, send) -> None:
 def asgi_app(api: Api, route: StreamRoute) -> Callable[..., Any]:
     """The ASGI app serving this one route streamed (other paths 404, other methods 405)."""
 
-    def open_follower(event: dict[str, Any], state) -> Any:
-        """Admission and the start of the stream: everything that may still answer an error envelope."""
+    def open_follower(event: dict[str, Any], state) -> tuple[Any, stream_slots.Slot | None]:
+        """Admission and the start of the stream: everything that may still answer an error envelope.
+        The follower and the stream's slot (given back here when there is no stream)."""
         api.admit(event, state)
         if event["resource"] != route.resource:
             raise NotFound("No such route.", {"path": event["path"], "method": event["httpMethod"]})
         if event["httpMethod"] != "GET":
             raise MethodNotAllowed(f"{event['httpMethod']} is not allowed on this path.", {"allowed": ["GET"]},
                                    {"Allow": "GET"})
-        return route.open(event)
+        slot = stream_slots.take(state.principal) if state.principal is not None else None
+        try:
+            follower = route.open(event)
+        except BaseException:
+            if slot is not None:
+                stream_slots.release(slot)
+            raise
+        if follower is None and slot is not None:
+            stream_slots.release(slot)
+            slot = None
+        return follower, slot
 
     async def app(scope: dict[str, Any], receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -182,8 +224,9 @@ def asgi_app(api: Api, route: StreamRoute) -> Callable[..., Any]:
                                               "status": status, "preflight": True})
                 return
             refusal: ServiceError | None = None
+            follower, slot = None, None
             try:
-                follower = await asyncio.to_thread(open_follower, event, state)
+                follower, slot = await asyncio.to_thread(open_follower, event, state)
             except ServiceError as exc:
                 refusal = exc
             except Exception:
@@ -198,10 +241,14 @@ def asgi_app(api: Api, route: StreamRoute) -> Callable[..., Any]:
                 status = 204
                 await _answer(send, 204, {**api.response_headers(state), "Cache-Control": "no-cache"}, b"")
             else:
-                await send({"type": "http.response.start", "status": 200, "headers": _header_list({
-                    **api.response_headers(state), "Content-Type": EVENT_STREAM, "Cache-Control": "no-cache",
-                    "X-Accel-Buffering": "no"})})
-                await _pump(route, follower, receive, send)
+                keeper = _SlotKeeper(slot)
+                try:
+                    await send({"type": "http.response.start", "status": 200, "headers": _header_list({
+                        **api.response_headers(state), "Content-Type": EVENT_STREAM, "Cache-Control": "no-cache",
+                        "X-Accel-Buffering": "no"})})
+                    await _pump(route, follower, receive, send, keeper)
+                finally:  # however the stream ended: its end, the client gone, a failure
+                    await keeper.give_back()
             logger.info("request", extra={"method": event["httpMethod"], "resource": event["resource"],
                                           "status": status, "streamed": True,
                                           "latency_ms": round((time.perf_counter() - started) * 1000, 2)})

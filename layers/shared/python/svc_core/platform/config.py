@@ -118,6 +118,11 @@ class Settings:
     event_stream_poll_ms: int = 250
     event_stream_heartbeat_seconds: float = 15.0
     event_stream_max_seconds: float = 300.0
+    # Streams (every route answering text/event-stream): how many may be open at once per credential and
+    # per tenant, and how long a stream's lease lasts unless renewed (a container that died frees its slots then).
+    stream_cap_per_credential: int = 10
+    stream_cap_per_tenant: int = 50
+    stream_lease_seconds: int = 60
     # Billing: the ledger's table, Idempotency-Key records, the payment provider ("test": settles at once,
     # says so; "stripe": the Stripe API with the keys in the secret), what a new tenant starts with.
     billing_table: str = "billing"
