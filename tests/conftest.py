@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 for path in (ROOT / "layers" / "shared" / "python", ROOT):
@@ -22,7 +23,12 @@ os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local
                    "MODEL_PROVIDER": "offline", "SVC_FORBID_REAL_MODEL": "1"})
 for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
     os.environ.pop(name, None)
-PRISTINE_ENVIRONMENT = dict(os.environ)  # before any stack sets its variables
+PRISTINE_ENVIRONMENT = dict(os.environ)
+
+# Property tests judge answers, never speed: hypothesis's per-example deadline (200 ms) and its
+# too-slow health check fail a correct test on a busy machine (seen in CI at load 12 on 2 cores).
+settings.register_profile("svc", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("svc")  # before any stack sets its variables
 
 
 @pytest.fixture(scope="session")
