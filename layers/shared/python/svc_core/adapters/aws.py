@@ -19,8 +19,9 @@ count the retries only, one more attempt than it says):
 |                           |         |       |          | hits, failed redemptions) may count one twice: on the |
 |                           |         |       |          | strict side, accepted                                 |
 | sqs (send_message)        | 1 s     | 2 s   | 3        | queues deliver at least once: workers already dedupe   |
-| events (put_events)       | 1 s     | 5 s   | 3        | at least once too: consumers dedupe by event id; only |
-|                           |         |       |          | the outbox publisher (not an API request) sends       |
+| events (put_events)       | 1 s     | 2 s   | 3        | at least once too: consumers dedupe by event id; only |
+|                           |         |       |          | the outbox publisher (not an API request, but 15 s    |
+|                           |         |       |          | too: a batch cut off is handed back whole) sends      |
 | secretsmanager            | 1 s     | 2 s   | 3        | reads; put_secret_value gets botocore's token         |
 | kms                       | 1 s     | 2 s   | 3        | generate_data_key and decrypt change nothing          |
 | bedrock-runtime (model)   | 2 s     | given | 2        | changes nothing (costs a call); a long answer reads   |
@@ -171,7 +172,7 @@ DEFAULT = Profile(connect_timeout=2, read_timeout=10, max_attempts=3)
 PROFILES: dict[str, Profile] = {   # the table of the module's docstring
     "dynamodb": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "sqs": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
-    "events": Profile(connect_timeout=1, read_timeout=5, max_attempts=3),
+    "events": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "secretsmanager": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "kms": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "bedrock-runtime": Profile(connect_timeout=2, read_timeout=120, max_attempts=2),
