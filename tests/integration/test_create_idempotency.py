@@ -187,3 +187,19 @@ def test_a_create_that_did_not_commit_is_made_by_a_retry_once_its_claim_has_ende
     assert aws.error_code(refused.value) == "TransactionCanceledException"
     assert [p["id"] for p in stored_projects(tenant)] == [later.data["id"]]
     assert api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "stalled-2"}).data == later.data
+
+
+@pytest.mark.parametrize("function", ["agents", "secrets", "chat"])
+def test_the_other_creates_that_committed_but_answered_503_are_recognised_too(stack, monkeypatch, function):
+    event, make_body = CREATES[function]
+    _, key = stack.tenant_with_key()
+    body = make_body()
+    with monkeypatch.context() as stall:
+        _stalled_transactions(stall, commit=True)
+        first = call(function, event, token=key, body=body, headers={HEADER: f"{function}-stalled"})
+    assert first.status == 503, first
+    again = call(function, event, token=key, body=body, headers={HEADER: f"{function}-stalled"})
+    assert again.status == 201 and again.headers.get("idempotent-replayed") == "true", again
+    lists = {"agents": "Agents-ListAgents", "secrets": "Secrets-ListSecrets", "chat": "Chat-ListChatSessions"}
+    listed = call(function, lists[function], token=key)
+    assert [item["id"] for item in listed.data["items"]] == [again.data["id"]]

@@ -264,7 +264,8 @@ def same_item(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
     return a.keys() == b.keys() and all(_normal(a[k]) == _normal(b[k]) for k in a)
 
 
-def create_item(table: str, item: dict[str, Any], key_attribute: str, client: Any = None) -> None:
+def create_item(table: str, item: dict[str, Any], key_attribute: str, client: Any = None,
+                answer: dict[str, Any] | None = None) -> None:
     """Store a new item (attribute values) unless one with its key exists: ConditionFailed then.
 
     A put_item with attribute_not_exists is not idempotent by itself: when botocore retries it after
@@ -275,7 +276,7 @@ def create_item(table: str, item: dict[str, Any], key_attribute: str, client: An
     """
     if _companion.get() is not None:  # with its companion, in one transaction (its token makes a retry harmless)
         transact([{"Put": {"TableName": table, "Item": item, "ConditionExpression": "attribute_not_exists(#k)",
-                           "ExpressionAttributeNames": {"#k": key_attribute}}}])
+                           "ExpressionAttributeNames": {"#k": key_attribute}}}], answer=answer)
         return
     client = client or aws.client("dynamodb")
     try:
