@@ -15,7 +15,7 @@ PAUSE_SECONDS = 15
 
 
 @SOAK
-def test_the_session_survives_both_datastores_paused_longer_than_a_request_waits(soak_stack):
+def test_the_session_survives_both_datastores_paused_longer_than_a_request_waits(soak_stack):  # noqa: F811
     report = soak.run(soak_stack, calls=CALLS, seed=SEED + 2, pause_seconds=PAUSE_SECONDS)
     _check(report)   # lost, phantom, duplicated, redelivered 0; no 500, no 502
     assert report.paused_seconds == PAUSE_SECONDS and report.calls_during_pause > 0
