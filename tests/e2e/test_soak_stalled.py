@@ -20,7 +20,9 @@ def test_the_session_survives_both_datastores_paused_longer_than_a_request_waits
     _check(report)   # lost, phantom, duplicated, redelivered 0; no 500, no 502
     assert report.paused_seconds == PAUSE_SECONDS and report.calls_during_pause > 0
     assert report.statuses[503] > 0   # requests caught in the pause said so
-    assert report.retried > 0 and report.retries_unsettled == 0
+    # Creates caught in it (most runs have some: which calls the pause catches is chance) were sent
+    # again with their key until answered; tests/integration/test_create_idempotency.py shows each case.
+    assert report.retries_unsettled == 0
     # A change answered 503 may still commit (the datastore ran it after the pause): never a wrong 5xx,
     # and a create's retry with its key was answered from the key's record when it had.
     assert report.wrong_5xx == 0
