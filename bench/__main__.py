@@ -53,8 +53,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="chat turns streamed on the local stack, one after the other (default 20)")
     parser.add_argument("--soak-calls", type=int, default=20000,
                         help="API calls of each conservation soak run (default 20000; --only soak)")
-    parser.add_argument("--soak-pause", type=float, default=5.0,
-                        help="seconds both datastores are paused in the second soak run (default 5)")
+    parser.add_argument("--soak-pause", type=float, action="append",
+                        help="seconds both datastores are paused mid-way in a soak run after the baseline "
+                             "(repeatable; default 5 and 15)")
     parser.add_argument("--no-install", action="store_true",
                         help="do not pip-install bench/requirements.txt; skip the FastAPI + Mangum baseline")
     parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks", "chat", "soak"),
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
                                                                               args.chat_turns)))
         if "soak" in parts:
             rows += soak.rows(timed("soak", lambda: soak.measure(load.stack_env(clean_env), args.soak_calls,
-                                                                 args.clients, args.soak_pause, _say)))
+                                                                 args.clients, args.soak_pause or [5.0, 15.0], _say)))
     finally:
         fixture.stop()
 

@@ -1,6 +1,8 @@
 """The conservation soak, longer than CI's (devstack/soak.py says what it counts): the same seeded
-session twice on a local stack of its own, once as it is and once with both datastores paused
-mid-way; the paused run's throughput is reported as a ratio of the unpaused one (the baseline)."""
+session on a local stack of its own, once as it is and once per pause with both datastores paused
+that long mid-way (5 s and 15 s: longer than a request's time, so requests answer 503 and creates
+are retried with their Idempotency-Key); the paused runs' throughput is reported as a ratio of the
+unpaused one (the baseline)."""
 
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ import sys
 from typing import Any
 
 
-def measure(env: dict[str, str], calls: int, clients: int, pause: float, progress) -> list[dict[str, Any]]:
+def measure(env: dict[str, str], calls: int, clients: int, pauses: list[float], progress) -> list[dict[str, Any]]:
     runs = []
-    for seconds in (0.0, pause):
+    for seconds in (0.0, *pauses):
         progress(f"soak: {calls} calls from {clients} clients" + (f", datastores paused {seconds:g} s" if seconds else ""))
         done = subprocess.run([sys.executable, "-m", "devstack.soak", "--calls", str(calls), "--clients",
                                str(clients), "--pause", str(seconds), "--seed", "7", "--json"],
@@ -45,5 +47,14 @@ def rows(runs: list[dict[str, Any]]) -> list[tuple]:
                     f"{run['calls']} calls in {run['seconds']:.0f} s; committed {run['committed']}, on the bus "
                     f"{run['published']} ({run['published_twice']} twice), delivered {run['delivered']} of {run['expected_deliveries']}; lost "
                     f"{run['lost']}, phantom {run['phantom']}, duplicated {run['duplicated']}, wrong 5xx "
-                    f"{run['wrong_5xx']}; settled {run['settle_seconds']:.1f} s after the last call"))
+                    f"{run['wrong_5xx']}; 5xx {_five_xx(run)}; creates retried with their key {run['retried']}, "
+                    f"recognised as committed {run['recognised']}; settled {run['settle_seconds']:.1f} s after the "
+                    "last call"))
     return out
+
+
+def _five_xx(run: dict[str, Any]) -> str:
+    """The 5xx answers by status (first answers and retries'), or 0."""
+    counts = {status: run["statuses"].get(status, 0) + run["retry_statuses"].get(status, 0)
+              for status in {*run["statuses"], *run["retry_statuses"]} if int(status) >= 500}
+    return ", ".join(f"{n} x {status}" for status, n in sorted(counts.items())) or "0"

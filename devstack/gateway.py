@@ -7,6 +7,8 @@ resourcePath; pathParameters; single and multi-value headers and query strings; 
 body for binary content) and is passed to the function's real handler. A path no route
 matches gets the API's own 404 envelope, as the template's gateway response gives it, with the CORS
 headers the functions' answers carry (svc_core.http.cors: for the origins of the AllowedOrigins parameter).
+A function that has not answered after API Gateway's integration timeout (29 s) gets the template's
+INTEGRATION_TIMEOUT gateway response (504 in the error envelope), as the deployed API answers it.
 
 Routes API Gateway streams (ResponseTransferMode RESPONSE_STREAM, a Lambda Web Adapter function)
 are served as the adapter serves them: the function's ASGI app gets the HTTP request with API
@@ -161,6 +163,9 @@ class Gateway:
         # The local stack's own pages (GET only, JSON, never part of the API nor deployed).
         self.local_routes = local_routes or {}
         self.streaming = streaming
+        # API Gateway's integration timeout (a REST API's default, 29 s): a function still running
+        # then gets the INTEGRATION_TIMEOUT gateway response. Streamed routes have their own.
+        self.integration_timeout = INTEGRATION_TIMEOUT_SECONDS
         gateway = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -218,10 +223,12 @@ class Gateway:
                      f"{(time.perf_counter() - started) * 1000:.1f} ms")
             return
         try:
-            result = self.functions[route.function].invoke(event)
+            result = _within(self.integration_timeout, self.functions[route.function].invoke, event)
             status, headers, payload = _from_proxy_result(result)
             if path == HEALTH_PATH and status == 200 and self.local_health is not None:
                 payload = _with_local_health(payload, self.local_health())
+        except IntegrationTimeout:  # API Gateway stops waiting (the function may still be running)
+            status, headers, payload = gateway_response("INTEGRATION_TIMEOUT", event)
         except Exception:  # the function crashed: API Gateway answers 502 (and Lambda logs the trace)
             self.log(traceback.format_exc())
             request_id = event["requestContext"]["requestId"]
@@ -245,6 +252,48 @@ class Gateway:
 
 
 HEALTH_PATH = "/api/v1/health"
+INTEGRATION_TIMEOUT_SECONDS = 29.0
+
+
+class IntegrationTimeout(Exception):
+    """The function did not answer within the integration timeout."""
+
+
+def _within(seconds: float, invoke, event: dict[str, Any]) -> Any:
+    """invoke(event)'s answer, or IntegrationTimeout when it takes longer than `seconds` (the
+    invocation goes on in its own thread, as a Lambda function outlives API Gateway's wait)."""
+    answer: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            answer["result"] = invoke(event)
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            answer["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="gateway-integration", daemon=True).start()
+    if not done.wait(seconds):
+        raise IntegrationTimeout()
+    if "error" in answer:
+        raise answer["error"]
+    return answer["result"]
+
+
+def gateway_response(response_type: str, event: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+    """API Gateway's own answer of this type as template.yaml's GatewayResponses give it: its status,
+    its body template with the request's $context values, and its X-Request-Id header."""
+    from devstack.template import load
+    response = load()["Resources"]["Api"]["Properties"]["GatewayResponses"][response_type]
+    context = event["requestContext"]
+    values = {name: context[name] for name in ("requestId", "requestTime", "path")}
+    body = re.sub(r"\$context\.([A-Za-z.]+[A-Za-z])", lambda found: values[found.group(1)],
+                  response["ResponseTemplates"]["application/json"])
+    headers = [("Content-Type", "application/json")]
+    for name, source in response["ResponseParameters"]["Headers"].items():
+        headers.append((name, values[source.removeprefix("context.")]))
+    return int(response["StatusCode"]), headers, body.encode()
 
 
 def _with_local_health(payload: bytes, local: dict[str, Any]) -> bytes:

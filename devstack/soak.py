@@ -7,9 +7,16 @@ project, deletes (of real and of missing ids), reads, validation errors, patholo
 duplicate registrations and new ones. Optionally the datastores (the AWS emulator and DynamoDB
 Local) are paused with SIGSTOP for a few seconds in the middle, then resumed with SIGCONT.
 
+Every create carries its marker as its Idempotency-Key; one answered 5xx (or not at all) is sent
+again with that key, after its Retry-After, as a client should, until it gets an answer that is
+not "try later". A retry answered from the key's record (Idempotent-Replayed) is a recognised
+create: the first attempt's change had committed although its answer was 5xx.
+
 What is counted at the end:
 - committed changes: what the answers say, reconciled with the final state (every write carries a
-  unique marker, so a change answered 5xx that did commit is found, and counted as a wrong 5xx);
+  unique marker, so a change answered 5xx that did commit is found: after a 503 or 504, which say
+  the outcome is unknown, it is counted as committed after an unknown answer; after any other 5xx,
+  as a wrong 5xx; a create whose retry made a second project is a duplicate);
 - published events: every event that reached the bus, captured by a rule of our own into a queue;
 - delivered events: a loopback receiver subscribed to all event types verifies each delivery with
   the `standardwebhooks` package.
@@ -79,6 +86,9 @@ class Call:
     during_pause: bool = False
     detail: str = ""
     mixed_up: bool = False         # a success whose answer is not the data this request sent
+    retries: list[int] = field(default_factory=list)   # a create's retries' statuses, with its key
+    recognised: bool = False       # a retry answered from the key's record (the first attempt committed)
+    unsettled: bool = False        # no retry got an answer other than "try later"
 
 
 # The counts that must be 0 at the end of a session, and how the summary names them.
@@ -86,7 +96,16 @@ PROBLEM_COUNTS = {
     "lost": "lost", "phantom": "phantom", "duplicated": "duplicated", "redelivered": "redelivered",
     "wrong_5xx": "wrong 5xx", "not_enveloped": "not in the envelope", "unordered": "unordered objects",
     "bad_signatures": "bad signatures", "mixed_up": "answers showing another request's data",
+    "retries_unsettled": "creates still unanswered after their retries",
 }
+# A 5xx that says the outcome is unknown (the datastore did not answer in time, or the gateway
+# stopped waiting): a change may still commit after it, which is then no wrong answer.
+UNKNOWN_OUTCOME = (503, 504)
+STALL_SECONDS = 30.0           # settling: nothing in flight and nothing moved for this long ends it
+IN_FLIGHT_PATIENCE = 600.0     # settling: something in flight that has not moved for this long ends it
+RETRY_ATTEMPTS = 12            # a create's retries with its key, each after the answer's Retry-After
+RETRY_AFTER_DEFAULT = 2.0      # seconds, when an answer gives none (no answer at all)
+
 
 
 @dataclass
@@ -108,6 +127,11 @@ class Report:
     unordered: int = 0
     bad_signatures: int = 0
     mixed_up: int = 0              # answers that show another request's data
+    retried: int = 0               # creates answered 5xx (or not at all), sent again with their key
+    recognised: int = 0            # of those, retries answered from the key's record: committed at first
+    retries_unsettled: int = 0     # creates whose retries never got a final answer
+    retry_statuses: Counter = field(default_factory=Counter)
+    committed_after_unknown: int = 0   # changes answered 503/504 that committed afterwards
     paused_seconds: float = 0.0
     calls_during_pause: int = 0
     statuses_during_pause: Counter = field(default_factory=Counter)
@@ -122,7 +146,7 @@ class Report:
         """The report as one JSON object, with its problems (dataclasses.asdict would turn a Counter's
         items into keys: the status counts are written as {status: count})."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        for name in ("statuses", "statuses_during_pause"):
+        for name in ("statuses", "statuses_during_pause", "retry_statuses"):
             fields[name] = {str(status): count for status, count in sorted(fields[name].items())}
         return json.dumps({**fields, "problems": self.problems()}, default=str)
 
@@ -136,6 +160,11 @@ class Report:
             "the last call)",
             ", ".join(f"{label} {getattr(self, name)}" for name, label in PROBLEM_COUNTS.items()),
         ]
+        if self.retried:
+            retries = ", ".join(f"{s}: {n}" for s, n in sorted(self.retry_statuses.items()))
+            lines.append(f"creates retried with their Idempotency-Key {self.retried} (retries' answers {retries}); "
+                         f"recognised as committed by the first attempt {self.recognised}; changes committed "
+                         f"after a 503/504 {self.committed_after_unknown}")
         if self.paused_seconds:
             during = ", ".join(f"{s}: {n}" for s, n in sorted(self.statuses_during_pause.items()))
             lines.append(f"datastores paused {self.paused_seconds:.1f} s; {self.calls_during_pause} calls answered "
@@ -224,6 +253,17 @@ class BusCapture:
                 {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
 
 
+def _retry_after(response: httpx.Response | None) -> float:
+    try:
+        return float(response.headers["Retry-After"]) if response is not None else RETRY_AFTER_DEFAULT
+    except (KeyError, ValueError):
+        return RETRY_AFTER_DEFAULT
+
+
+def _in_progress(response: httpx.Response) -> bool:
+    return response.status_code == 409 and _envelope(response)[2] == "REQUEST_IN_PROGRESS"
+
+
 def _envelope(response: httpx.Response) -> tuple[bool, dict[str, Any] | None, str | None]:
     """(in the envelope, data, error code) of an answer."""
     if response.status_code == 204:
@@ -303,9 +343,13 @@ class Session:
             call.enveloped, _, call.code = _envelope(response)
             if call.code:
                 call.detail = response.text[:300]
-        call.during_pause = self.paused.is_set() or time.monotonic() - self.pause_ended_at < 2
+        call.during_pause = call.during_pause or self._pausing()
         with self.lock:
             self.calls.append(call)
+
+    def _pausing(self) -> bool:
+        """Whether an answer now comes during the pause (or just after it, as the backlog clears)."""
+        return self.paused.is_set() or time.monotonic() - self.pause_ended_at < 2
 
     def client_loop(self, index: int) -> None:
         rng = random.Random(self.seed * 1000 + index)
@@ -326,15 +370,40 @@ class Session:
             return rng.choice(known) if known else None
 
     def _op_create(self, http, rng, tenant, index, marker) -> None:
-        response = http.post(f"{self.base}/projects", headers=self._auth(tenant),
-                             json={"name": f"p-{marker}", "description": f"d-{marker}", "language": "python"})
-        call = Call(index, "create", response.status_code, None, marker, tenant=tenant)
-        if response.status_code == 201:
+        headers = {**self._auth(tenant), "Idempotency-Key": marker}
+        body = {"name": f"p-{marker}", "description": f"d-{marker}", "language": "python"}
+        send = lambda: http.post(f"{self.base}/projects", headers=headers, json=body)  # noqa: E731
+        try:
+            response: httpx.Response | None = send()
+            call = Call(index, "create", response.status_code, None, marker, tenant=tenant)
+        except httpx.HTTPError as exc:  # no answer at all: counted as status 0, and sent again
+            response, call = None, Call(index, "create", 0, type(exc).__name__, marker, tenant=tenant, enveloped=False)
+        first, call.during_pause = response, self._pausing()
+        if response is None or response.status_code >= 500:
+            response = self._retry(send, response, call)
+            call.unsettled = response is None
+        if response is not None and response.status_code == 201:
             call.object_id = response.json()["data"]["id"]
             call.mixed_up = response.json()["data"]["name"] != f"p-{marker}"
             with self.lock:
                 self.projects[tenant].append(call.object_id)
-        self._record(call, response)
+        self._record(call, first)
+
+    def _retry(self, send, response: httpx.Response | None, call: Call) -> httpx.Response | None:
+        """Send a create answered 5xx (or not at all) again with its key, after the answer's
+        Retry-After, while the answers say to try later (5xx, or 409 REQUEST_IN_PROGRESS)."""
+        for _ in range(RETRY_ATTEMPTS):
+            time.sleep(_retry_after(response))
+            try:
+                response = send()
+            except httpx.HTTPError:
+                response = None
+            call.retries.append(response.status_code if response is not None else 0)
+            if response is not None and response.headers.get("Idempotent-Replayed") == "true":
+                call.recognised = True
+            if response is not None and response.status_code < 500 and not _in_progress(response):
+                return response
+        return None
 
     def _op_patch(self, http, rng, tenant, index, marker, project_id: str | None = None) -> None:
         project_id = project_id or self._pick(rng, tenant)
@@ -451,7 +520,7 @@ class Session:
 
 
 def run(stack: Any, *, calls: int = 2000, clients: int = 8, tenants: int = 4, seed: int = 1,
-        pause_seconds: float = 0.0, settle_timeout: float = 90.0, log=print) -> Report:
+        pause_seconds: float = 0.0, stall_seconds: float = STALL_SECONDS, log=print) -> Report:
     """Play the session against a started LocalStack and count; see the module's docstring."""
     session = Session(stack, calls=calls, clients=clients, tenants=tenants, seed=seed, log=log)
     report = Report()
@@ -470,16 +539,21 @@ def run(stack: Any, *, calls: int = 2000, clients: int = 8, tenants: int = 4, se
         for thread in threads:
             thread.join()
         report.seconds = time.monotonic() - started
-        _count(session, report, settle_timeout)
+        _count(session, report, stall_seconds)
     finally:
         session.receiver.stop()
     return report
 
 
-def _count(session: Session, report: Report, settle_timeout: float) -> None:
+def _count(session: Session, report: Report, stall_seconds: float) -> None:
     calls = session.calls
     report.calls = len(calls)
     report.statuses = Counter(c.status for c in calls)
+    retried = [c for c in calls if c.retries]
+    report.retried = len(retried)
+    report.retry_statuses = Counter(status for c in retried for status in c.retries)
+    report.recognised = sum(1 for c in retried if c.recognised)
+    report.retries_unsettled = sum(1 for c in retried if c.unsettled)
     report.not_enveloped = sum(1 for c in calls if not c.enveloped)
     report.mixed_up = sum(1 for c in calls if c.mixed_up)
     during = [c for c in calls if c.during_pause]
@@ -500,11 +574,10 @@ def _count(session: Session, report: Report, settle_timeout: float) -> None:
     wanted = [e for e in expected if e["type"].startswith("project.")]
     report.expected_deliveries = len(wanted)  # one subscription per tenant: one delivery per change
 
-    # Wait for the pipeline to settle: every expected delivery in, or the time is up.
     settle_started = time.monotonic()
-    while session.receiver.count() < report.expected_deliveries and \
-            time.monotonic() - settle_started < settle_timeout:
-        time.sleep(0.25)
+    unsettled = _settle(session, report.expected_deliveries, stall_seconds)
+    if unsettled:
+        report.notes.append(f"the pipeline did not settle: {unsettled}")
     time.sleep(1.0)  # late duplicates, if any, arrive in this second too
     report.settle_seconds = time.monotonic() - settle_started
     bus = session.capture.drain()
@@ -534,8 +607,10 @@ def _count(session: Session, report: Report, settle_timeout: float) -> None:
     # An extra event for a change that committed once is a duplicate; one for a change answered 5xx,
     # a wrong 5xx (it did commit); one for no change at all, a phantom.
     committed_keys = Counter((c["type"], c["object"], c["marker"]) for c in wanted)
-    failed_5xx = {("project.updated", c.object_id, c.marker) for c in calls if c.op == "patch" and c.status >= 500}
-    failed_5xx |= {("project.deleted", c.object_id, None) for c in calls if c.op == "delete" and c.status >= 500}
+    failed_5xx = {("project.updated", c.object_id, c.marker): c.status for c in calls
+                  if c.op == "patch" and c.status >= 500}
+    failed_5xx |= {("project.deleted", c.object_id, None): c.status for c in calls
+                   if c.op == "delete" and c.status >= 500}
     # A set-up tenant's own creation events reach its webhook when the webhook was registered before
     # they were fanned out: committed changes, delivered at most once.
     registrations = Counter((c["type"], c["object"], None) for c in expected
@@ -546,14 +621,16 @@ def _count(session: Session, report: Report, settle_timeout: float) -> None:
         elif count and committed_keys[key]:
             report.duplicated += count
         elif count and key in failed_5xx:
-            report.wrong_5xx += 1
+            _count_committed_5xx(report, failed_5xx[key])
         elif count:
             report.phantom += count
             answered = [f"{c.op} {c.status} {c.code or ''}".strip() for c in calls if c.marker and c.marker == key[2]]
             report.notes.append(f"event with no committed change: {key}" + (f", answered {answered}" if answered else ""))
     # Registration events are not delivered (their tenants have no subscription): on the bus, exactly one each.
     registered = [e for e in expected if e["type"] in ("tenant.created", "user.created")]
-    bus_registrations = Counter((e["type"], e["tenantId"]) for e in bus if e["type"] in ("tenant.created", "user.created"))
+    # By event id: an event the publisher put on the bus twice (a retried call) is one event.
+    bus_registrations = Counter((e["type"], e["tenantId"]) for e in {e["id"]: e for e in bus}.values()
+                                if e["type"] in ("tenant.created", "user.created"))
     for change in registered:
         key = (change["type"], change["object"])
         if bus_registrations[key]:
@@ -563,6 +640,36 @@ def _count(session: Session, report: Report, settle_timeout: float) -> None:
     report.phantom += sum(bus_registrations.values())
     report.notes += [f"event with no committed change: {key}" for key, n in bus_registrations.items() if n]
     report.unordered = _unordered(delivered_events, final)
+
+
+def _settle(session: Session, expected: int, stall_seconds: float) -> str | None:
+    """Wait for the pipeline to settle, by its progress, not by the clock: until every expected
+    delivery is in and nothing is in flight. Progress: a delivery arrived, a poller finished a
+    record or message, or what is in flight changed. With nothing in flight, stall_seconds without
+    progress end the wait (what is missing then is lost); a message in flight (hidden until its
+    queue's visibility timeout or its delivery's next attempt) is waited for up to
+    IN_FLIGHT_PATIENCE without progress. Returns what was still in flight when the wait gave up."""
+    last, moved_at = None, time.monotonic()
+    while True:
+        state = (session.receiver.count(), *_pipeline(session.stack))
+        if state != last:
+            last, moved_at = state, time.monotonic()
+        delivered, _, in_flight = state
+        if delivered >= expected and not in_flight:
+            return None
+        if time.monotonic() - moved_at > (IN_FLIGHT_PATIENCE if in_flight else stall_seconds):
+            return f"{in_flight} records or messages still in flight" if in_flight else None
+        time.sleep(0.25)
+
+
+def _pipeline(stack: Any) -> tuple[int, int]:
+    """(records and messages the local stack's pollers have finished, how many are in flight)."""
+    done = in_flight = 0
+    for poller in stack.pollers:
+        status = poller.status()
+        done += status["processed"] + status["sentToFailureDestination"] + status["discarded"]
+        in_flight += status.get("messagesWaiting", 0) or int(status["oldestUnprocessedAgeSeconds"] is not None)
+    return done, in_flight
 
 
 _ALLOWED = {
@@ -587,20 +694,27 @@ def _committed_changes(session: Session, final: dict[str, dict[str, Any] | None]
     """The changes that committed: by their answers, and for 5xx answers by the final state."""
     changes: list[dict[str, Any]] = []
     by_name = {p["name"]: pid for pid, p in final.items() if p}
+    named = Counter(p["name"] for p in final.values() if p)
     for c in session.calls:
         if c.op == "create":
             # A project answered 5xx is in no client's list, so nothing deletes it: the end state tells.
-            project_id = c.object_id if c.status == 201 else by_name.get(f"p-{c.marker}")
+            project_id = c.object_id or by_name.get(f"p-{c.marker}")
+            made = named[f"p-{c.marker}"]
+            if made > 1:  # a retry with the key made another project: the first attempt's was not recognised
+                report.duplicated += made - 1
+                report.notes.append(f"create {c.marker} made {made} projects (answers {c.status}, {c.retries})")
+                changes += [{"type": "project.created", "object": pid, "marker": None}
+                            for pid, p in final.items() if p and p["name"] == f"p-{c.marker}" and pid != project_id]
             if project_id:
-                if c.status >= 500:
-                    report.wrong_5xx += 1
+                if c.status >= 500 and (c.recognised or c.object_id is None):  # committed by the 5xx'd attempt
+                    _count_committed_5xx(report, c.status)
                 changes.append({"type": "project.created", "object": project_id, "marker": None})
         elif c.op == "patch" and (c.status == 200 or c.status >= 500):
             if c.status >= 500:
                 stored = final.get(c.object_id)
                 if not stored or stored.get("description") != f"d-{c.marker}":
                     continue  # not visible at the end: not committed, or overwritten (then its event tells)
-                report.wrong_5xx += 1
+                _count_committed_5xx(report, c.status)
             changes.append({"type": "project.updated", "object": c.object_id, "marker": c.marker})
         elif c.op == "delete" and c.status in (200, 204):
             changes.append({"type": "project.deleted", "object": c.object_id, "marker": None})
@@ -616,6 +730,14 @@ def _committed_changes(session: Session, final: dict[str, dict[str, Any] | None]
             else:
                 report.notes.append(f"a registered account cannot sign in: {login.status_code}")
     return changes
+
+
+def _count_committed_5xx(report: Report, status: int) -> None:
+    """A change that committed although its request was answered `status` (5xx)."""
+    if status in UNKNOWN_OUTCOME:
+        report.committed_after_unknown += 1
+    else:
+        report.wrong_5xx += 1
 
 
 def _unordered(events, final: dict[str, dict[str, Any] | None]) -> int:

@@ -9,7 +9,7 @@ import pytest
 
 from devstack import soak
 from devstack.stack import LocalStack
-from tests.e2e.test_soak import CALLS, SEED, _check
+from tests.e2e.test_soak import CALLS, SEED, SOAK, _check
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +20,7 @@ def soak_stack():
     stack.stop()
 
 
+@SOAK
 def test_the_session_survives_both_datastores_paused_for_five_seconds(soak_stack):
     report = soak.run(soak_stack, calls=CALLS, seed=SEED + 1, pause_seconds=5)
     _check(report)

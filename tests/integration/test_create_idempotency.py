@@ -7,6 +7,7 @@ IDEMPOTENCY_KEY_REUSED; a request without the key is served as it is.
 from __future__ import annotations
 
 import secrets as random
+import time
 
 import pytest
 
@@ -123,3 +124,82 @@ def test_a_webhook_with_a_generated_secret_is_replayed_with_it_and_keeps_it_only
     assert first.data["secret"].removeprefix("whsec_") not in str(stored)
     other = call("webhooks", "Webhooks-CreateWebhook", token=key, body=body, headers={HEADER: "hook-2"})
     assert other.status == 201 and other.data["secret"] != first.data["secret"]
+
+
+# ---- a datastore that stalls: the answer is lost, the change may or may not have been made ----------
+
+def _stalled_transactions(monkeypatch, *, commit: bool) -> list[dict]:
+    """DynamoDB's transactions, seen as a stalled datastore leaves them: the client gets no answer
+    in time (503 for the request); with commit=True the write was made all the same (it ran after
+    the client gave up), else it is held, to arrive later or never. Returns the held ones."""
+    from botocore.exceptions import ReadTimeoutError
+
+    from svc_core.adapters import aws
+    client = aws.client("dynamodb")
+    real = client.transact_write_items
+    held: list[dict] = []
+
+    def stalled(**request):
+        if commit:
+            real(**request)
+        else:
+            held.append(request)
+        raise ReadTimeoutError(endpoint_url="http://dynamodb.local/")
+
+    monkeypatch.setattr(client, "transact_write_items", stalled)
+    return held
+
+
+def test_a_create_that_committed_but_answered_503_is_recognised_when_retried(data_backend, monkeypatch):
+    tenant, key = data_backend.stack.tenant_with_key()
+    with monkeypatch.context() as stall:
+        _stalled_transactions(stall, commit=True)
+        first = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "stalled-1"})
+    assert first.status == 503 and first.error["code"] == "SERVICE_UNAVAILABLE", first
+    assert first.headers["retry-after"] == "5"
+    [made] = stored_projects(tenant)   # it did commit
+    again = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "stalled-1"})
+    assert [p["id"] for p in stored_projects(tenant)] == [made["id"]]   # not made twice
+    assert again.status == 201 and again.headers.get("idempotent-replayed") == "true", again
+    assert again.data["id"] == made["id"] and again.data["name"] == "Apollo"
+
+
+def test_a_create_that_did_not_commit_is_made_by_a_retry_once_its_claim_has_ended(data_backend, monkeypatch):
+    from svc_core.http import idempotency
+    tenant, key = data_backend.stack.tenant_with_key()
+    monkeypatch.setattr(idempotency, "DEFAULT_CLAIM_SECONDS", 1.0)
+    with monkeypatch.context() as stall:
+        held = _stalled_transactions(stall, commit=False)
+        first = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "stalled-2"})
+    [late] = [r for r in held if any("Put" in i and "proj_" in str(i["Put"]["Item"]) for i in r["TransactItems"])]
+    assert first.status == 503 and stored_projects(tenant) == []
+    soon = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "stalled-2"})
+    assert soon.status == 409 and soon.error["code"] == "REQUEST_IN_PROGRESS", soon
+    assert 1 <= int(soon.headers["retry-after"]) <= 2
+    time.sleep(1.2)
+    later = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "stalled-2"})
+    assert later.status == 201 and "idempotent-replayed" not in later.headers, later
+    assert [p["id"] for p in stored_projects(tenant)] == [later.data["id"]]
+    # The stalled request's write, arriving late, finds the key no longer its own: nothing more is made.
+    from svc_core.adapters import aws
+    with pytest.raises(Exception) as refused:
+        aws.client("dynamodb").transact_write_items(**late)
+    assert aws.error_code(refused.value) == "TransactionCanceledException"
+    assert [p["id"] for p in stored_projects(tenant)] == [later.data["id"]]
+    assert api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "stalled-2"}).data == later.data
+
+
+@pytest.mark.parametrize("function", ["agents", "secrets", "chat"])
+def test_the_other_creates_that_committed_but_answered_503_are_recognised_too(stack, monkeypatch, function):
+    event, make_body = CREATES[function]
+    _, key = stack.tenant_with_key()
+    body = make_body()
+    with monkeypatch.context() as stall:
+        _stalled_transactions(stall, commit=True)
+        first = call(function, event, token=key, body=body, headers={HEADER: f"{function}-stalled"})
+    assert first.status == 503, first
+    again = call(function, event, token=key, body=body, headers={HEADER: f"{function}-stalled"})
+    assert again.status == 201 and again.headers.get("idempotent-replayed") == "true", again
+    lists = {"agents": "Agents-ListAgents", "secrets": "Secrets-ListSecrets", "chat": "Chat-ListChatSessions"}
+    listed = call(function, lists[function], token=key)
+    assert [item["id"] for item in listed.data["items"]] == [again.data["id"]]

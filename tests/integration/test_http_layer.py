@@ -261,6 +261,37 @@ def test_an_unexpected_failure_is_500_and_says_nothing_of_why(stack, monkeypatch
     assert all(name in reply.headers for name in RATE_HEADERS)
 
 
+@pytest.mark.parametrize("where", ["route", "admission"])
+@pytest.mark.parametrize("failure", ["read_timeout", "connect_timeout", "throttled"])
+def test_a_datastore_that_does_not_answer_in_time_is_503_with_retry_after(stack, monkeypatch, where, failure):
+    """After the client's own retries, a datastore that is out of reach is an outage (503, try again
+    after Retry-After), never a 500 nor a crash of the function (the gateway's 502)."""
+    from botocore.exceptions import ClientError, ConnectTimeoutError, ReadTimeoutError
+
+    from svc_core.auth import rate_limit
+    _, key = stack.tenant_with_key()
+
+    def stalled(*_args, **_kwargs):
+        if failure == "read_timeout":
+            raise ReadTimeoutError(endpoint_url="http://dynamodb.us-east-1.amazonaws.com/")
+        if failure == "connect_timeout":
+            raise ConnectTimeoutError(endpoint_url="http://dynamodb.us-east-1.amazonaws.com/")
+        raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "Rate of requests exceeds"}},
+                          "TransactWriteItems")
+
+    if where == "route":
+        monkeypatch.setattr(projects_domain, "create_project", stalled)
+    else:
+        monkeypatch.setattr(rate_limit, "consume", stalled)
+    request_id, reply = send("projects", "Projects-CreateProject", token=key, body={"name": "A"})
+    assert reply.status == 503, reply
+    assert reply.error["code"] == "SERVICE_UNAVAILABLE" and reply.error["details"] == {"retryAfterSeconds": 5}
+    assert reply.headers["retry-after"] == "5"
+    assert reply.json["meta"]["request_id"] == request_id
+    for leak in ("Timeout", "Throttling", "amazonaws", "Traceback"):
+        assert leak not in reply.text
+
+
 # ---- logs ----------------------------------------------------------------------------------
 
 class _CurrentStdout:

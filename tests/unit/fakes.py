@@ -14,7 +14,7 @@ class MemoryProjects:
         self.rows: dict[tuple[str, str], dict] = {}
         self.events: list[Event] = []
 
-    def create(self, tenant_id, project, event, now):
+    def create(self, tenant_id, project, event, now, answer=None):
         self.rows[(tenant_id, project["id"])] = copy.deepcopy(project)
         self.events.append(event)
 

@@ -24,7 +24,7 @@ class MemoryAgents:
     def __init__(self) -> None:
         self.rows: dict[tuple[str, str], dict] = {}
 
-    def create(self, tenant_id, agent):
+    def create(self, tenant_id, agent, answer=None):
         self.rows[(tenant_id, agent["id"])] = copy.deepcopy(agent)
 
     def get(self, tenant_id, agent_id):

@@ -36,7 +36,7 @@ class MemorySecrets:
         row = self.rows.get((tenant_id, "NAME#" + name.lower()))
         return row["secretId"] if row else None
 
-    def create(self, tenant_id, record):
+    def create(self, tenant_id, record, answer=None):
         if (tenant_id, "NAME#" + record["name"].lower()) in self.rows:
             raise ConditionFailed()
         self.rows[(tenant_id, "SECRET#" + record["id"])] = copy.deepcopy(record)

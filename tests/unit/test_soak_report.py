@@ -30,3 +30,48 @@ def test_the_bench_reads_the_last_line_and_not_a_function_s_log_line():
     failed = subprocess.CompletedProcess([], 1, stdout=f"{log_line}\n", stderr="Traceback ...")
     with pytest.raises(RuntimeError, match="exit status 1"):
         _report(failed)
+
+
+class _Pipeline:
+    """A stand-in for the session: a receiver's count and one queue poller's status, scripted over time."""
+
+    def __init__(self, script) -> None:
+        self.script, self.started = script, None
+        self.receiver, self.stack = self, self
+        self.pollers = [self]
+
+    def _now(self) -> dict:
+        import time
+        self.started = self.started or time.monotonic()
+        return self.script(time.monotonic() - self.started)
+
+    def count(self) -> int:
+        return self._now()["delivered"]
+
+    def status(self) -> dict:
+        state = self._now()
+        return {"processed": state["processed"], "sentToFailureDestination": 0, "discarded": 0,
+                "messagesWaiting": state["waiting"], "oldestUnprocessedAgeSeconds": None}
+
+
+def test_the_soak_settles_by_progress_and_waits_for_what_is_in_flight(monkeypatch):
+    import time
+
+    from devstack import soak
+    monkeypatch.setattr(soak, "IN_FLIGHT_PATIENCE", 5.0)
+    # A message hidden (in flight, nothing moving) for 1.5 s, longer than the stall bound of 0.5 s,
+    # then delivered: waited for, not given up on.
+    late = _Pipeline(lambda t: {"delivered": 3 if t > 1.5 else 2, "processed": 3 if t > 1.5 else 2,
+                                "waiting": 0 if t > 1.5 else 1})
+    started = time.monotonic()
+    assert soak._settle(late, 3, stall_seconds=0.5) is None
+    assert 1.5 < time.monotonic() - started < 4
+    # Nothing in flight and nothing moving: given up after the stall bound, not after a fixed time.
+    gone = _Pipeline(lambda t: {"delivered": 2, "processed": 2, "waiting": 0})
+    started = time.monotonic()
+    assert soak._settle(gone, 3, stall_seconds=0.5) is None
+    assert time.monotonic() - started < 2
+    # In flight but stuck past IN_FLIGHT_PATIENCE: given up, and said so.
+    stuck = _Pipeline(lambda t: {"delivered": 2, "processed": 2, "waiting": 1})
+    monkeypatch.setattr(soak, "IN_FLIGHT_PATIENCE", 0.5)
+    assert soak._settle(stuck, 3, stall_seconds=0.1) == "1 records or messages still in flight"

@@ -19,8 +19,9 @@ count the retries only, one more attempt than it says):
 |                           |         |       |          | hits, failed redemptions) may count one twice: on the |
 |                           |         |       |          | strict side, accepted                                 |
 | sqs (send_message)        | 1 s     | 2 s   | 3        | queues deliver at least once: workers already dedupe   |
-| events (put_events)       | 1 s     | 5 s   | 3        | at least once too: consumers dedupe by event id; only |
-|                           |         |       |          | the outbox publisher (not an API request) sends       |
+| events (put_events)       | 1 s     | 2 s   | 3        | at least once too: consumers dedupe by event id; only |
+|                           |         |       |          | the outbox publisher (not an API request, but 15 s    |
+|                           |         |       |          | too: a batch cut off is handed back whole) sends      |
 | secretsmanager            | 1 s     | 2 s   | 3        | reads; put_secret_value gets botocore's token         |
 | kms                       | 1 s     | 2 s   | 3        | generate_data_key and decrypt change nothing          |
 | bedrock-runtime (model)   | 2 s     | given | 2        | changes nothing (costs a call); a long answer reads   |
@@ -29,9 +30,11 @@ count the retries only, one more attempt than it says):
 
 An API function has 15 s (29 s for agents; API Gateway answers after 29 s): one call (DynamoDB,
 SQS, Secrets Manager, KMS) that never answers gives up after 3 x (1 + 2) s + 3 s of backoff = 12 s,
-so the request still answers (a 500 when the datastore is gone) inside its time. A request whose every attempt timed
-out has an unknown outcome; with an Idempotency-Key the client's retry gets the first answer if the
-first request's answer was stored, else runs again (see idempotency.py).
+so the request still answers inside its time: 503 SERVICE_UNAVAILABLE with Retry-After (is_unavailable;
+svc_core/http/api.py), never a 500. A call that waited long and then got its answer leaves a
+stalled datastore answered, so the request's later calls are prompt. A request whose every attempt
+timed out has an unknown outcome; a create's retry with its Idempotency-Key finds from the key's
+record whether the change was made (and its answer), or makes it (svc_core/http/idempotency.py).
 """
 
 from __future__ import annotations
@@ -169,7 +172,7 @@ DEFAULT = Profile(connect_timeout=2, read_timeout=10, max_attempts=3)
 PROFILES: dict[str, Profile] = {   # the table of the module's docstring
     "dynamodb": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "sqs": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
-    "events": Profile(connect_timeout=1, read_timeout=5, max_attempts=3),
+    "events": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "secretsmanager": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "kms": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "bedrock-runtime": Profile(connect_timeout=2, read_timeout=120, max_attempts=2),
@@ -302,6 +305,29 @@ def _canned_call(made: Any, operation: str, params: dict[str, Any], status: int,
         pass  # the canned error: its parsing and exception class are what was warmed
     finally:
         made.meta.events.unregister("before-send", unique_id="svc-warm-up")
+
+
+# What DynamoDB (or another service) answers, after the client's own retries, when it cannot serve
+# the call now: the request did not fail, the service was out of reach.
+UNAVAILABLE_CODES = frozenset({
+    "ServiceUnavailable", "ServiceUnavailableException", "InternalServerError", "InternalFailure",
+    "ThrottlingException", "Throttling", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
+    "TransactionInProgressException",
+})
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Whether exc means the service was out of reach (no answer in time, no connection, or its
+    "try later" after every attempt): the outcome of a write is then unknown, never a refusal. A
+    library's own error raised from one (Powertools' persistence errors) counts too."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, (botocore.exceptions.HTTPClientError, botocore.exceptions.ConnectionError)):
+            return True
+        if isinstance(exc, Exception) and error_code(exc) in UNAVAILABLE_CODES:
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def error_code(exc: Exception) -> str | None:

@@ -46,8 +46,9 @@ def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list
     return tenant_page(_table(), tenant_id, limit, after, _key, _public)
 
 
-def create(tenant_id: str, agent: dict[str, Any]) -> None:
-    create_item(_table(), to_item({"tenantId": tenant_id, **agent}), "id")
+def create(tenant_id: str, agent: dict[str, Any], answer: dict[str, Any] | None = None) -> None:
+    """The agent; `answer`: the request's answer, kept with the write (common.create_item)."""
+    create_item(_table(), to_item({"tenantId": tenant_id, **agent}), "id", answer=answer)
 
 
 def replace(tenant_id: str, agent: dict[str, Any], seen_updated_at: str) -> None:

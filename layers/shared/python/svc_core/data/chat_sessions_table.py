@@ -48,8 +48,9 @@ def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list
     return tenant_page(_table(), tenant_id, limit, after, _key, _public)
 
 
-def create(tenant_id: str, session: dict[str, Any]) -> None:
-    create_item(_table(), to_item({"tenantId": tenant_id, "lastEventId": 0, **session}), "id")
+def create(tenant_id: str, session: dict[str, Any], answer: dict[str, Any] | None = None) -> None:
+    """The session; `answer`: the request's answer, kept with the write (common.create_item)."""
+    create_item(_table(), to_item({"tenantId": tenant_id, "lastEventId": 0, **session}), "id", answer=answer)
 
 
 def delete(tenant_id: str, session_id: str) -> None:

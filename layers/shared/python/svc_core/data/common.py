@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import random
 import time
 import uuid
@@ -126,6 +128,22 @@ def delete_partition(table: str, partition: dict[str, Any], sort_key: str) -> in
 
 TRANSACTION_ATTEMPTS = 3
 
+# A write the current request's writes carry in their transactions (an Idempotency-Key's record,
+# see idempotency_table): given the answer the write stands for (or None), it gives the item to add.
+_companion: contextvars.ContextVar[Callable[[dict[str, Any] | None], dict[str, Any]] | None] = \
+    contextvars.ContextVar("companion_write", default=None)
+
+
+@contextlib.contextmanager
+def writes_carrying(companion: Callable[[dict[str, Any] | None], dict[str, Any]]):
+    """Within this block every transact() and create_item() adds companion(answer)'s item to its
+    transaction: the write and the companion commit together or not at all."""
+    reset = _companion.set(companion)
+    try:
+        yield
+    finally:
+        _companion.reset(reset)
+
 
 class TokenReused(Exception):
     """DynamoDB answered IdempotentParameterMismatch: a ClientRequestToken came back with other items.
@@ -140,8 +158,10 @@ def new_request_token() -> str:
     return uuid.uuid4().hex
 
 
-def transact(items: list[dict[str, Any]], token: str | None = None) -> None:
-    """All the writes or none; ConditionFailed when any condition does not hold.
+def transact(items: list[dict[str, Any]], token: str | None = None, answer: dict[str, Any] | None = None) -> None:
+    """All the writes or none; ConditionFailed when any condition does not hold. `answer`: what the
+    request answers when this write commits (a create's object), kept by a companion write (see
+    writes_carrying) for a retry that comes back after the answer was lost.
 
     Every call is one logical write with one ClientRequestToken (made here unless given), sent
     with every attempt: botocore's own retries re-send the same parameters, and the
@@ -162,6 +182,9 @@ def transact(items: list[dict[str, Any]], token: str | None = None) -> None:
     (the caller answers 409), never as a server error. IdempotentParameterMismatch is TokenReused.
     """
     token = token or new_request_token()
+    companion = _companion.get()
+    if companion is not None:
+        items = [*items, companion(answer)]
     try:
         transact_retrying(items, token, TRANSACTION_ATTEMPTS, lambda attempt: 0.02 * 2 ** attempt)
     except Exception as exc:
@@ -241,7 +264,8 @@ def same_item(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
     return a.keys() == b.keys() and all(_normal(a[k]) == _normal(b[k]) for k in a)
 
 
-def create_item(table: str, item: dict[str, Any], key_attribute: str, client: Any = None) -> None:
+def create_item(table: str, item: dict[str, Any], key_attribute: str, client: Any = None,
+                answer: dict[str, Any] | None = None) -> None:
     """Store a new item (attribute values) unless one with its key exists: ConditionFailed then.
 
     A put_item with attribute_not_exists is not idempotent by itself: when botocore retries it after
@@ -250,6 +274,10 @@ def create_item(table: str, item: dict[str, Any], key_attribute: str, client: An
     an item equal to the one being written is this write's own earlier attempt, so it is success.
     (New items carry fresh ids and timestamps: another writer producing the very same item is not a case.)
     """
+    if _companion.get() is not None:  # with its companion, in one transaction (its token makes a retry harmless)
+        transact([{"Put": {"TableName": table, "Item": item, "ConditionExpression": "attribute_not_exists(#k)",
+                           "ExpressionAttributeNames": {"#k": key_attribute}}}], answer=answer)
+        return
     client = client or aws.client("dynamodb")
     try:
         client.put_item(TableName=table, Item=item, ConditionExpression="attribute_not_exists(#k)",

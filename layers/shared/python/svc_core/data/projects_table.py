@@ -37,12 +37,14 @@ def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list
     return tenant_page(_table(), tenant_id, limit, after, _key, _public)
 
 
-def create(tenant_id: str, project: dict[str, Any], event: dict[str, Any], now: float) -> None:
+def create(tenant_id: str, project: dict[str, Any], event: dict[str, Any], now: float,
+           answer: dict[str, Any] | None = None) -> None:
+    """The project and its event; `answer`: the request's answer, kept with the write (common.transact)."""
     transact([
         {"Put": {"TableName": _table(), "Item": to_item({"tenantId": tenant_id, **project}),
                  "ConditionExpression": "attribute_not_exists(id)"}},
         outbox_table.put_event_item(event, now),
-    ])
+    ], answer=answer)
 
 
 def replace(tenant_id: str, project: dict[str, Any], seen_updated_at: str, event: dict[str, Any],

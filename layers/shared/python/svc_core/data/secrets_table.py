@@ -71,15 +71,16 @@ def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list
     return query_page(query, _secret_key(tenant_id, after) if after else None, _public)
 
 
-def create(tenant_id: str, secret: dict[str, Any]) -> None:
-    """Store the secret and claim its name; ConditionFailed (nothing stored) when the name is taken."""
+def create(tenant_id: str, secret: dict[str, Any], answer: dict[str, Any] | None = None) -> None:
+    """Store the secret and claim its name; ConditionFailed (nothing stored) when the name is taken.
+    `answer`: the request's answer (never the value), kept with the write (common.transact)."""
     transact([
         {"Put": {"TableName": _table(), "Item": to_item({"tenantId": tenant_id, "sk": SECRET + secret["id"], **secret}),
                  "ConditionExpression": "attribute_not_exists(sk)"}},
         {"Put": {"TableName": _table(),
                  "Item": to_item({"tenantId": tenant_id, "sk": NAME + secret["name"].lower(), "secretId": secret["id"]}),
                  "ConditionExpression": "attribute_not_exists(sk)"}},
-    ])
+    ], answer=answer)
 
 
 def replace(tenant_id: str, secret: dict[str, Any], seen_version: int, seen_updated_at: str) -> None:

@@ -103,8 +103,9 @@ def create_agent(ctx: TenantContext, body: AgentCreate, store=agents_table) -> d
     stamp = timeutil.iso(timeutil.now())
     record = {"id": ids.new_id(PREFIX), "name": body.name, "systemPrompt": body.systemPrompt,
               "config": _stored_config(config), "created_at": stamp, "updated_at": stamp}
-    store.create(ctx.tenant_id, record)
-    return _view(record)
+    view = _view(record)
+    store.create(ctx.tenant_id, record, answer=view)
+    return view
 
 
 def get_agent(ctx: TenantContext, agent_id: str, store=agents_table) -> dict[str, Any]:

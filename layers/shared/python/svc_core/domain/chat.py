@@ -88,8 +88,9 @@ def create_session(ctx: TenantContext, body: ChatSessionCreate, store=chat_sessi
     stamp = timeutil.iso(timeutil.now())
     record = {"id": ids.new_id(PREFIX), "title": body.title, "projectId": body.projectId, "agentId": body.agentId,
               "lastEventId": 0, "activeTurn": None, "latestTurn": None, "created_at": stamp, "updated_at": stamp}
-    store.create(ctx.tenant_id, record)
-    return session_view(record)
+    view = session_view(record)
+    store.create(ctx.tenant_id, record, answer=view)
+    return view
 
 
 def list_sessions(ctx: TenantContext, limit: int, cursor: str | None, store=chat_sessions_table) -> dict[str, Any]:

@@ -34,7 +34,7 @@ def create_project(ctx: TenantContext, body: ProjectCreate, store=projects_table
     project = {"id": ids.new_id(PREFIX), "name": body.name, "description": body.description,
                "language": body.language, "created_at": stamp, "updated_at": stamp}
     view = _view(project)
-    store.create(ctx.tenant_id, project, events.new_event("project.created", ctx.tenant_id, view), now)
+    store.create(ctx.tenant_id, project, events.new_event("project.created", ctx.tenant_id, view), now, answer=view)
     return view
 
 

@@ -71,11 +71,12 @@ def create_secret(ctx: TenantContext, body: SecretCreate, store=secrets_table) -
     record = {"id": secret_id, "name": body.name, "description": body.description, "version": 1,
               "created_at": stamp, "updated_at": stamp,
               "sealed": sealing.seal(body.value.encode("utf-8"), _context(ctx.tenant_id, secret_id, 1))}
+    view = _view(record)
     try:
-        store.create(ctx.tenant_id, record)
+        store.create(ctx.tenant_id, record, answer=view)
     except ConditionFailed:
         raise _name_taken() from None  # claimed by a concurrent create
-    return _view(record)
+    return view
 
 
 def get_secret(ctx: TenantContext, secret_id: str, store=secrets_table) -> dict[str, Any]:

@@ -55,7 +55,8 @@ from svc_core.http.response import EVENT_STREAM, JSON, Response
 from svc_core.platform import ids, snapshot
 from svc_core.platform.config import settings
 from svc_core.platform.errors import (Conflict, Forbidden, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited,
-                                      ServiceError, Unauthorized, UnsupportedMediaType, ValidationFailed)
+                                      ServiceError, ServiceUnavailable, Unauthorized, UnsupportedMediaType,
+                                      ValidationFailed)
 from svc_core.platform.log import logger
 from svc_core.rules import plans
 
@@ -303,9 +304,10 @@ class Api:
             else:
                 try:
                     self._admit(event, state)
-                except ServiceError as exc:
-                    response = _proxy_response(exc.status, envelope.error_body(exc.code, exc.message, exc.details,
-                                                                               state.request_id), exc.headers)
+                except Exception as exc:
+                    error = _service_error(exc, "admission failed")
+                    response = _proxy_response(error.status, envelope.error_body(
+                        error.code, error.message, error.details, state.request_id), error.headers)
                 else:
                     response = self._dispatch(event, state).to_proxy()
                     self._count_failure(state, response["statusCode"])
@@ -482,9 +484,8 @@ class Api:
             # id, contention that outlasted the retries): nothing was written, so the client may send it again.
             logger.warning("a write collided and was not made")
             return self._error(Conflict("The change collided with another one and was not made; send it again."))
-        except Exception:
-            logger.exception("unhandled error")
-            return self._error(ServiceError())
+        except Exception as exc:
+            return self._error(_service_error(exc, "unhandled error"))
 
     def _no_route(self, method: str, path: str) -> ServiceError:
         allowed = sorted({r.spec.method for r in self.routes if r.pattern.match(path)})
@@ -497,6 +498,19 @@ class Api:
     def _error(exc: ServiceError) -> Response:
         return Response(status_code=exc.status, content_type=JSON, headers=exc.headers or {},
                         body=envelope.error_body(exc.code, exc.message, exc.details, _state.get().request_id))
+
+
+def _service_error(exc: Exception, what: str) -> ServiceError:
+    """The answer to an error raised while serving: its own when it is one of the API's; 503 when
+    the datastore did not answer in time (an outage, not a failure of ours: the client retries after
+    Retry-After); else 500, its cause only in the log."""
+    if isinstance(exc, ServiceError):
+        return exc
+    if aws.is_unavailable(exc):
+        logger.warning("the datastore did not answer in time", extra={"error": type(exc).__name__})
+        return ServiceUnavailable()
+    logger.exception(what)
+    return ServiceError()
 
 
 def _allowed_origins() -> frozenset[str]:

@@ -1,12 +1,20 @@
-"""Idempotency-Key for POST routes (billing, and the creates), with Powertools Idempotency on DynamoDB.
+"""Idempotency-Key for POST routes (billing, and the creates), on the idempotency table.
 
 The key is scoped by tenant and operation: the record's key hashes [tenantId, operation, key], and
 the request body is the payload that must match. The same key with the same body answers the first
-request's answer again (and does nothing again); with another body it is 422 IDEMPOTENCY_KEY_REUSED;
-while the first request is still being served it is 409 REQUEST_IN_PROGRESS. A request that failed
-(any error answer) leaves no record, so it can be sent again with its key. Records live 24 hours
-(KEY_LIFETIME_SECONDS, as Stripe's keys), then the key may be used afresh. A request without the
-header is served as it is (no protection against a retry).
+request's answer again (and does nothing again), with `Idempotent-Replayed: true`; with another body
+it is 422 IDEMPOTENCY_KEY_REUSED; while the first request is still being served it is 409
+REQUEST_IN_PROGRESS (with Retry-After). A request refused or failed before its change was made
+leaves no record, so it can be sent again with its key. Records live 24 hours (KEY_LIFETIME_SECONDS,
+as Stripe's keys), then the key may be used afresh. A request without the header is served as it
+is (no protection against a retry).
+
+When the datastore stalls, a request may answer 503 while its change commits afterwards. The
+record is claimed before the work and every write of the work carries the record's update in its
+own transaction (svc_core/data/idempotency_table.py): a change that committed is recognised when
+the key comes back (its answer, kept with the write, is answered again), and a claim whose request
+ended without committing is taken over by the retry once its time is up (the stalled request's
+late write then finds the record no longer its own, and commits nothing).
 
 A route declares the header with `idempotency_key: IdempotencyKey = None`, lists ERRORS among its
 error statuses, adds DESCRIPTION to its description, and wraps its work in run().
@@ -19,17 +27,27 @@ IdempotencyTable for KEY_LIFETIME_SECONDS.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 import re
+import secrets
 from typing import Annotated, Any, Callable, Optional
 
 from svc_core.rules.params import Header
 
 from svc_core.adapters import aws
-from svc_core.platform.config import settings
-from svc_core.platform.errors import IdempotencyKeyReused, RequestInProgress, ValidationFailed
+from svc_core.data.common import ConditionFailed, writes_carrying
+from svc_core.platform.lazy import lazy_module
+from svc_core.platform import timeutil
+from svc_core.platform.errors import (Conflict, IdempotencyKeyReused, RequestInProgress, ServiceError, ServiceUnavailable,
+                                      ValidationFailed)
 
+records = lazy_module("svc_core.data.idempotency_table")   # imported by the first request that sends a key
 HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
 KEY_LIFETIME_SECONDS = 24 * 3600
+DEFAULT_CLAIM_SECONDS = 30   # a claim's time where the function's own is unknown (outside Lambda)
 KEY_PATTERN = re.compile(r"^[\x21-\x7e]{1,255}$")   # visible ASCII, as Stripe's keys
 
 IdempotencyKey = Annotated[Optional[str], Header(
@@ -48,31 +66,75 @@ def run(api: Any, operation: str, key: str | None, body: dict[str, Any] | None,
     if not KEY_PATTERN.match(key):
         raise ValidationFailed("The Idempotency-Key header is not valid.", {"fields": [
             {"field": HEADER, "in": "header", "reason": "1 to 255 visible ASCII characters"}]})
-    # Powertools imports boto3: only requests that send a key pay for it.
-    from aws_lambda_powertools.utilities.idempotency import (
-        DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function,
-    )
-    from aws_lambda_powertools.utilities.idempotency.exceptions import (
-        IdempotencyAlreadyInProgressError, IdempotencyValidationError,
-    )
+    record_id = _digest([api.tenant_context().tenant_id, operation, key])
+    payload = _digest(body)
+    token = secrets.token_hex(16)
+    for _ in range(2):  # a claim lost to another request: read again what it left
+        now = timeutil.now()
+        found = records.get(record_id, now)
+        if found is not None:
+            if found.payload != payload:
+                raise IdempotencyKeyReused("This Idempotency-Key was used with another request body.",
+                                           {"header": HEADER})
+            if found.answer is not None:
+                api.set_response_header(REPLAYED_HEADER, "true")
+                return found.answer
+            if found.running(now) or found.status != records.PENDING:
+                raise _in_progress(found, now)
+        try:
+            records.claim(record_id, token, payload, now, _claim_seconds(api), KEY_LIFETIME_SECONDS, found)
+            break
+        except ConditionFailed:
+            continue
+    else:
+        raise RequestInProgress("A request with this Idempotency-Key is still being processed; retry later.",
+                                {"header": HEADER})
+    try:
+        with writes_carrying(lambda answer: records.fence_item(record_id, token, answer)):
+            answer = work()
+    except Exception as exc:
+        _after_failure(exc, record_id, token)
+        raise
+    try:
+        records.complete(record_id, token, answer)
+    except Exception as exc:  # the change is made: answered; a retry finds the answer kept with the write
+        if not (isinstance(exc, ConditionFailed) or aws.is_unavailable(exc)):
+            raise
+    return answer
 
-    config = IdempotencyConfig(event_key_jmespath="[tenantId, operation, key]", payload_validation_jmespath="body",
-                               expires_after_seconds=KEY_LIFETIME_SECONDS, hash_function="sha256")
+
+def _after_failure(exc: Exception, record_id: str, token: str) -> None:
+    """A request that failed: its claim is released (the key may be sent again, as before any
+    record), unless the datastore did not answer, when whether its change was made is unknown: the
+    claim then stays until its time is up, and the record tells the retry which it was."""
+    if aws.is_unavailable(exc) or isinstance(exc, ServiceUnavailable):
+        return
+    try:
+        records.release(record_id, token)
+    except Exception as release_failed:  # taken over already, or out of reach: the claim ends with its time
+        if not (isinstance(release_failed, ConditionFailed) or aws.is_unavailable(release_failed)):
+            raise
+
+
+def _in_progress(found: Any, now: float) -> ServiceError:
+    """409 for a key whose request is still being served (REQUEST_IN_PROGRESS, with when to look
+    again), or whose change committed with no answer kept (CONFLICT: the change was made; a write
+    that keeps its answer, as a project's create, never leaves that)."""
+    if found.running(now):
+        wait = max(1, math.ceil(found.pending_until - now))
+        return RequestInProgress("A request with this Idempotency-Key is still being processed; retry later.",
+                                 {"header": HEADER, "retryAfterSeconds": wait}, {"Retry-After": str(wait)})
+    return Conflict("The request with this Idempotency-Key was carried out, but its answer was not kept; read the "
+                    "resource instead.", {"header": HEADER, "committed": True})
+
+
+def _claim_seconds(api: Any) -> float:
+    """How long a claim holds: the function's remaining time (after it, the request is over)."""
     context = api.lambda_context()
     if context is not None and hasattr(context, "get_remaining_time_in_millis"):
-        config.register_lambda_context(context)  # a request cut off by the timeout is not in progress forever
-    store = DynamoDBPersistenceLayer(table_name=settings().idempotency_table, boto3_client=aws.client("dynamodb"))
+        return context.get_remaining_time_in_millis() / 1000 + 1
+    return DEFAULT_CLAIM_SECONDS
 
-    @idempotent_function(data_keyword_argument="request", persistence_store=store, config=config)
-    def perform(request: dict[str, Any]) -> dict[str, Any]:
-        return work()
 
-    request = {"tenantId": api.tenant_context().tenant_id, "operation": operation, "key": key, "body": body}
-    try:
-        return perform(request=request)
-    except IdempotencyValidationError:
-        raise IdempotencyKeyReused("This Idempotency-Key was used with another request body.",
-                                   {"header": HEADER}) from None
-    except IdempotencyAlreadyInProgressError:
-        raise RequestInProgress("A request with this Idempotency-Key is still being processed; retry later.",
-                                {"header": HEADER}) from None
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

@@ -98,6 +98,19 @@ class RequestInProgress(ServiceError):
                                      "A request with this Idempotency-Key is still being processed.")
 
 
+class ServiceUnavailable(ServiceError):
+    """The datastore (or another AWS service the request needs) did not answer within the function's
+    time: nothing is known of a write it was making, so a create is sent again with its Idempotency-Key."""
+    code, status, default_message = ("SERVICE_UNAVAILABLE", 503,
+                                     "The service could not reach its datastore in time; retry shortly.")
+    RETRY_AFTER_SECONDS = 5
+
+    def __init__(self, message: str | None = None, details: dict[str, Any] | None = None,
+                 retry_after_seconds: int = RETRY_AFTER_SECONDS) -> None:
+        super().__init__(message, {"retryAfterSeconds": retry_after_seconds, **(details or {})},
+                         {"Retry-After": str(retry_after_seconds)})
+
+
 class InternalError(ServiceError):
     pass
 
@@ -108,5 +121,5 @@ ALL_ERRORS: tuple[type[ServiceError], ...] = (
     LoginSessionExpired,
     PayloadTooLarge, UnsupportedMediaType, RateLimited, ProviderError, ModelThrottled, ModelUnavailable,
     InternalError,
-    PaymentRequired, IdempotencyKeyReused, RequestInProgress,
+    PaymentRequired, IdempotencyKeyReused, RequestInProgress, ServiceUnavailable,
 )
