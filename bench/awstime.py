@@ -94,7 +94,7 @@ class AwsCalls:
             self.inside_spans.append((started, time.perf_counter()))
             self.inside_cpu_spans.append((started_cpu, time.process_time()))
 
-    def install(self) -> "AwsCalls":
+    def install(self) -> AwsCalls:
         import botocore.client
 
         from svc_core.adapters import aws

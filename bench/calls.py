@@ -8,8 +8,9 @@ botocore level (before-call), on every client of svc_core.adapters.aws, by opera
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from bench.awstime import AwsCalls
 from bench.fixture import Fixture, quiet_stdout, route_event, wait_for_window_room
@@ -88,7 +89,9 @@ def measure(fixture: Fixture) -> list[RouteCalls]:
             note = "" if make_args is not None else "no scenario in bench/calls.py: sent without parameters"
             make_args = make_args or (lambda: {})
 
-            def one_request() -> dict[str, Any]:
+            # Bound now (default values): each route's request, not the loop's last.
+            def one_request(logical_id=logical_id, event_key=event_key, method=method, path=path, token=token,
+                            make_args=make_args, module=module) -> dict[str, Any]:
                 event = route_event(logical_id, event_key, method, path, token=token, **make_args())
                 calls.reset()
                 with quiet_stdout():

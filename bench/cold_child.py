@@ -1,4 +1,4 @@
-import time; T0 = time.perf_counter()  # noqa: E401,E702 - the clock starts on the first line
+import time; T0 = time.perf_counter()  # noqa: E702 - the clock starts on the first line
 
 """One cold start, run as a script in a fresh interpreter by bench/cold.py:
 
@@ -49,8 +49,8 @@ def _floor() -> dict:
 
 def _tracer() -> dict:
     """What Powertools Tracer would add to a start: the X-Ray SDK it imports, over boto3 and Powertools."""
-    import boto3  # noqa: F401
     import aws_lambda_powertools  # noqa: F401
+    import boto3  # noqa: F401
     before = time.perf_counter()
     import aws_xray_sdk.core  # noqa: F401
     return {"import_s": time.perf_counter() - T0, "xray_s": time.perf_counter() - before, "import_modules": len(sys.modules)}

@@ -14,7 +14,7 @@ Used only by the benchmarks (bench/requirements.txt); nothing in the service imp
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
+from typing import Annotated
 
 from fastapi import Depends, FastAPI, Header, Request, Response
 from fastapi.responses import JSONResponse
@@ -54,7 +54,7 @@ def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
 
 
 def caller(request: Request, response: Response,
-           authorization: Annotated[Optional[str], Header()] = None) -> TenantContext:
+           authorization: Annotated[str | None, Header()] = None) -> TenantContext:
     principal = authenticate(authorization)
     allowance = rate_limit.consume(principal.rate_limit_key)
     if allowance.exceeded:
@@ -66,7 +66,7 @@ def caller(request: Request, response: Response,
 
 
 @app.get("/api/v1/projects/{id}", response_model=ProjectResponse)
-def get_project(id: str, ctx: Annotated[TenantContext, Depends(caller)]):  # noqa: A002
+def get_project(id: str, ctx: Annotated[TenantContext, Depends(caller)]):
     return {"data": projects.get_project(ctx, id), "meta": envelope.meta(ctx.request_id)}
 
 

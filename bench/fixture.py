@@ -60,7 +60,7 @@ class Fixture:
         self.secrets_extension = None
         self._serial = 0
 
-    def provision(self) -> "Fixture":
+    def provision(self) -> Fixture:
         from tests.support.stack import Stack
         self.endpoint = self.server.start().endpoint
         try:
@@ -131,7 +131,7 @@ class quiet_stdout:
     """Send file descriptor 1 to /dev/null: the functions log one JSON line per request to
     stdout (as on Lambda), which must not land in the table. The write still happens."""
 
-    def __enter__(self) -> "quiet_stdout":
+    def __enter__(self) -> quiet_stdout:
         sys.stdout.flush()
         self._saved = os.dup(1)
         null = os.open(os.devnull, os.O_WRONLY)

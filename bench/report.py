@@ -146,14 +146,15 @@ def load_rows(r: LoadResult) -> list[tuple]:
          if r.cpu_s else [])
 
 
-def webhook_rows(t: ThroughputResult, l: LatencyResult) -> list[tuple]:
+def webhook_rows(t: ThroughputResult, latency: LatencyResult) -> list[tuple]:
     return [
         ("5. Webhook delivery (loopback receiver answering 204)",),
         ("  one delivery process, batches of 10", f"{t.per_second:.0f} deliveries/s", "", "",
          f"{t.delivered} of {t.messages} in {t.seconds:.1f} s, {t.failures} failed; "
          f"{t.verified_sample} checked with standardwebhooks; moto server"),
-        ("  API call to delivery, local stack", f"p50 {l.p50:.0f} ms, p99 {l.p99:.0f} ms", "< 2 s",
-         verdict(l.p99 < 2000), f"{len(l.latencies_ms)} POST /projects, one at a time; stack start {l.startup_s:.1f} s"),
+        ("  API call to delivery, local stack", f"p50 {latency.p50:.0f} ms, p99 {latency.p99:.0f} ms", "< 2 s",
+         verdict(latency.p99 < 2000),
+         f"{len(latency.latencies_ms)} POST /projects, one at a time; stack start {latency.startup_s:.1f} s"),
     ]
 
 
@@ -166,7 +167,7 @@ def render(rows: list[tuple]) -> str:
     widths[-1] = 0  # the last column is not padded
 
     def line(cells: tuple) -> str:
-        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=False)).rstrip()
 
     rule = "-" * (sum(widths[:-1]) + 2 * (len(widths) - 1) + max(len(r[-1]) for r in rows if len(r) > 1))
     out = [line(COLUMNS), rule]

@@ -45,7 +45,8 @@ def rows(runs: list[dict[str, Any]]) -> list[tuple]:
         label = f"  paused {run['paused_seconds']:g} s mid-way" if run["paused_seconds"] else "  as it is (baseline)"
         out.append((label, f"{rate:.0f} calls/s ({rate / base:.2f}x)", "nothing lost", verdict(clean),
                     f"{run['calls']} calls in {run['seconds']:.0f} s; committed {run['committed']}, on the bus "
-                    f"{run['published']} ({run['published_twice']} twice), delivered {run['delivered']} of {run['expected_deliveries']}; lost "
+                    f"{run['published']} ({run['published_twice']} twice), delivered {run['delivered']} of "
+                    f"{run['expected_deliveries']}; lost "
                     f"{run['lost']}, phantom {run['phantom']}, duplicated {run['duplicated']}, wrong 5xx "
                     f"{run['wrong_5xx']}; 5xx {_five_xx(run)}; creates retried with their key {run['retried']}, "
                     f"recognised as committed {run['recognised']}; settled {run['settle_seconds']:.1f} s after the "

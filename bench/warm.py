@@ -64,6 +64,7 @@ class Latencies:
 
 def measure(fixture: Fixture, requests: int, warmup: int = 50) -> WarmResult:
     import time
+
     from tests.support.functions import api_event, load_function
 
     handler = load_function("projects").lambda_handler

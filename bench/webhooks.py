@@ -61,7 +61,7 @@ def _receiver(secret: str, verify_every: int = 50):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as a real endpoint would
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             seen["count"] += 1
             if seen["count"] % verify_every == 1:

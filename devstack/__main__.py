@@ -27,8 +27,8 @@ from pathlib import Path
 
 from devstack import sam_local
 from devstack.bootstrap import bootstrap, write_credentials
-from devstack.template import load as load_template
 from devstack.stack import DEFAULT_ALLOWED_ORIGINS, ENGINES, MOTO_ENGINE_CAVEATS, ROOT, LocalStack, environment_file
+from devstack.template import load as load_template
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,7 +143,7 @@ def _write_sam_local_files(stack: LocalStack, credentials: dict, env_vars_file: 
             sam_local.write_private(kept, json.dumps(sam_local.lasting(values)))
         events = sam_local.write_events(values, directory / "events")
         print(f"sam local: {len(events)} events filled in {directory / 'events'}", flush=True)
-    except Exception as error:  # noqa: BLE001 - the stack itself is up; say what sam local lacks
+    except Exception as error:
         print(f"WARNING: the files for sam local were not written: {error}", file=sys.stderr, flush=True)
 
 

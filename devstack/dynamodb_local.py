@@ -49,7 +49,7 @@ class DynamoDBLocal:
         self._log = None  # its output, read when it fails to start (a file: a full pipe would block it)
         self._client = None
 
-    def start(self) -> "DynamoDBLocal":
+    def start(self) -> DynamoDBLocal:
         java = shutil.which("java")
         if java is None:
             raise Unavailable("java is not on PATH: DynamoDB Local needs a Java 17+ runtime")

@@ -29,7 +29,7 @@ import threading
 import time
 import traceback
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -107,7 +107,7 @@ def build_event(*, method: str, raw_path: str, headers: list[tuple[str, str]], b
     for name, value in query:
         single_query[name] = value
         multi_query.setdefault(name, []).append(value)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     content_type = next((v for k, v in headers if k.lower() == "content-type"), None)
     text = _is_text(content_type, body)
     return {
@@ -147,7 +147,7 @@ def build_event(*, method: str, raw_path: str, headers: list[tuple[str, str]], b
 
 
 def _not_found_body(path: str, request_id: str) -> bytes:
-    stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return json.dumps({"error": {"code": "RESOURCE_NOT_FOUND", "message": "No such route.", "details": {"path": path}},
                        "meta": {"request_id": request_id, "timestamp": stamp}}).encode()
 
@@ -187,7 +187,7 @@ class Gateway:
         self.port = self.server.server_address[1]
         self._thread: threading.Thread | None = None
 
-    def start(self) -> "Gateway":
+    def start(self) -> Gateway:
         self._thread = threading.Thread(target=self.server.serve_forever, name="gateway", daemon=True)
         self._thread.start()
         return self

@@ -27,9 +27,10 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from devstack.template import REGION
 
@@ -118,7 +119,7 @@ class _Poller:
     def _failed(self, reason: str) -> None:
         self.state.failures += 1
         self.state.last_error = reason
-        self.state.last_error_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        self.state.last_error_at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         self.errors(f"{self.state.source} -> {self.state.function}: {reason}")
 
 
@@ -291,7 +292,7 @@ class StreamPoller(_Poller):
             "requestContext": {"requestId": str(uuid.uuid4()), "functionArn": self.state.function,
                                "condition": condition, "approximateInvokeCount": self.max_retries + 1},
             "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
-            "version": "1.0", "timestamp": datetime.now(timezone.utc).isoformat(),
+            "version": "1.0", "timestamp": datetime.now(UTC).isoformat(),
             "DDBStreamBatchInfo": {"shardId": shard_id, "startSequenceNumber": first["SequenceNumber"],
                                    "endSequenceNumber": last["SequenceNumber"],
                                    "approximateArrivalOfFirstRecord": first.get("ApproximateCreationDateTime"),

@@ -9,7 +9,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def free_port() -> int:

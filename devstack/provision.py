@@ -94,7 +94,7 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamo
         url = c["sqs"].create_queue(QueueName=resolver.physical_name(logical_id), Attributes=attributes)["QueueUrl"]
         assigned[f"queue:{logical_id}"] = url
 
-    for logical_id, resource in resolver.of_type("AWS::Events::EventBus").items():
+    for logical_id in resolver.of_type("AWS::Events::EventBus"):
         c["events"].create_event_bus(Name=resolver.physical_name(logical_id))
 
     for logical_id, resource in resolver.of_type("AWS::Events::Rule").items():
@@ -142,7 +142,7 @@ def secret_values(endpoint: str, parameters: dict[str, str] | None = None) -> di
 def run_custom_resources(parameters: dict[str, str] | None = None) -> None:
     """Play the template's custom resources in-process (the environment must be set)."""
     resolver = Resolver(parameters or {})
-    for logical_id, resource in resolver.resources.items():
+    for resource in resolver.resources.values():
         if resource["Type"] == "Custom::SigningKeys":
             from svc_core.auth.signing_keys import ensure_active_key
             ensure_active_key(resolver.resolve(resource["Properties"]["SecretId"]))

@@ -94,7 +94,7 @@ def _request(base_url: str, api_key: str | None, event: dict[str, Any]) -> tuple
     headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {api_key}"} if api_key else {})}
     request = urllib.request.Request(base_url + event["path"], data=body, method=event["httpMethod"], headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - the local stack's URL
+        with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, json.loads(response.read() or b"null")
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read() or b"null")
@@ -143,7 +143,7 @@ def _first_of(base_url: str, api_key: str, path: str, wait_seconds: float = 15.0
 def _collection_creators(events: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Sample key -> the event that creates one: the POST to the collection's own path."""
     creators = dict(CREATED_BY)
-    for name, event in events.items():
+    for event in events.values():
         if event["httpMethod"] != "GET" or not event.get("pathParameters"):
             continue
         resource = event["resource"]

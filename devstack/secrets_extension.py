@@ -46,11 +46,11 @@ class SecretsExtension:
         return {"SECRETS_EXTENSION_ATTACHED": "true", "PARAMETERS_SECRETS_EXTENSION_HTTP_PORT": str(self.port),
                 "AWS_SESSION_TOKEN": self.session_token}
 
-    def start(self) -> "SecretsExtension":
+    def start(self) -> SecretsExtension:
         extension = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 extension._answer(self)
 
             def log_message(self, *args: Any) -> None:  # quiet: the functions log their own requests

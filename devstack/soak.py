@@ -32,6 +32,7 @@ Used by tests/e2e/test_soak.py (CI) and `python -m bench --only soak` (longer).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import random
@@ -39,7 +40,6 @@ import signal
 import threading
 import time
 from collections import Counter, defaultdict
-import dataclasses
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -353,7 +353,7 @@ class Session:
 
     def client_loop(self, index: int) -> None:
         rng = random.Random(self.seed * 1000 + index)
-        ops, weights = zip(*MIX.items())
+        ops, weights = zip(*MIX.items(), strict=False)
         tenant = index % self.tenant_count
         with self._client(index) as http:
             while (number := self._take()) is not None:
@@ -749,7 +749,7 @@ def _unordered(events, final: dict[str, dict[str, Any] | None]) -> int:
     bad = 0
     for project_id, found in per_object.items():
         keys = [(e["data"]["updated_at"], RANK[e["type"]]) for e in found]
-        ordered = [e for _, e in sorted(zip(keys, found), key=lambda pair: pair[0])]
+        ordered = [e for _, e in sorted(zip(keys, found, strict=False), key=lambda pair: pair[0])]
         if len(set(keys)) != len(keys) or ordered[0]["type"] != "project.created":
             bad += 1
             continue

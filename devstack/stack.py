@@ -15,13 +15,12 @@ from botocore.config import Config
 
 from devstack.dynamodb_local import DynamoDBLocal
 from devstack.gateway import Gateway, Router
-from devstack.processes import start_emulator
 from devstack.pollers import QueuePoller, StreamPoller
+from devstack.processes import start_emulator
 from devstack.provision import provision, run_custom_resources, secret_values
 from devstack.runtime import load_functions
 from devstack.secrets_extension import SecretsExtension
 from devstack.template import REGION, ROOT, Resolver
-
 
 ENGINES = ("dynamodb-local", "moto")
 DEFAULT_ALLOWED_ORIGINS = "http://localhost:5173"  # AllowedOrigins of the local stack (scripts/dev --allow-origin)
@@ -65,7 +64,7 @@ class LocalStack:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.gateway.port if self.gateway else self.port}"
 
-    def start(self) -> "LocalStack":
+    def start(self) -> LocalStack:
         if self.emulator_endpoint is None:
             self.emulator, emulator_port = start_emulator(self.emulator_bind)
             host = "127.0.0.1" if self.emulator_bind in ("127.0.0.1", "0.0.0.0") else self.emulator_bind
@@ -89,6 +88,7 @@ class LocalStack:
             # (one can undo the other): its DynamoDB gets a read timeout long enough for a loaded
             # machine, so botocore does not retry what moto is still doing.
             from dataclasses import replace
+
             from svc_core.adapters import aws
             aws.PROFILES["dynamodb"] = replace(aws.PROFILES["dynamodb"], read_timeout=30)
         environment = provision(self.emulator_endpoint, self.parameters, dynamodb_endpoint=self.dynamodb_endpoint,

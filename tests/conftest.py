@@ -24,6 +24,7 @@ os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local
 for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
     os.environ.pop(name, None)
 PRISTINE_ENVIRONMENT = dict(os.environ)
+pytest_plugins = ["tests.support.browser"]  # `browser` and `page`, for the browser tests of every directory
 
 # Property tests judge answers, never speed: hypothesis's per-example deadline (200 ms) and its
 # too-slow health check fail a correct test on a busy machine (seen in CI at load 12 on 2 cores).

@@ -66,7 +66,8 @@ def cli(ctx: click.Context, base_url: str | None, profile: str | None, output: s
 
 for _command in (identity.login, identity.logout, identity.whoami, identity.profiles, projects.projects,
                  agents.agents, chat.chat, chat.sessions, keys.keys, secrets.secrets, secrets.oauth,
-                 webhooks.webhooks, events.events, billing.billing, tenants.tenants, tenants.regions, meta.api, meta.status, meta.completion):
+                 webhooks.webhooks, events.events, billing.billing, tenants.tenants, tenants.regions, meta.api, meta.status,
+                 meta.completion):
     cli.add_command(_command)
 
 

@@ -16,12 +16,12 @@ stream sends again is recognised by its id).
 from __future__ import annotations
 
 import base64
-import json
 import contextlib
+import json
 import os
 import signal
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -65,7 +65,7 @@ def listen_secret(profile: str) -> str:
 
 def signed_headers(secret: str, event_id: str, body: str, now: float | None = None) -> dict[str, str]:
     """The Standard Webhooks headers of one forward, signed with the reference library."""
-    moment = datetime.fromtimestamp(time.time() if now is None else now, tz=timezone.utc)
+    moment = datetime.fromtimestamp(time.time() if now is None else now, tz=UTC)
     return {"Content-Type": "application/json", "User-Agent": USER_AGENT, "webhook-id": event_id,
             "webhook-timestamp": str(int(moment.timestamp())),
             "webhook-signature": Webhook(secret).sign(event_id, moment, body)}

@@ -39,9 +39,9 @@ from svc_client.models import (
     QueuedEvent,
     Redelivery,
     Redemption,
-    Replay,
     RegionalPreferences,
     RegionList,
+    Replay,
     RoutingInfo,
     Run,
     Secret,
@@ -341,13 +341,13 @@ class Webhooks(_Crud):
 class Events(Resource):
     """The event log: the tenant's events of the last 30 days (scope events:read)."""
 
-    def list(self, *, type: str | None = None, object_id: str | None = None, since: str | None = None,  # noqa: A002
+    def list(self, *, type: str | None = None, object_id: str | None = None, since: str | None = None,
              until: str | None = None, limit: int | None = None, cursor: str | None = None) -> Page[Event]:
         """Newest first; a filtered page may be short and still have a next_cursor."""
         return self._c._call("GET", "/events", model=Page[Event], params={
             "type": type, "objectId": object_id, "since": since, "until": until, "limit": limit, "cursor": cursor})
 
-    def iter(self, *, type: str | None = None, object_id: str | None = None, since: str | None = None,  # noqa: A002
+    def iter(self, *, type: str | None = None, object_id: str | None = None, since: str | None = None,
              until: str | None = None, limit: int | None = None) -> Iterator[Event]:
         return self._c._paginate("/events", Event, {"type": type, "objectId": object_id, "since": since,
                                                     "until": until, "limit": limit})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -86,8 +86,8 @@ class UnknownEvent(_Event):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-ChatEvent = Union[MessageStart, ContentDelta, ToolUse, ToolResult, Usage, MessageStop, StreamError, Done,
-                  UnknownEvent]
+ChatEvent = (MessageStart | ContentDelta | ToolUse | ToolResult | Usage | MessageStop | StreamError | Done
+             | UnknownEvent)
 _TYPES: dict[str, type[_Event]] = {cls.model_fields["event"].default: cls for cls in (
     MessageStart, ContentDelta, ToolUse, ToolResult, Usage, MessageStop, StreamError, Done)}
 

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from typing import Any, Union
+from typing import Any
 
 from pydantic import Field
 from standardwebhooks import Webhook as _Verifier
 
 from svc_client.errors import WebhookVerificationError
 from svc_client.models import ApiModel, Project, RunError, RunUsage, Tenant, User
-
 
 # The event names the service sends, as its catalogue has them (a test holds the two alike); a
 # webhook subscribes to some of them, or to "*"; webhook.test is sent by `svc webhooks test` only.
@@ -95,7 +94,7 @@ class WebhookTestEvent(WebhookEvent):
     data: WebhookTestData
 
 
-AnyWebhookEvent = Union[ProjectEvent, AgentRunEvent, TenantEvent, UserEvent, WebhookTestEvent, WebhookEvent]
+AnyWebhookEvent = ProjectEvent | AgentRunEvent | TenantEvent | UserEvent | WebhookTestEvent | WebhookEvent
 
 _BY_PREFIX: dict[str, type[WebhookEvent]] = {"project.": ProjectEvent, "agent.": AgentRunEvent,
                                              "tenant.": TenantEvent, "user.": UserEvent,

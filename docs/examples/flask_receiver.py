@@ -19,6 +19,7 @@ import sqlite3
 import threading
 
 from flask import Flask, request
+
 from svc_client import ProjectEvent, WebhookVerificationError, verify_webhook
 
 SCHEMA = """

@@ -2,15 +2,14 @@
 
 from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
-from typing import Annotated, Optional
-
-from svc_core.rules.params import Body, Query
+from typing import Annotated
 
 from svc_core.domain import api_keys
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import Api
 from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
+from svc_core.rules.params import Body, Query
 
 models = lazy_module("svc_core.domain.models.api_keys")
 api = Api()
@@ -35,13 +34,13 @@ def list_keys(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
 
 @api.get("/api/v1/api-keys/{id}", scope="keys:read", response_model="models.ApiKey", tags=TAGS,
          summary="Read one API key (never its value)")
-def get_key(id: str):  # noqa: A002 - the path parameter's name
+def get_key(id: str):
     return api_keys.get_key(api.tenant_context(), id)
 
 
 @api.delete("/api/v1/api-keys/{id}", scope="keys:write", response_model="models.ApiKey", tags=TAGS,
             summary="Revoke an API key: its next use is refused")
-def revoke_key(id: str):  # noqa: A002
+def revoke_key(id: str):
     return api_keys.revoke_key(api.tenant_context(), id)
 
 
@@ -51,7 +50,7 @@ def revoke_key(id: str):  # noqa: A002
                       "overlap) works until now + overlapSeconds at the latest, never past the key's expiry: a "
                       "shorter overlap shortens an earlier one's too, and 0 ends every earlier value at once (for a "
                       "leaked value). At most five values work at once: a rotation that would make a sixth is 409.")
-def rotate_key(id: str, body: Annotated[Optional[models.ApiKeyRotate], Body()] = None):  # noqa: A002 - an optional object
+def rotate_key(id: str, body: Annotated[models.ApiKeyRotate | None, Body()] = None):
     return api_keys.rotate_key(api.tenant_context(), id, body or models.ApiKeyRotate())
 
 

@@ -6,14 +6,13 @@ per-account-and-address failure throttle)."""
 from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
 from pathlib import Path
-from typing import Annotated, Optional
-
-from svc_core.rules.params import Body, Query
+from typing import Annotated
 
 from svc_core.domain import accounts, device_login, idp_exchange
 from svc_core.http.api import AUTHENTICATED, Api
 from svc_core.http.pages import load_page
 from svc_core.platform.lazy import lazy_module
+from svc_core.rules.params import Body, Query
 
 account_models = lazy_module("svc_core.domain.models.accounts")
 device_models = lazy_module("svc_core.domain.models.device_login")
@@ -32,7 +31,8 @@ def _set_refresh_cookie(token: str, max_age: int) -> None:
                                           "HttpOnly; Secure; SameSite=Strict")
 
 
-@api.post("/api/v1/auth/register", public=True, throttle="register", status=201, response_model="account_models.Registered", tags=TAGS,
+@api.post("/api/v1/auth/register", public=True, throttle="register", status=201,
+          response_model="account_models.Registered", tags=TAGS,
           summary="Create a user and the personal tenant they own",
           description="An address that already has an account gets the same 201 and a body of the same shape "
                       "(ids that name nothing), and nothing is created: the answer never tells whether an "
@@ -43,7 +43,8 @@ def register(body: account_models.RegisterBody):
     return accounts.register(body)
 
 
-@api.post("/api/v1/auth/login", public=True, throttle="sign-in", response_model="account_models.TokenPair", tags=TAGS, errors=(401, 403, 429),
+@api.post("/api/v1/auth/login", public=True, throttle="sign-in",
+          response_model="account_models.TokenPair", tags=TAGS, errors=(401, 403, 429),
           summary="Sign in with e-mail and password: an access token and a refresh token",
           description="401: wrong e-mail or password (the same answer, in the same time). 403: the account is "
                       "disabled, or not a member of tenantId. 429: too many failed sign-ins from this address "
@@ -60,26 +61,29 @@ def login(body: account_models.LoginBody):
     return pair
 
 
-@api.post("/api/v1/auth/refresh", public=True, throttle="refresh", response_model="account_models.TokenPair", tags=TAGS, errors=(401, 403),
+@api.post("/api/v1/auth/refresh", public=True, throttle="refresh",
+          response_model="account_models.TokenPair", tags=TAGS, errors=(401, 403),
           summary="Rotate the refresh token (body or cookie) for a new pair",
           description="A refresh token works once. Presenting one already used ends the whole session (401).")
-def refresh(body: Annotated[Optional[account_models.RefreshBody], Body()] = None):
+def refresh(body: Annotated[account_models.RefreshBody | None, Body()] = None):
     body = body or account_models.RefreshBody()
     pair = accounts.refresh(body.refreshToken or api.cookie(COOKIE), body.tenantId)
     _set_refresh_cookie(pair["refreshToken"], pair["refreshExpiresIn"])
     return pair
 
 
-@api.post("/api/v1/auth/logout", public=True, throttle="refresh", response_model="account_models.LoggedOut", tags=TAGS, errors=(401,),
+@api.post("/api/v1/auth/logout", public=True, throttle="refresh",
+          response_model="account_models.LoggedOut", tags=TAGS, errors=(401,),
           summary="End the session (refresh token in body or cookie, or the access token) and clear the cookie")
-def logout(body: Annotated[Optional[account_models.LogoutBody], Body()] = None):
+def logout(body: Annotated[account_models.LogoutBody | None, Body()] = None):
     refresh_token = (body.refreshToken if body else None) or api.cookie(COOKIE)
     ended = accounts.logout(refresh_token, None if refresh_token else api.optional_principal())
     _set_refresh_cookie("", 0)
     return ended
 
 
-@api.post("/api/v1/auth/exchange", public=True, throttle="exchange", response_model="idp_models.Exchanged", tags=TAGS, errors=(401, 403),
+@api.post("/api/v1/auth/exchange", public=True, throttle="exchange",
+          response_model="idp_models.Exchanged", tags=TAGS, errors=(401, 403),
           summary="Exchange the identity provider's token for a service access token",
           description="The provider's token is verified against its JWKS (iss, aud, exp, nbf); its (iss, sub) "
                       "names one user, created with a personal tenant on first sight. 404 when no provider "
@@ -97,7 +101,8 @@ def me():
 CLI_TAGS = ["Command-line login"]
 
 
-@api.post("/api/v1/cli/auth/start", public=True, throttle="device-login", status=201, response_model="device_models.Started", tags=CLI_TAGS,
+@api.post("/api/v1/cli/auth/start", public=True, throttle="device-login", status=201,
+          response_model="device_models.Started", tags=CLI_TAGS,
           summary="Start a device login: a login id, the browser address and the code to compare")
 def cli_start(body: device_models.StartBody):
     return device_login.start(body, api.public_base_url())
@@ -105,13 +110,13 @@ def cli_start(body: device_models.StartBody):
 
 @api.get("/api/v1/cli/auth/status", public=True, response_model="device_models.Status", tags=CLI_TAGS,
          summary="Poll a device login: pending, approved, expired (reason timed_out or denied) or consumed")
-def cli_status(loginId: LoginId):  # noqa: N803 - the spec's parameter name
+def cli_status(loginId: LoginId):
     return device_login.status(loginId)
 
 
 @api.get("/api/v1/cli/auth/info", public=True, response_model="device_models.LoginInfo", tags=CLI_TAGS,
          summary="What the approval page shows: code, CLI version, platform, times, status")
-def cli_info(loginId: LoginId):  # noqa: N803
+def cli_info(loginId: LoginId):
     return device_login.info(loginId)
 
 
@@ -123,7 +128,7 @@ APPROVAL_PAGE = load_page(Path(__file__).parent / "approval_page")
          description="authUrl is this page with ?loginId=... and #state=... (the fragment never reaches "
                      "a server). The page calls info, login (or refresh, when already signed in), and "
                      "complete or deny itself.")
-def cli_approve_page(loginId: Annotated[str | None, Query()] = None):  # noqa: N803 - read by the page's script
+def cli_approve_page(loginId: Annotated[str | None, Query()] = None):
     for name, value in APPROVAL_PAGE.headers.items():
         api.set_response_header(name, value)
     return APPROVAL_PAGE.html
@@ -141,7 +146,8 @@ def cli_deny(body: device_models.DecisionBody):
     return device_login.deny(body, api.tenant_context().principal)
 
 
-@api.post("/api/v1/cli/auth/token", public=True, throttle="device-login", response_model="device_models.CliToken", tags=CLI_TAGS, errors=(401, 403, 409),
+@api.post("/api/v1/cli/auth/token", public=True, throttle="device-login",
+          response_model="device_models.CliToken", tags=CLI_TAGS, errors=(401, 403, 409),
           summary="Exchange an approved login and its PKCE verifier for a CLI key, once",
           description="401: the codeVerifier does not match the challenge (details.reason code_verifier_mismatch; "
                       "the session stays approved). 409: the session is not approved, details.status says what "

@@ -35,7 +35,7 @@ def list_invoices(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIM
 
 @api.get("/api/v1/billing/invoices/{id}", scope=AUTHENTICATED, response_model="models.BillingInvoice", tags=TAGS,
          summary="One invoice")
-def get_invoice(id: str):  # noqa: A002 - the path parameter's name
+def get_invoice(id: str):
     return billing.get_invoice(api.tenant_context(), id)
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations  # the models are named lazily (svc_core/doma
 
 from typing import Annotated
 
-from svc_core.rules.params import Query
-
 from svc_core.domain import chat, chat_stream
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http import idempotency
 from svc_core.http.api import Api
 from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
+from svc_core.rules.params import Query
 
 models = lazy_module("svc_core.domain.models.chat")
 api = Api()
@@ -36,20 +35,20 @@ def create_chat_session(body: models.ChatSessionCreate, idempotency_key: idempot
 
 @api.get("/api/v1/chat/sessions/{id}", scope="chat:read", response_model="models.ChatSessionDetail", tags=TAGS,
          summary=f"Read one chat session with its newest {chat.MESSAGES_SHOWN} messages")
-def get_chat_session(id: str):  # noqa: A002 - the path parameter's name
+def get_chat_session(id: str):
     return chat.read_session(api.tenant_context(), id)
 
 
 @api.delete("/api/v1/chat/sessions/{id}", scope="chat:write", response_model="models.ChatSessionDeleted", tags=TAGS,
             errors=(409,), summary="Delete a chat session (not while a turn is in progress)")
-def delete_chat_session(id: str):  # noqa: A002
+def delete_chat_session(id: str):
     return chat.delete_session(api.tenant_context(), id)
 
 
 @api.post("/api/v1/chat/sessions/{id}/messages", scope="chat:write", status=202, response_model="models.ChatTurnStarted",
           tags=TAGS, errors=(402, 409),
           summary="Send a message: stores it and starts the assistant's answer (follow it on streamUrl)")
-def send_chat_message(id: str, body: models.ChatMessageCreate):  # noqa: A002
+def send_chat_message(id: str, body: models.ChatMessageCreate):
     return chat.send_message(api.tenant_context(), id, body)
 
 
@@ -59,7 +58,7 @@ def send_chat_message(id: str, body: models.ChatMessageCreate):  # noqa: A002
           description="The token goes in the stream URL's query string (?token=), so it lives 5 minutes at most, "
                       "is good for this session's stream only and for nothing else; reusable within its life "
                       "(EventSource reconnects reuse the URL).")
-def issue_stream_token(id: str):  # noqa: A002
+def issue_stream_token(id: str):
     return chat_stream.issue_stream_token(api.tenant_context(), id, api.public_base_url())
 
 

@@ -16,16 +16,15 @@ from __future__ import annotations  # the models are named lazily (svc_core/doma
 
 from typing import Annotated, Any
 
-from svc_core.http.response import Response
-from svc_core.rules.params import Header, Query
-
 from svc_core.auth.principal import Principal
 from svc_core.domain import chat_stream
 from svc_core.domain.chat_stream import EVENT_STREAM, STREAM_PATH
 from svc_core.http import streamed
 from svc_core.http.api import Api
+from svc_core.http.response import Response
 from svc_core.platform.config import settings
 from svc_core.platform.lazy import lazy_module
+from svc_core.rules.params import Header, Query
 
 models = lazy_module("svc_core.domain.models.chat")
 EVENT_ID_PATTERN = chat_stream.LAST_EVENT_ID_PATTERN
@@ -57,12 +56,12 @@ DESCRIPTION = (
          response_model="models.ChatStreamEvent", or_scheme=chat_stream.STREAM_TOKEN_SCHEME,
          summary="Stream a chat session's answer as Server-Sent Events", description=DESCRIPTION, also=(204,))
 def stream_chat_session(
-        id: str,  # noqa: A002 - the path parameter's name
+        id: str,
         # str (not Optional[str]) with a None default: a header or query value is never JSON null, and
         # the document must not say it may be (a client would send the text "null").
         last_event_id: Annotated[str, Header(alias="Last-Event-ID", pattern=EVENT_ID_PATTERN,
                                              description="Resume after this event id")] = None,  # type: ignore[assignment]
-        lastEventId: Annotated[str, Query(pattern=EVENT_ID_PATTERN,  # noqa: N803 - no-header clients
+        lastEventId: Annotated[str, Query(pattern=EVENT_ID_PATTERN,
                                           description="Resume after this event id")] = None):  # type: ignore[assignment]
     """The buffered answer (the proxy integration): the same body, collected. The parameters are
     declared for validation and the OpenAPI document (the ?token= as a security scheme); the header

@@ -15,15 +15,14 @@ from __future__ import annotations  # the models are named lazily (svc_core/doma
 import time
 from typing import Annotated, Any
 
-from svc_core.http.response import Response
-from svc_core.rules.params import Header, Query
-
 from svc_core.domain import event_stream, events
 from svc_core.domain.event_stream import LAST_EVENT_ID_PATTERN, STREAM_PATH, TYPES_PATTERN
 from svc_core.http import streamed
 from svc_core.http.api import Api
+from svc_core.http.response import Response
 from svc_core.platform.config import settings
 from svc_core.platform.lazy import lazy_module
+from svc_core.rules.params import Header, Query
 
 models = lazy_module("svc_core.domain.models.events")
 BUFFERED_SECONDS = 20.0  # API Gateway answers a buffered proxy integration after 29 s
@@ -49,7 +48,7 @@ def stream_events(
                          ] = None,  # type: ignore[assignment]
         last_event_id: Annotated[str, Header(alias="Last-Event-ID", pattern=LAST_EVENT_ID_PATTERN,
                                              description="Resume after this event id")] = None,  # type: ignore[assignment]
-        lastEventId: Annotated[str, Query(pattern=LAST_EVENT_ID_PATTERN,  # noqa: N803 - no-header clients
+        lastEventId: Annotated[str, Query(pattern=LAST_EVENT_ID_PATTERN,
                                           description="Resume after this event id")] = None):  # type: ignore[assignment]
     """The buffered answer: what is logged within a short wait."""
     del last_event_id

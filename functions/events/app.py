@@ -2,9 +2,7 @@
 
 from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
-from typing import Annotated, Optional
-
-from svc_core.rules.params import Query
+from typing import Annotated
 
 from svc_core.domain import events
 from svc_core.domain.events import EventType, TimeQuery
@@ -12,6 +10,7 @@ from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import Api
 from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
+from svc_core.rules.params import Query
 
 models = lazy_module("svc_core.domain.models.events")
 api = Api()
@@ -25,8 +24,8 @@ TAGS = ["Events"]
                      "A filtered page may hold fewer than `limit` events and still have a `nextCursor`.")
 def list_events(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
                 cursor: IdCursor = None,
-                type: Annotated[Optional[EventType], Query(description="only events of this name")] = None,  # noqa: A002
-                objectId: Annotated[Optional[str], Query(max_length=64,  # noqa: N803 - the API's field name
+                type: Annotated[EventType | None, Query(description="only events of this name")] = None,
+                objectId: Annotated[str | None, Query(max_length=64,
                                                          description="only events about this object")] = None,
                 since: TimeQuery = None, until: TimeQuery = None):
     return events.list_events(api.tenant_context(), limit, cursor, type, objectId, since, until)
@@ -34,7 +33,7 @@ def list_events(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
 
 @api.get("/api/v1/events/{id}", scope=events.SCOPE, response_model="models.LoggedEvent", tags=TAGS,
          summary="Read one event of the last 30 days")
-def get_event(id: str):  # noqa: A002 - the path parameter's name
+def get_event(id: str):
     return events.get_event(api.tenant_context(), id)
 
 

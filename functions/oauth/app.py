@@ -3,7 +3,7 @@ it (POST authorize; GET there is 405), and list and delete the tenant's connecti
 
 from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 from svc_core.domain import oauth_connections
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
@@ -29,7 +29,7 @@ def oauth_start(provider: str):
 @api.post("/api/v1/oauth/{provider}/start", scope=AUTHENTICATED, response_model="models.FlowStarted", tags=TAGS,
           summary="Start connecting a provider account (as GET; the body, if any, is an empty object)",
           description=START)
-def oauth_start_post(provider: str, body: Annotated[Optional[models.OAuthStartBody], Body()] = None):
+def oauth_start_post(provider: str, body: Annotated[models.OAuthStartBody | None, Body()] = None):
     return oauth_connections.start(api.tenant_context(), provider)
 
 
@@ -55,7 +55,7 @@ def list_connections(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_
 @api.delete("/api/v1/oauth/connections/{id}", scope=AUTHENTICATED, response_model="models.ConnectionDeleted", tags=TAGS,
             summary="Delete a provider connection and its stored tokens",
             description="The user who connected it, or any credential holding secrets:write (else 403).")
-def delete_connection(id: str):  # noqa: A002 - the path parameter's name
+def delete_connection(id: str):
     return oauth_connections.delete_connection(api.tenant_context(), id)
 
 

@@ -33,19 +33,19 @@ def create_project(body: models.ProjectCreate, idempotency_key: idempotency.Idem
 
 @api.get("/api/v1/projects/{id}", scope="projects:read", response_model="models.Project", tags=TAGS,
          summary="Read one project")
-def get_project(id: str):  # noqa: A002 - the path parameter's name
+def get_project(id: str):
     return projects.get_project(api.tenant_context(), id)
 
 
 @api.patch("/api/v1/projects/{id}", scope="projects:write", response_model="models.Project", tags=TAGS, errors=(409,),
            summary="Change the fields sent, and only those")
-def update_project(id: str, body: models.ProjectUpdate):  # noqa: A002
+def update_project(id: str, body: models.ProjectUpdate):
     return projects.update_project(api.tenant_context(), id, body)
 
 
 @api.delete("/api/v1/projects/{id}", scope="projects:write", response_model="models.ProjectDeleted", tags=TAGS, errors=(409,),
             summary="Delete a project")
-def delete_project(id: str):  # noqa: A002
+def delete_project(id: str):
     return projects.delete_project(api.tenant_context(), id)
 
 

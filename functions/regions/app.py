@@ -4,7 +4,7 @@ the routing information. Every :tenantId must be the caller's tenant (else 404).
 
 from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 from svc_core.domain import region_preferences, routing, storage
 from svc_core.http.api import AUTHENTICATED, Api
@@ -26,7 +26,7 @@ def list_regions():
 
 @api.get("/api/v1/regions/preferences/{tenantId}", scope="tenants:read", response_model="models.Preferences", tags=TAGS,
          summary="Read the tenant's regional preferences (the defaults until it sets them)")
-def get_preferences(tenantId: str):  # noqa: N803 - the path parameter's name
+def get_preferences(tenantId: str):
     return region_preferences.get_preferences(api.tenant_context(), tenantId)
 
 
@@ -39,13 +39,13 @@ def get_preferences(tenantId: str):  # noqa: N803 - the path parameter's name
                        "rule with the current preferences (details.fields, and details.current with the current "
                        "values of the fields not sent), or when data residency would exclude the stored platform "
                        "storage region.")
-def update_preferences(tenantId: str, body: models.PreferencesUpdate):  # noqa: N803
+def update_preferences(tenantId: str, body: models.PreferencesUpdate):
     return region_preferences.update_preferences(api.tenant_context(), tenantId, body)
 
 
 @api.get("/api/v1/regions/storage/{tenantId}", scope="tenants:read", response_model="models.StorageConfig", tags=TAGS,
          summary="Read the storage configuration (never the BYOS keys)")
-def get_storage(tenantId: str):  # noqa: N803
+def get_storage(tenantId: str):
     return storage.get_storage(api.tenant_context(), tenantId)
 
 
@@ -57,7 +57,7 @@ def get_storage(tenantId: str):  # noqa: N803
                      "validation reports a refused one), not here: a PUT resolves nothing, and a name the pattern "
                      "refuses is 400 code malformed whatever it would resolve to. " + PLAN_403 + " 409 CONFLICT when "
                      "platformRegion lies outside the stored data residency region.")
-def put_storage(tenantId: str, body: Annotated[models.StorageConfigBody, Body()]):  # noqa: N803
+def put_storage(tenantId: str, body: Annotated[models.StorageConfigBody, Body()]):
     return storage.put_storage(api.tenant_context(), tenantId, body)
 
 
@@ -71,14 +71,15 @@ def put_storage(tenantId: str, body: Annotated[models.StorageConfigBody, Body()]
                       "resolves to an address the service may not connect to). " + PLAN_403 + " 409 CONFLICT "
                       "without a body when the stored storage is the platform's (details.storageMode), or when "
                       "keys are left out and none are stored for that place.")
-def validate_storage(tenantId: str,  # noqa: N803
-                     body: Annotated[Optional[models.ByosConfigBody], Body()] = None):
+def validate_storage(tenantId: str,
+                     body: Annotated[models.ByosConfigBody | None, Body()] = None):
     return storage.validate_storage(api.tenant_context(), tenantId, body)
 
 
 @api.get("/api/v1/regions/features/{tenantId}/check/{featureKey}", scope="tenants:read",
-         response_model="models.FeatureCheck", tags=TAGS, summary="Whether the tenant's plan includes a feature, and from which plan it is included")
-def check_feature(tenantId: str, featureKey: str):  # noqa: N803
+         response_model="models.FeatureCheck", tags=TAGS,
+         summary="Whether the tenant's plan includes a feature, and from which plan it is included")
+def check_feature(tenantId: str, featureKey: str):
     return routing.check_feature(api.tenant_context(), tenantId, featureKey)
 
 

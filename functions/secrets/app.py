@@ -34,19 +34,19 @@ def create_secret(body: models.SecretCreate, idempotency_key: idempotency.Idempo
 
 @api.get("/api/v1/secrets/{id}", scope="secrets:read", response_model="models.Secret", tags=TAGS,
          summary="Read one secret's metadata")
-def get_secret(id: str):  # noqa: A002 - the path parameter's name
+def get_secret(id: str):
     return tenant_secrets.get_secret(api.tenant_context(), id)
 
 
 @api.patch("/api/v1/secrets/{id}", scope="secrets:write", response_model="models.Secret", tags=TAGS, errors=(409,),
            summary="Change the description, or set a new value (a new version)")
-def update_secret(id: str, body: models.SecretUpdate):  # noqa: A002
+def update_secret(id: str, body: models.SecretUpdate):
     return tenant_secrets.update_secret(api.tenant_context(), id, body)
 
 
 @api.delete("/api/v1/secrets/{id}", scope="secrets:write", response_model="models.SecretDeleted", tags=TAGS, errors=(409,),
             summary="Delete a secret and its value")
-def delete_secret(id: str):  # noqa: A002
+def delete_secret(id: str):
     return tenant_secrets.delete_secret(api.tenant_context(), id)
 
 

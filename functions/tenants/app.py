@@ -30,7 +30,7 @@ def create_tenant(body: models.TenantCreate, idempotency_key: idempotency.Idempo
 @api.get("/api/v1/tenants/{id}", scope="tenants:read", response_model="models.Tenant", tags=TAGS,
          summary="Read a tenant the caller belongs to, with its settings and plan details",
          description="Any tenant the caller is not a member of is 404.")
-def get_tenant(id: str):  # noqa: A002 - the path parameter's name
+def get_tenant(id: str):
     return tenants.get_tenant(api.tenant_context(), id)
 
 
@@ -39,7 +39,7 @@ def get_tenant(id: str):  # noqa: A002 - the path parameter's name
            description="Only the tenant the credential is for (another one of a user's: refresh with its "
                        "tenantId first); else 404. A non-empty ipAllowlist needs the ip_allowlist feature of "
                        "the plan (403 with details.requiredPlan).")
-def update_settings(id: str, body: models.SettingsPatch):  # noqa: A002
+def update_settings(id: str, body: models.SettingsPatch):
     return tenants.update_settings(api.tenant_context(), id, body)
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import (AsyncBatchProcessor, EventType,
-                                                   async_process_partial_response)
+from aws_lambda_powertools.utilities.batch import AsyncBatchProcessor, EventType, async_process_partial_response
 
 from svc_core.domain import webhook_delivery
 

@@ -43,6 +43,7 @@ def run(tmp_path, monkeypatch, account):
     import json
 
     from click.testing import CliRunner
+
     from svc_client.cli import cli
 
     monkeypatch.setenv("SVC_CONFIG_DIR", str(tmp_path / "config"))

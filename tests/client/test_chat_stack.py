@@ -11,6 +11,7 @@ import json
 import httpx
 import pytest
 from click.testing import CliRunner
+
 from svc_client import (
     AsyncClient,
     Client,

@@ -9,6 +9,7 @@ import os
 import stat
 
 from click.testing import CliRunner
+
 from svc_client.cli import cli
 
 

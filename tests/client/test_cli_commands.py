@@ -37,7 +37,7 @@ def test_lists_piped_are_tab_separated_lines_with_whole_ids_and_page_with_limit_
 
     assert run("projects", "list", "--json", "id,name", env=env).stdout and json.loads(
         run("projects", "list", "--json", "id,name", env=env).stdout) == [
-        {"id": i, "name": f"Project number {n} with a long name"} for n, i in zip((2, 1, 0), newest_first)]
+        {"id": i, "name": f"Project number {n} with a long name"} for n, i in zip((2, 1, 0), newest_first, strict=False)]
     assert json.loads(run("projects", "show", made[0], "--json", "name", env=env).stdout) == {
         "name": "Project number 0 with a long name"}
     unknown = run("projects", "list", "--json", "colour", ok=False, env=env)

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+
 from svc_client.cli import cli
 from svc_client.commands.operations import COMMANDS, NOT_COMMANDS
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 import click
+
 from svc_client.cli import cli
 from svc_client.webhook_events import EVENT_TYPES, example_events
-
 from svc_core.rules.events import EVENT_TYPES as SERVICE_EVENT_TYPES
 
 # An event's name is a kind and what happened to it (project.created), or the test event.

@@ -17,7 +17,7 @@ import sys
 
 import httpx
 
-from tests.e2e.test_browser_login import PASSWORD, browser, page, register  # noqa: F401 - fixtures
+from tests.e2e.test_browser_login import PASSWORD, register
 from tests.support.terminal import Terminal
 
 AUTH_URL = re.compile(r"(http://127\.0\.0\.1:\d+/api/v1/cli/auth/approve\?loginId=[\w-]+#state=[0-9a-f]{64})")
@@ -30,7 +30,7 @@ def svc(base_url: str, env: dict[str, str], *args: str) -> subprocess.CompletedP
 
 
 def test_login_in_a_terminal_approved_in_chromium_then_commands_use_the_stored_key(
-        local_stack, page, tmp_path):  # noqa: F811 - the fixture imported above
+        local_stack, page, tmp_path):
     base = local_stack.base_url
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
     # BROWSER=true: the CLI really calls the system's browser opener, which here does nothing;

@@ -10,6 +10,7 @@ import uuid
 
 import httpx
 import pytest
+
 from svc_client import (
     NULL,
     AccountDisabled,

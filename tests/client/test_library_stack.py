@@ -8,6 +8,7 @@ import asyncio
 import time
 
 import pytest
+
 from svc_client import (
     AccountDisabled,
     AsyncClient,
@@ -25,7 +26,6 @@ from svc_client import (
     WebhookTestEvent,
     verify_webhook,
 )
-
 from tests.support.webhook_receiver import Receiver, new_secret
 
 MISSING_PROJECT = "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"

@@ -21,10 +21,10 @@ import typing
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel
-from svc_client import resources
-from svc_client.models import Page
 
 from devstack import openapi
+from svc_client import resources
+from svc_client.models import Page
 
 DOCUMENT = json.loads(openapi.DOCUMENT.read_text())
 SCHEMAS = DOCUMENT["components"]["schemas"]

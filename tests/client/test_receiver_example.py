@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib.util
 import sqlite3
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -46,7 +46,7 @@ def test_the_example_receiver_applies_each_event_once(account, receiver):
     try:
         webhook = http.post("/api/v1/webhooks", json={"url": receiver["url"], "events": ["*"],
                                                       "secret": receiver["secret"]}).json()["data"]
-        since = datetime.now(timezone.utc).isoformat(timespec="milliseconds")   # after the tenant's own events
+        since = datetime.now(UTC).isoformat(timespec="milliseconds")   # after the tenant's own events
         kept = http.post("/api/v1/projects", json={"name": "Apollo"}).json()["data"]
         http.patch(f"/api/v1/projects/{kept['id']}", json={"name": "Apollo 11"})
         gone = http.post("/api/v1/projects", json={"name": "Gemini"}).json()["data"]
@@ -79,8 +79,8 @@ def test_the_example_receiver_applies_each_event_once(account, receiver):
 def test_the_example_receiver_refuses_a_forged_or_stale_delivery(receiver):
     body = '{"id":"evt_01JD2Q7ZB6V8S3K4X9W2M5N7PA","type":"project.created","timestamp":"2026-11-25T00:00:00.000Z",' \
            '"tenantId":"ten_x","data":{"id":"proj_forged","name":"Forged","created_at":"2026-11-25T00:00:00.000Z"}}'
-    now = datetime.now(timezone.utc)
-    stale = datetime.fromtimestamp(now.timestamp() - 600, timezone.utc)
+    now = datetime.now(UTC)
+    stale = datetime.fromtimestamp(now.timestamp() - 600, UTC)
     for key, moment in ((new_secret(), now), (receiver["secret"], stale)):
         headers = {"webhook-id": "evt_01JD2Q7ZB6V8S3K4X9W2M5N7PA", "webhook-timestamp": str(int(moment.timestamp())),
                    "webhook-signature": Webhook(key).sign("evt_01JD2Q7ZB6V8S3K4X9W2M5N7PA", moment, body),

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from standardwebhooks import Webhook
+
 from svc_client import (
     AgentRunEvent,
     ProjectEvent,

@@ -42,7 +42,7 @@ def _invoke_in_child(handler, event: dict, function: str) -> dict:
         os.close(read)
         try:
             answer = handler(event, Context(function))
-        except BaseException:  # noqa: BLE001 - reported to the parent, as Lambda reports an error
+        except BaseException:
             answer = {"error": traceback.format_exc()}
         with os.fdopen(write, "w") as out:
             json.dump(answer, out, default=str)

@@ -13,10 +13,11 @@ MICRO = 1_000_000
 
 def new_tenant_key() -> tuple[str, str]:
     """A tenant of its own (the shared development tenant's balance stays untouched)."""
+    import secrets
+
     from svc_core.auth.scopes import ALL_SCOPES
     from svc_core.domain.api_keys import issue_key
     from svc_core.domain.tenants import create_tenant_with_owner
-    import secrets
     created = create_tenant_with_owner(tenant_name="Billing e2e", email=f"billing-{secrets.token_hex(4)}@example.com",
                                        user_name="Payer", password=secrets.token_urlsafe(16))
     tenant_id = created["tenant"]["id"]

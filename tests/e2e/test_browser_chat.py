@@ -16,8 +16,6 @@ import json
 import httpx
 import pytest
 
-from tests.e2e.test_browser_login import browser, page  # noqa: F401 - the shared Chromium fixtures
-
 PAGE = """<!doctype html><meta charset="utf-8"><title>chat stream</title>
 <script>
 window.seen = []; window.opens = 0; window.failures = 0;
@@ -71,7 +69,7 @@ def cut_stream(local_stack, monkeypatch):
     return wrapper
 
 
-def test_a_chat_answer_streams_into_the_browser_and_resumes_after_a_cut(local_stack, page, cut_stream):  # noqa: F811
+def test_a_chat_answer_streams_into_the_browser_and_resumes_after_a_cut(local_stack, page, cut_stream):
     base = local_stack.base_url
     auth = {"Authorization": f"Bearer {local_stack.credentials['apiKey']}"}
     with httpx.Client(base_url=base, timeout=10, headers=auth) as http:

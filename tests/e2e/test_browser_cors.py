@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from tests.e2e.test_browser_login import PASSWORD, browser, page  # noqa: F401 - the shared Chromium fixtures
+from tests.e2e.test_browser_login import PASSWORD
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>front-end</title>
 <script>
@@ -84,7 +84,7 @@ window.tryLogin = async (email, password) => {
 def serve_page(html: str):
     """The page on its own loopback port: another origin than the gateway's."""
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             body = html.encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -128,7 +128,7 @@ def email(local_stack):
     return address
 
 
-def test_a_page_on_an_allowed_origin_signs_in_refreshes_by_cookie_lists_and_streams(page, front_end, email):  # noqa: F811
+def test_a_page_on_an_allowed_origin_signs_in_refreshes_by_cookie_lists_and_streams(page, front_end, email):
     page.goto(front_end["same_site"] + "/app.html")
     out = page.evaluate("([e, p]) => window.run(e, p)", [email, PASSWORD])
     assert out["login"] == 200 and out["me"] == email
@@ -140,7 +140,7 @@ def test_a_page_on_an_allowed_origin_signs_in_refreshes_by_cookie_lists_and_stre
     assert page.problems == []
 
 
-def test_a_page_on_another_allowed_site_refreshes_with_the_body_token(page, front_end, email):  # noqa: F811
+def test_a_page_on_another_allowed_site_refreshes_with_the_body_token(page, front_end, email):
     page.goto(front_end["other_site"] + "/app.html")
     out = page.evaluate("([e, p]) => window.run(e, p)", [email, PASSWORD])
     assert out["login"] == 200 and out["me"] == email
@@ -148,7 +148,7 @@ def test_a_page_on_another_allowed_site_refreshes_with_the_body_token(page, fron
     assert out["projects"] == 200 and out["events"] and "<error>" not in out["events"], out
 
 
-def test_a_page_on_an_origin_not_allowed_is_refused_by_the_browser(page, front_end, email):  # noqa: F811
+def test_a_page_on_an_origin_not_allowed_is_refused_by_the_browser(page, front_end, email):
     page.goto(front_end["refused"] + "/app.html")
     refused = page.evaluate("([e, p]) => window.tryLogin(e, p)", [email, PASSWORD])
     assert refused.startswith("TypeError"), refused  # fetch rejects: the page never sees the answer

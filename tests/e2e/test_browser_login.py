@@ -8,48 +8,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import secrets
 import time
 
 import httpx
-import pytest
 
-from tests.support.ci import in_ci
-
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 PASSWORD = "a long enough browser password"
-# Without the background-networking flags Chromium keeps dialling Google, which this network refuses.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
-                 "--disable-background-networking", "--disable-component-update"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        if in_ci():
-            pytest.fail(f"{CHROMIUM} is missing: scripts/bootstrap_browser.sh should have installed it")
-        pytest.skip(f"{CHROMIUM} is not installed (scripts/bootstrap_browser.sh installs it)")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context()
-    opened = context.new_page()
-    # Console errors (a CSP refusal is one) and uncaught script errors; not the browser's notes on
-    # answers such as the expected 401 of the silent refresh or the 404 of /favicon.ico.
-    opened.problems = []
-    opened.on("console", lambda message: message.type == "error"
-              and not message.text.startswith("Failed to load resource")
-              and opened.problems.append(message.text))
-    opened.on("pageerror", lambda error: opened.problems.append(str(error)))
-    yield opened
-    context.close()
 
 
 def start_login(http: httpx.Client) -> dict:

@@ -12,8 +12,6 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from tests.e2e.test_browser_login import browser, page  # noqa: F401 - the shared Chromium fixtures
-
 # A few operations, by operationId, whose summaries the rendered page must show.
 KNOWN = ("create_project", "list_agents", "stream_chat_session", "create_key", "redeem_gift_card", "jwks")
 

@@ -16,7 +16,6 @@ import pytest
 from devstack.dynamodb_local import Unavailable, find_jar
 from devstack.processes import children_of, is_alive
 from tests.support.ci import in_ci
-
 from tests.support.functions import ROOT
 from tests.support.stack_process import StackProcess
 from tests.support.terminal import Terminal

@@ -59,7 +59,7 @@ def test_every_operation_of_the_document_answers_with_the_security_headers(local
     seen_statuses = set()
     with httpx.Client(base_url=local_stack.base_url, timeout=30,
                       transport=httpx.HTTPTransport(local_address="127.0.31.8")) as http:
-        for method, path, operation in found:
+        for method, path, _operation in found:
             body = {} if method in ("POST", "PUT", "PATCH") else None
             with http.stream(method, concrete(path), json=body,
                              headers={"Authorization": f"Bearer {tenant_key}"}) as answer:

@@ -1,9 +1,10 @@
 """The attacker's probes, replayed against the local stack over real HTTP, so they stay fixed:
-escalation through key management, an emergency key rotation, the lowest events cursor, token forgery (alg none, HS256 keyed with the public key,
-the high-s twin of a real signature, a swapped payload), cross-tenant reads, account enumeration
-through registration, the tenant-wide rate ceiling, and input the service must refuse (control
-and bidi characters in names, blank secret values, webhook ports out of range). The sign-in
-throttles and the per-address limits have their own file (test_sign_in_throttles_e2e.py)."""
+escalation through key management, an emergency key rotation, the lowest events cursor, token
+forgery (alg none, HS256 keyed with the public key, the high-s twin of a real signature, a swapped
+payload), cross-tenant reads, account enumeration through registration, the tenant-wide rate
+ceiling, and input the service must refuse (control and bidi characters in names, blank secret
+values, webhook ports out of range). The sign-in throttles and the per-address limits have their own
+file (test_sign_in_throttles_e2e.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Integration fixtures: `data_backend` runs a data-access test on moto and on DynamoDB Local.
+"""Integration fixtures: `data_backend` runs a data-access test on moto and on DynamoDB Local; the
+storage servers (`s3`, `azurite`), a deployment `setting` changed for one test, the webhook event
+`path` and its `receivers`.
 
 moto is lenient where DynamoDB is not (expressions, keys, transactions), so the data-access
 tests also run against DynamoDB Local, AWS's own engine. Only DynamoDB moves there: the
@@ -17,7 +19,11 @@ from typing import Any
 
 import pytest
 
+from svc_core.platform import config
 from tests.support.ci import in_ci
+from tests.support.storage_servers import AuthS3, Azurite, Unavailable
+from tests.support.webhook_path import ZEROS, WebhookPath
+from tests.support.webhook_receiver import Receiver, new_secret
 
 BACKENDS = ["moto", "dynamodb-local"]
 
@@ -94,3 +100,60 @@ def _on_dynamodb_local(request, stack, monkeypatch) -> DataBackend:
     # And afterwards: clients made during the test name DynamoDB Local; the next test is on moto again.
     request.addfinalizer(stack.forget_caches)
     return DataBackend("dynamodb-local", server.endpoint, stack)
+
+
+@pytest.fixture(scope="module")
+def s3():
+    server = AuthS3().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def azurite():
+    try:
+        server = Azurite().start()
+    except Unavailable as exc:
+        reason = f"Azurite is not available: {exc}"
+        if in_ci():
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def setting(monkeypatch):
+    """Change a deployment setting for one test."""
+    def change(name: str, value: str) -> None:
+        monkeypatch.setenv(name, value)
+        config.settings.cache_clear()
+    yield change
+    monkeypatch.undo()
+    config.settings.cache_clear()
+
+
+@pytest.fixture
+def path(stack, monkeypatch):
+    """The webhook event path (tests/support/webhook_path.py), retries compressed to zero delays."""
+    monkeypatch.setenv("WEBHOOK_RETRY_SCHEDULE", ZEROS)
+    monkeypatch.setenv("WEBHOOK_TIMEOUT_SECONDS", "2")
+    config.settings.cache_clear()
+    made = WebhookPath(stack)
+    yield made
+    config.settings.cache_clear()
+    made.clear()  # empty queues let the next test have a quick wipe rather than a new provisioning
+
+
+@pytest.fixture
+def receivers():
+    """Makes real Standard Webhooks receivers on loopback; stops them after the test."""
+    made: list[Receiver] = []
+
+    def make(respond=lambda n, d: (200, {}), secret: str | None = None) -> Receiver:
+        made.append(Receiver(secret or new_secret(), respond))
+        return made[-1]
+
+    yield make
+    for receiver in made:
+        receiver.stop()

@@ -22,9 +22,17 @@ from devstack.template import Resolver
 from svc_core.adapters import sealing
 from svc_core.adapters.models.registry import scripted
 from svc_core.adapters.models.scripted import ScriptedProvider, text_answer, tool_answer
-from tests.integration.test_storage import setting  # noqa: F401 - a deployment setting for one test
-from tests.integration.test_agent_runs import (HAIKU, MISSING_RUN, WRITE, api, execute, file_in_bucket, run_events,
-                                               setup, stored_runs)
+from tests.integration.test_agent_runs import (
+    HAIKU,
+    MISSING_RUN,
+    WRITE,
+    api,
+    execute,
+    file_in_bucket,
+    run_events,
+    setup,
+    stored_runs,
+)
 from tests.support.functions import load_function
 from tests.support.projects import assert_error, outbox_events
 from tests.support.stack import provisioned_stack
@@ -228,8 +236,9 @@ def test_the_waiting_conversation_is_sealed_and_holds_no_secret_in_the_clear(sta
         assert set(sealed) == {"alg", "encryptedKey", "nonce", "ciphertext"}
         assert value not in json.dumps(item) and value not in json.dumps(paused)
         # it is the conversation, sealed to this run of this tenant
-        from svc_core.adapters.dynamo import from_item
         import zlib
+
+        from svc_core.adapters.dynamo import from_item
         conversation = from_item(item)["conversation"]
         opened = zlib.decompress(sealing.unseal(conversation, {"tenantId": tenant, "runId": paused["id"]}))
         assert value in opened.decode()

@@ -16,7 +16,6 @@ import pytest
 from svc_core.adapters.models.registry import scripted
 from svc_core.adapters.models.scripted import ScriptedProvider, text_answer, tool_answer
 from tests.integration.test_agent_runs import HAIKU, execute, file_in_bucket, new_agent
-from tests.integration.test_storage import azurite, s3, setting  # noqa: F401 - the storage servers, a setting
 from tests.support import projects as project_api
 from tests.support.regions import put_storage, tenant_on
 from tests.support.stack import provisioned_stack

@@ -10,8 +10,18 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from svc_core.auth import key_format, signing_keys, tokens
 from svc_core.platform.config import settings
 from tests.support.auth_helpers import (
-    Clock, DynamoCalls, active_public_pem, high_s, hs256, payload_of, put_signing_document, service_claims, signed,
-    signing_document, unsigned, with_payload,
+    Clock,
+    DynamoCalls,
+    active_public_pem,
+    high_s,
+    hs256,
+    payload_of,
+    put_signing_document,
+    service_claims,
+    signed,
+    signing_document,
+    unsigned,
+    with_payload,
 )
 from tests.support.functions import call
 

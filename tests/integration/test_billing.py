@@ -371,7 +371,8 @@ def test_a_usage_record_is_debited_once_even_if_stored_again(stack):
 
 def test_no_run_starts_when_the_balance_is_used_up(stack):
     from svc_core.data import usage_table
-    from svc_core.domain import billing as domain, metering
+    from svc_core.domain import billing as domain
+    from svc_core.domain import metering
     from svc_core.platform.errors import PaymentRequired
     tenant, key = stack.tenant_with_key()
     domain.adjust(tenant, -WELCOME, "used up", "test")
@@ -407,7 +408,8 @@ def test_thousands_of_concurrent_mixed_entries_keep_the_balance_equal_to_their_s
     """2,000 entries from six threads at once on one balance: four replay 450 mixed entries each
     (the operator's import, 50 a call), one debits 100 metered calls, one credits 100 purchases.
     (DynamoDB Local writes ~400 items a second here: this is about as many as CI can afford.)"""
-    from svc_core.domain import billing as domain, billing_ledger, metering
+    from svc_core.domain import billing as domain
+    from svc_core.domain import billing_ledger, metering
     tenant = atomic_stack.stack.new_tenant()
     billing_ledger.ensure_account(tenant)
     kinds = ("purchase", "gift_card", "adjustment", "refund", "plan_charge")

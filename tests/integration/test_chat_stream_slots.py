@@ -12,8 +12,16 @@ import httpx
 import pytest
 
 from svc_core.data import chat_events_table
-from tests.integration.test_chat_stream import (STREAM, TIMEOUT, Servers, auth, finished_turn, new_session, set_turn,
-                                                turn_events)
+from tests.integration.test_chat_stream import (
+    STREAM,
+    TIMEOUT,
+    Servers,
+    auth,
+    finished_turn,
+    new_session,
+    set_turn,
+    turn_events,
+)
 from tests.support.stack import provisioned_stack
 
 EVENTS = "/api/v1/events/stream"

@@ -11,7 +11,6 @@ import time
 
 import pytest
 
-from svc_core.platform.config import settings
 from tests.support.functions import call
 from tests.support.projects import CREATE, api, stored_projects
 

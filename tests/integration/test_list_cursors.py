@@ -11,7 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from devstack import sample_events, template
 from svc_core.platform import ids
@@ -74,7 +75,7 @@ def test_the_documented_lists_are_found():
 
 def listed(tenant, function, event, path, cursor, **query):
     # A path's parameter names the object of the collection just before it (/agents/{id}/runs).
-    parents = [segment for segment, nxt in zip(path.split("/"), path.split("/")[1:]) if nxt.startswith("{")]
+    parents = [segment for segment, nxt in zip(path.split("/"), path.split("/")[1:], strict=False) if nxt.startswith("{")]
     assert all(p in tenant for p in parents), f"no object of {parents} to list under for {path}"
     path_params = {"id": tenant[parents[0]]} if parents else None
     return call(function, event, token=tenant["key"], path_params=path_params,

@@ -15,11 +15,21 @@ import pytest
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import to_item
-from svc_core.data import (agents_table, api_keys_table, billing_table, chat_sessions_table, oauth_connections_table,
-                           projects_table, runs_table, secrets_table, webhook_deliveries_table, webhooks_table)
-from svc_core.rules import events
+from svc_core.data import (
+    agents_table,
+    api_keys_table,
+    billing_table,
+    chat_sessions_table,
+    oauth_connections_table,
+    projects_table,
+    runs_table,
+    secrets_table,
+    webhook_deliveries_table,
+    webhooks_table,
+)
 from svc_core.platform import ids
 from svc_core.platform.config import settings
+from svc_core.rules import events
 from svc_core.rules.cursors import AttemptPosition
 
 STEP_MS = 10
@@ -86,7 +96,7 @@ def test_a_list_continues_after_any_position_within_the_tenant(data_backend, nam
     start = int(time.time() * 1000)
     made = [id_at(prefix, start + STEP_MS * n, 1 + n) for n in range(5)]           # at 0, 10, 20, 30, 40 ms
     foreign = [id_at(prefix, start + STEP_MS * n + 5, 1 + n) for n in range(5)]    # at 5, 15, ... 45 ms
-    for own, other in zip(made, foreign):
+    for own, other in zip(made, foreign, strict=False):
         store(mine, own)
         store(theirs, other)
     newest_first = made[::-1]

@@ -18,8 +18,24 @@ from svc_core.platform import ids
 from svc_core.platform.config import settings
 from svc_core.rules.cursors import id_cursor
 from tests.support.projects import (
-    CREATE, ISO_UTC, as_stored, PROJECT_FIELDS, PROJECT_ID, api, assert_envelope, assert_error, bad_fields, create, delete,
-    get, list_all, list_page, outbox_events, patch, snapshot, stored_projects,
+    CREATE,
+    ISO_UTC,
+    PROJECT_FIELDS,
+    PROJECT_ID,
+    api,
+    as_stored,
+    assert_envelope,
+    assert_error,
+    bad_fields,
+    create,
+    delete,
+    get,
+    list_all,
+    list_page,
+    outbox_events,
+    patch,
+    snapshot,
+    stored_projects,
 )
 
 MISSING_ID = "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
@@ -163,7 +179,8 @@ def test_bad_create_bodies_are_400_naming_the_field(stack, body, field):
 
 def test_control_and_bidi_characters_are_refused_naming_the_field_but_lines_and_tabs_describe(stack):
     _, key = stack.tenant_with_key()
-    for body, field, code in [({"name": "Apo\x07llo"}, "name", "U+0007"), ({"name": "Apo\x00llo"}, "name", "NUL"), ({"name": "gpj.\u202eexe"}, "name", "U+202E"),
+    for body, field, code in [({"name": "Apo\x07llo"}, "name", "U+0007"), ({"name": "Apo\x00llo"}, "name", "NUL"),
+                              ({"name": "gpj.\u202eexe"}, "name", "U+202E"),
                               ({"name": "ok", "description": "a\u2067b"}, "description", "U+2067")]:
         reply = api(CREATE, key, body=body)
         assert reply.status == 400 and reply.error["code"] == "VALIDATION_ERROR", reply

@@ -17,9 +17,9 @@ import sys
 import pytest
 
 from svc_core.rules.cursors import id_cursor
-from tests.support.stack import provisioned_stack
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
+from tests.support.stack import provisioned_stack
 
 SECRET_ID = re.compile(r"^sec_[0-9A-HJKMNP-TV-Z]{26}$")
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")

@@ -21,15 +21,18 @@ import socket
 import pytest
 
 from svc_core.adapters import sealing
-from svc_core.platform import config
-from tests.support.ci import in_ci
-from tests.support.projects import assert_error, bad_fields
-from tests.support.stack import provisioned_stack
-from tests.support.regions import (
-    get_storage, put_storage, routing_info, tenant_item, tenant_on, validate,
-)
-from tests.support.storage_servers import AuthS3, Azurite, SilentServer, Unavailable, closed_port_endpoint
 from tests.support.fake_keys import access_key_id
+from tests.support.projects import assert_error, bad_fields
+from tests.support.regions import (
+    get_storage,
+    put_storage,
+    routing_info,
+    tenant_item,
+    tenant_on,
+    validate,
+)
+from tests.support.stack import provisioned_stack
+from tests.support.storage_servers import AuthS3, Azurite, SilentServer, closed_port_endpoint
 
 BYOS_VIEW = {"tenantId", "storageMode", "platformRegion", "byosProvider", "byosEndpoint", "byosBucket", "byosRegion",
              "byosAccessKeySet", "byosSecretKeySet", "byosAccessKeyLast4", "isDefault", "updated_at"}
@@ -38,37 +41,6 @@ BYOS_VIEW = {"tenantId", "storageMode", "platformRegion", "byosProvider", "byosE
 @pytest.fixture(scope="module")
 def stack(emulator):
     yield from provisioned_stack(emulator)
-
-
-@pytest.fixture(scope="module")
-def s3():
-    server = AuthS3().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def azurite():
-    try:
-        server = Azurite().start()
-    except Unavailable as exc:
-        reason = f"Azurite is not available: {exc}"
-        if in_ci():
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def setting(monkeypatch):
-    """Change a deployment setting for one test."""
-    def change(name: str, value: str) -> None:
-        monkeypatch.setenv(name, value)
-        config.settings.cache_clear()
-    yield change
-    monkeypatch.undo()
-    config.settings.cache_clear()
 
 
 def s3_body(server: AuthS3, bucket: str, provider: str = "s3", **changes):

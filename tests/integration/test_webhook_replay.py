@@ -15,9 +15,10 @@ from svc_core.domain import events as event_log
 from svc_core.domain import webhook_replays
 from svc_core.platform import timeutil
 from svc_core.rules import events
-from tests.integration.test_webhook_delivery import Path, attempts, path, receivers  # noqa: F401, F811 - fixtures
+from tests.integration.test_webhook_delivery import attempts
 from tests.support.functions import call
 from tests.support.projects import assert_error
+from tests.support.webhook_path import WebhookPath
 from tests.support.webhook_receiver import new_secret, register
 
 
@@ -43,7 +44,7 @@ def progress(key: str, webhook_id: str, replay_id: str):
     return api("Webhooks-GetWebhookReplay", key, path_params={"id": webhook_id, "replayId": replay_id})
 
 
-def logged_event(path: Path, tenant_id: str, name: str, event_type: str = "project.created") -> events.Event:
+def logged_event(path: WebhookPath, tenant_id: str, name: str, event_type: str = "project.created") -> events.Event:
     """An event as the outbox publisher handles it: kept in the log, then put on the bus."""
     event = events.new_event(event_type, tenant_id, {"id": f"proj_{name}", "name": name})
     assert event_log.record(event)

@@ -21,9 +21,9 @@ import sys
 import pytest
 
 from svc_core.rules.cursors import id_cursor
-from tests.support.stack import provisioned_stack
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
+from tests.support.stack import provisioned_stack
 
 WEBHOOK_ID = re.compile(r"^whk_[0-9A-HJKMNP-TV-Z]{26}$")
 EVENT_ID = re.compile(r"^evt_[0-9A-HJKMNP-TV-Z]{26}$")
@@ -79,19 +79,6 @@ def resolver(monkeypatch):
 
     monkeypatch.setattr(endpoint_guard, "resolve", resolve)
     return looked_up
-
-
-@pytest.fixture
-def setting(monkeypatch):
-    """Change a deployment setting for one test."""
-    from svc_core.platform import config
-
-    def change(name: str, value: str) -> None:
-        monkeypatch.setenv(name, value)
-        config.settings.cache_clear()
-    yield change
-    monkeypatch.undo()
-    config.settings.cache_clear()
 
 
 @pytest.fixture

@@ -161,7 +161,7 @@ class DynamoCalls:
         for table in tables:
             self.calls.append((model.name, table))
 
-    def __enter__(self) -> "DynamoCalls":
+    def __enter__(self) -> DynamoCalls:
         self.client.meta.events.register("before-parameter-build.dynamodb.*", self._record,
                                          unique_id="test-dynamo-calls")
         return self

@@ -16,7 +16,7 @@ class MotoServer:
         self.process: subprocess.Popen | None = None
         self.generation = 0  # counts resets, so a provisioned state knows when it is gone
 
-    def start(self) -> "MotoServer":
+    def start(self) -> MotoServer:
         self.process, self.port = start_emulator()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         return self

@@ -7,14 +7,14 @@ import copy
 import importlib.util
 import json
 import uuid
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_function(directory: str):
     path = ROOT / "functions" / directory / "app.py"
     spec = importlib.util.spec_from_file_location(f"fn_{directory}_app", path)
@@ -23,7 +23,7 @@ def load_function(directory: str):
     return module
 
 
-@lru_cache(maxsize=None)
+@cache
 def _event_file(name: str) -> dict[str, Any]:
     return json.loads((ROOT / "events" / f"{name}.json").read_text())
 

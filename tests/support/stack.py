@@ -26,7 +26,7 @@ class Provisioned:
     def invalidate(self) -> None:
         self.environment = None
 
-    def ready(self) -> "Provisioned":
+    def ready(self) -> Provisioned:
         if self.environment is None or self.generation != self.emulator.generation:
             self._provision()
         else:

@@ -71,7 +71,7 @@ class AuthS3:
         self._admin_s3 = None
         self._session = None
 
-    def start(self) -> "AuthS3":
+    def start(self) -> AuthS3:
         env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "3"}
         self.process, self.port = _start(
             lambda port: [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
@@ -124,7 +124,7 @@ class Azurite:
         self.endpoint = ""
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> "Azurite":
+    def start(self) -> Azurite:
         if not AZURITE.exists() or shutil.which("node") is None:
             raise Unavailable(f"{AZURITE} or node is missing (run scripts/bootstrap_node.sh)")
         env = {**os.environ, "AZURITE_ACCOUNTS": f"{self.account}:{self.key}"}

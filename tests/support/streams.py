@@ -9,7 +9,8 @@ mapping's filter lets through, and invoke the handler with {"Records": [...]}.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from devstack.pollers import lambda_stream_record
 from svc_core.adapters import aws

@@ -10,9 +10,10 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable
+from typing import Any
 
 from standardwebhooks import Webhook
 
@@ -54,7 +55,7 @@ class Receiver:
         self._arrived = threading.Condition()
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's name
+            def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 delivery = Delivery(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.time())

@@ -1,12 +1,17 @@
 """The request binder: Powertools' rules for where a parameter comes from, and its error locations."""
 
-from typing import Annotated, Literal, Optional
+import string
+from pathlib import Path
+from typing import Annotated, Literal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from svc_core.http.binding import Binder, RequestInvalid, parameters_of
 from svc_core.rules.params import Body, Header, Query
+from tests.support.functions import load_function
 
 
 class Thing(BaseModel):
@@ -14,16 +19,16 @@ class Thing(BaseModel):
     size: int = 1
 
 
-def route(id: str,  # noqa: A002 - a path parameter
+def route(id: str,
           limit: Annotated[int, Query(ge=1, le=10)] = 5,
-          cursor: Annotated[Optional[str], Query(pattern="^c[0-9]+$")] = None,
-          key: Annotated[Optional[str], Header(alias="Idempotency-Key", max_length=4)] = None,
-          trace_id: Annotated[Optional[str], Header()] = None,
+          cursor: Annotated[str | None, Query(pattern="^c[0-9]+$")] = None,
+          key: Annotated[str | None, Header(alias="Idempotency-Key", max_length=4)] = None,
+          trace_id: Annotated[str | None, Header()] = None,
           body: Thing = None):
     return locals()
 
 
-def optional_body(body: Annotated[Optional[Thing], Body()] = None, plain: str = "x"):
+def optional_body(body: Annotated[Thing | None, Body()] = None, plain: str = "x"):
     return locals()
 
 
@@ -121,12 +126,6 @@ def test_the_same_errors_as_powertools_validation(query, headers, body):
 
 # ---- the pydantic-free path: it takes a value only as pydantic would ------------------------------
 
-import string  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
-
-from tests.support.functions import load_function  # noqa: E402
 
 FUNCTIONS = sorted(p.parent.name for p in (Path(__file__).resolve().parents[2] / "functions").glob("*/app.py"))
 
@@ -194,6 +193,6 @@ def test_the_fast_path_answers_without_building_the_model_and_refers_the_rest_to
 
 
 def _listing(limit: Annotated[int, Query(ge=1, le=10)] = 5,
-             cursor: Annotated[Optional[str], Query(pattern="^c[0-9]+$")] = None,
+             cursor: Annotated[str | None, Query(pattern="^c[0-9]+$")] = None,
              kind: Literal["a", "b"] = "a"):
     return locals()

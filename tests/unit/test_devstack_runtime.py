@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import threading
 
-import devstack.runtime  # noqa: F401 - makes Powertools' request state per thread
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+
+import devstack.runtime  # noqa: F401 - makes Powertools' request state per thread
 
 
 def test_each_thread_reads_the_event_it_set_through_the_class_and_an_instance():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -18,7 +18,7 @@ from devstack.template import load
 from svc_core.http.openapi_doc import ErrorEnvelope
 from svc_core.platform.errors import ALL_ERRORS
 
-MOMENT = datetime(2026, 11, 24, 22, 28, 49, tzinfo=timezone.utc)
+MOMENT = datetime(2026, 11, 24, 22, 28, 49, tzinfo=UTC)
 CONTEXT = {
     "requestId": "c6b1f9d2-3c1e-4f7a-9a55-0e8d2b1f4a10",
     "requestTime": MOMENT.strftime("%d/%b/%Y:%H:%M:%S +0000"),  # API Gateway's CLF layout

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from devstack.template import ROOT, load as template
+from devstack.template import ROOT
+from devstack.template import load as template
 
 
 def _api_has_auth(api: dict) -> bool:

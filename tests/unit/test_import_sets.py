@@ -54,7 +54,7 @@ def import_set(code_dir: Path) -> list[str]:
 def measure() -> dict[str, list[str]]:
     functions = http_functions()
     with ThreadPoolExecutor(4) as pool:
-        return dict(zip(functions, pool.map(import_set, functions.values())))
+        return dict(zip(functions, pool.map(import_set, functions.values()), strict=False))
 
 
 @pytest.fixture(scope="module")

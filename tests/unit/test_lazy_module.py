@@ -58,5 +58,6 @@ def test_threads_reading_it_first_at_once_all_see_the_whole_module():
 
 def test_an_imported_module_is_given_as_it_is():
     import json
+
     from svc_core.platform.lazy import lazy_module
     assert lazy_module("json") is json

@@ -4,12 +4,13 @@ template.yaml is served by the function the template names (and the other way ro
 from __future__ import annotations
 
 import json
+
 from devstack import openapi
 from devstack.template import Resolver
 from tests.support.functions import load_function
 
-
-PUBLIC = {"/api/v1/health", "/api/v1/.well-known/jwks.json", "/api/v1/openapi.json", "/api/v1/docs", "/api/v1/docs/redoc.standalone.js",
+PUBLIC = {"/api/v1/health", "/api/v1/.well-known/jwks.json", "/api/v1/openapi.json", "/api/v1/docs",
+          "/api/v1/docs/redoc.standalone.js",
           "/api/v1/auth/register", "/api/v1/auth/login",
           "/api/v1/auth/refresh", "/api/v1/auth/logout"}
 
@@ -166,6 +167,7 @@ def test_the_served_document_offers_exactly_the_models_the_deployment_accepts(mo
     """An agent's config.model is an enum of the running deployment's allowed models: a client or
     fuzzer choosing from the served document is never refused, and nothing else is accepted."""
     import pytest
+
     from svc_core.adapters.models.registry import choose_model
     from svc_core.platform import config
     from svc_core.platform.errors import ValidationFailed

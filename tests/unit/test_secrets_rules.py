@@ -15,7 +15,7 @@ from svc_core.auth.principal import Principal
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import tenant_secrets
 from svc_core.domain.models.secrets import SecretCreate, SecretUpdate
-from svc_core.platform.errors import Conflict, NotFound, ValidationFailed
+from svc_core.platform.errors import Conflict, NotFound
 
 
 def ctx(tenant="ten_A"):

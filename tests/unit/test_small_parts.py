@@ -6,8 +6,8 @@ import os
 import re
 
 import pytest
-
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from svc_core.adapters import dynamo
 from svc_core.auth import rate_limit
@@ -261,7 +261,8 @@ def test_the_documented_e_mail_rule_is_the_servers_and_every_address_it_describe
     import json
     import re
 
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
     from pydantic import ValidationError
 
     from devstack import openapi

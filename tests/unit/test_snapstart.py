@@ -85,7 +85,7 @@ def test_prepare_snapshot_calls_no_aws_and_builds_validators(monkeypatch):
     api = Api()
 
     @api.get("/api/v1/things/{id}", scope="projects:read", summary="A thing")
-    def thing(id: str):  # noqa: A002
+    def thing(id: str):
         return {"id": id}
 
     peppers = []

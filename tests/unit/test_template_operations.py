@@ -113,6 +113,7 @@ def test_the_api_writes_a_json_access_log_with_retention():
 
 def test_every_aliased_function_rolls_out_through_codedeploy_rolled_back_by_its_alarms():
     import tomllib
+
     from devstack.template import ROOT
     template = load()
     aliased = {n: f for n, f in _of_type(template, "AWS::Serverless::Function").items()

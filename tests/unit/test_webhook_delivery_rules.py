@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
 
 import pytest
@@ -82,9 +82,9 @@ def test_retry_after_lengthens_but_never_shortens_the_delay():
 def test_retry_after_is_read_as_seconds_or_an_http_date():
     now = 1_800_000_000.0
     assert wd.parse_retry_after("120", now) == 120
-    date = format_datetime(datetime.fromtimestamp(now + 90, timezone.utc), usegmt=True)
+    date = format_datetime(datetime.fromtimestamp(now + 90, UTC), usegmt=True)
     assert wd.parse_retry_after(date, now) == pytest.approx(90)
-    past = format_datetime(datetime.fromtimestamp(now - 90, timezone.utc), usegmt=True)
+    past = format_datetime(datetime.fromtimestamp(now - 90, UTC), usegmt=True)
     assert wd.parse_retry_after(past, now) == 0
     assert wd.parse_retry_after("soon", now) is None and wd.parse_retry_after(None, now) is None
 
@@ -100,10 +100,10 @@ def test_the_signature_is_what_the_reference_library_computes():
     body = b'{"id":"evt_1","type":"project.created"}'
     timestamp = 1_800_000_000
     ours = wd.sign([wd.secret_key(secret)], "evt_1", timestamp, body)
-    reference = Webhook(secret).sign("evt_1", datetime.fromtimestamp(timestamp, timezone.utc), body.decode())
+    reference = Webhook(secret).sign("evt_1", datetime.fromtimestamp(timestamp, UTC), body.decode())
     assert ours == reference
     both = wd.sign([wd.secret_key(secret), wd.secret_key(other)], "evt_1", timestamp, body)
-    assert both.split(" ") == [reference, Webhook(other).sign("evt_1", datetime.fromtimestamp(timestamp, timezone.utc),
+    assert both.split(" ") == [reference, Webhook(other).sign("evt_1", datetime.fromtimestamp(timestamp, UTC),
                                                               body.decode())]
 
 

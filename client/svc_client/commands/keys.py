@@ -59,7 +59,8 @@ _call_command(keys, "revoke", click.argument("key_id"), lambda svc, id: svc.api_
 
 @keys.command("rotate", epilog=examples("svc keys rotate key_... --overlap-seconds 3600 --yes"))
 @click.argument("key_id")
-@click.option("--overlap-seconds", type=click.IntRange(0), help="How long the earlier values keep working at most (0 ends them all now).")
+@click.option("--overlap-seconds", type=click.IntRange(0),
+              help="How long the earlier values keep working at most (0 ends them all now).")
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed when not on a terminal).")
 @pass_state
 def keys_rotate(state: State, key_id: str, overlap_seconds: int | None, yes: bool) -> None:

@@ -43,7 +43,7 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import botocore.awsrequest
@@ -188,7 +188,7 @@ def profile(service: str, read_timeout: float | None = None) -> Profile:
 _made: list[Any] = []  # every client made: their connections are closed after a restore
 
 
-@lru_cache(maxsize=None)
+@cache
 def client(service: str, read_timeout: float | None = None) -> Any:
     """A client of the service, configured as PROFILES says; read_timeout longer only for slow answers (a model's)."""
     chosen = profile(service, read_timeout)

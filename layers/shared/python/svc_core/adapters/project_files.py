@@ -60,14 +60,14 @@ class S3CompatibleFiles:
 
     def _s3(self) -> Any:
         if self._client is None:
-            self._client = storage_probe._s3_client(self.connection)  # noqa: SLF001 - the probe's pinned client
+            self._client = storage_probe._s3_client(self.connection)
         return self._client
 
     def _call(self, operation: str, **kwargs: Any) -> Any:
         try:
             return getattr(self._s3(), operation)(Bucket=self.connection.bucket, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a reason
-            raise _unavailable(storage_probe._s3_failure(exc)) from None  # noqa: SLF001
+        except Exception as exc:
+            raise _unavailable(storage_probe._s3_failure(exc)) from None
 
     def put(self, tenant_id: str, project_id: str, path: str, content: bytes) -> None:
         self._call("put_object", Key=project_files_bucket.key_of(tenant_id, project_id, path), Body=content,
@@ -78,8 +78,8 @@ class S3CompatibleFiles:
             answer = self._s3().get_object(Bucket=self.connection.bucket,
                                            Key=project_files_bucket.key_of(tenant_id, project_id, path))
             return answer["Body"].read()
-        except Exception as exc:  # noqa: BLE001
-            failed = storage_probe._s3_failure(exc)  # noqa: SLF001
+        except Exception as exc:
+            failed = storage_probe._s3_failure(exc)
             if failed.code in ("NoSuchKey", "404"):
                 return None
             raise _unavailable(failed) from None
@@ -104,7 +104,7 @@ class AzureFiles:
 
     def _blobs(self) -> Any:
         if self._container is None:
-            self._container = storage_probe._azure_container(self.connection)  # noqa: SLF001
+            self._container = storage_probe._azure_container(self.connection)
         return self._container
 
     def put(self, tenant_id: str, project_id: str, path: str, content: bytes) -> None:
@@ -112,17 +112,17 @@ class AzureFiles:
         try:
             self._blobs().upload_blob(project_files_bucket.key_of(tenant_id, project_id, path), content,
                                       overwrite=True, content_settings=ContentSettings(content_type=CONTENT_TYPE))
-        except Exception as exc:  # noqa: BLE001
-            raise _unavailable(storage_probe._azure_failure(exc)) from None  # noqa: SLF001
+        except Exception as exc:
+            raise _unavailable(storage_probe._azure_failure(exc)) from None
 
     def get(self, tenant_id: str, project_id: str, path: str) -> bytes | None:
         try:
             return self._blobs().download_blob(project_files_bucket.key_of(tenant_id, project_id, path)).readall()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             code = getattr(exc, "error_code", None)
             if getattr(code, "value", code) == "BlobNotFound":  # a StorageErrorCode (str enum) or its text
                 return None
-            raise _unavailable(storage_probe._azure_failure(exc)) from None  # noqa: SLF001
+            raise _unavailable(storage_probe._azure_failure(exc)) from None
 
     def list_files(self, tenant_id: str, project_id: str, prefix: str = "") -> tuple[list[dict[str, Any]], bool]:
         base = project_files_bucket.key_of(tenant_id, project_id, "")
@@ -132,8 +132,8 @@ class AzureFiles:
                 if len(files) == MAX_LISTED:
                     return files, True
                 files.append({"path": blob.name[len(base):], "size": int(blob.size)})
-        except Exception as exc:  # noqa: BLE001
-            raise _unavailable(storage_probe._azure_failure(exc)) from None  # noqa: SLF001
+        except Exception as exc:
+            raise _unavailable(storage_probe._azure_failure(exc)) from None
         return files, False
 
     def delete_all(self, tenant_id: str, project_id: str) -> int:
@@ -142,6 +142,6 @@ class AzureFiles:
             names = [blob.name for blob in self._blobs().list_blobs(name_starts_with=base)]
             for name in names:
                 self._blobs().delete_blob(name)
-        except Exception as exc:  # noqa: BLE001
-            raise _unavailable(storage_probe._azure_failure(exc)) from None  # noqa: SLF001
+        except Exception as exc:
+            raise _unavailable(storage_probe._azure_failure(exc)) from None
         return len(names)

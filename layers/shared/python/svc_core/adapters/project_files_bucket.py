@@ -7,7 +7,8 @@ content's size too (at most 256 KiB); this module only stores and reads bytes.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.platform.config import settings

@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import urllib3
@@ -201,16 +202,16 @@ def _azure_container(conn: Connection) -> Any:
     target = conn.target
 
     class PinnedAdapter(requests.adapters.HTTPAdapter):
-        def get_connection_with_tls_context(self, request, verify, proxies=None, cert=None):  # noqa: ANN001
+        def get_connection_with_tls_context(self, request, verify, proxies=None, cert=None):
             return pool
 
-        def get_connection(self, url, proxies=None):  # noqa: ANN001 - older requests
+        def get_connection(self, url, proxies=None):
             return pool
 
-        def cert_verify(self, conn, url, verify, cert):  # noqa: ANN001 - the pool verifies (CERT_REQUIRED)
+        def cert_verify(self, conn, url, verify, cert):
             return None
 
-        def add_headers(self, request, **kwargs):  # noqa: ANN001
+        def add_headers(self, request, **kwargs):
             request.headers["Host"] = target.host_header
 
     session = requests.Session()
@@ -282,7 +283,7 @@ def probe(conn: Connection) -> list[dict[str, Any]]:
         started = time.perf_counter()
         try:
             run()
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a reason
+        except Exception as exc:
             failed = exc if isinstance(exc, StepFailed) else failure(exc)
             result = {"step": name, "ok": False, "latencyMs": _ms(started), "reason": failed.reason,
                       "message": MESSAGES[failed.reason]}

@@ -25,7 +25,7 @@ from svc_core.adapters.endpoint_guard import EndpointRefused, Resolver
 
 BODY_READ_LIMIT = 64 * 1024
 _POOLS_KEPT = 64
-_pools: "OrderedDict[tuple, urllib3.HTTPConnectionPool]" = OrderedDict()
+_pools: OrderedDict[tuple, urllib3.HTTPConnectionPool] = OrderedDict()
 _lock = threading.Lock()
 
 

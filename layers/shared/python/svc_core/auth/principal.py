@@ -31,7 +31,7 @@ class Principal:
         return self.session_id or self.subject
 
     @classmethod
-    def from_claims(cls, claims: dict[str, Any]) -> "Principal":
+    def from_claims(cls, claims: dict[str, Any]) -> Principal:
         return cls(
             subject=claims["sub"],
             tenant_id=claims["tid"],

@@ -8,8 +8,8 @@ copy at once.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from svc_core.data import tenants_table
 from svc_core.platform import timeutil

@@ -20,8 +20,16 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values
-from svc_core.data.common import (ItemRead, cancellation_reasons, create_item, is_condition_failure, new_request_token,
-                                  query_page, read_item, transact_retrying)
+from svc_core.data.common import (
+    ItemRead,
+    cancellation_reasons,
+    create_item,
+    is_condition_failure,
+    new_request_token,
+    query_page,
+    read_item,
+    transact_retrying,
+)
 from svc_core.platform.config import settings
 
 BALANCE, SUBSCRIPTION = "BALANCE", "SUBSCRIPTION"

@@ -7,9 +7,10 @@ import contextvars
 import random
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.platform.config import settings

@@ -80,7 +80,7 @@ def query(tenant_id: str, *, low: str, high: str, newest_first: bool, limit: int
     if event_types:
         names["#type"] = "type"
         keys = [f":e{i}" for i in range(len(event_types))]
-        vals.update({k: {"S": t} for k, t in zip(keys, event_types)})
+        vals.update({k: {"S": t} for k, t in zip(keys, event_types, strict=False)})
         conditions.append(f"#type IN ({', '.join(keys)})")
     if object_id is not None:
         vals[":o"] = {"S": object_id}

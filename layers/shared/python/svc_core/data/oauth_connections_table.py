@@ -12,7 +12,6 @@ from svc_core.adapters.dynamo import from_item, to_item
 from svc_core.data.common import ConditionFailed, is_condition_failure, projection, read_item, tenant_page, transact
 from svc_core.platform.config import settings
 
-
 _LISTED = ("tenantId", "id", "provider", "userId", "scopes", "tokenType", "hasRefreshToken", "created_at",
            "accessTokenExpiresAt")
 

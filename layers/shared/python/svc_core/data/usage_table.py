@@ -12,7 +12,8 @@ Records are never updated or deleted by the service.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values

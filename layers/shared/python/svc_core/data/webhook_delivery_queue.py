@@ -32,9 +32,9 @@ class MessageInvalid(ValueError):
 @dataclass(frozen=True, kw_only=True)
 class DeliveryMessage:
     event: Event
-    webhookId: str      # noqa: N815 - the message's field names
-    tenantId: str       # noqa: N815
-    sendId: str | None = None  # noqa: N815
+    webhookId: str
+    tenantId: str
+    sendId: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.event, Event):
@@ -59,9 +59,9 @@ class DeliveryMessage:
 class ReplayStep:
     """One page of a replay's work: the events after `position` ("start": from its `since`)."""
 
-    replayId: str       # noqa: N815 - the message's field names
-    webhookId: str      # noqa: N815
-    tenantId: str       # noqa: N815
+    replayId: str
+    webhookId: str
+    tenantId: str
     position: str
 
     def __post_init__(self) -> None:

@@ -64,7 +64,8 @@ import json
 import re
 import time
 import zlib
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
 
 from svc_core.adapters import project_files, sealing
 from svc_core.adapters.models import registry

@@ -60,7 +60,8 @@ TOOLS_HELP = ("the tools the agent may use, each at most once: "
 AutonomyLevel = Literal[tuple(AUTONOMY_LEVELS)]  # type: ignore[valid-type]
 ToolName = Literal[agent_tools.TOOL_NAMES]  # type: ignore[valid-type]
 
-_DEFAULTS: dict[str, Any] = {"autonomyLevel": DEFAULT_AUTONOMY_LEVEL, "model": None, "stepLimit": DEFAULT_STEP_LIMIT, "tools": list(agent_tools.DEFAULT_TOOLS)}
+_DEFAULTS: dict[str, Any] = {"autonomyLevel": DEFAULT_AUTONOMY_LEVEL, "model": None, "stepLimit": DEFAULT_STEP_LIMIT,
+                             "tools": list(agent_tools.DEFAULT_TOOLS)}
 
 
 def _config_view(config: dict[str, Any]) -> dict[str, Any]:

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from svc_core.adapters.payments import PaymentProvider, provider as payment_provider
+from svc_core.adapters.payments import PaymentProvider
+from svc_core.adapters.payments import provider as payment_provider
 from svc_core.auth.context import TenantContext
 from svc_core.data import billing_table, tenants_table, usage_table
 from svc_core.data.common import read_items
-from svc_core.domain import billing_ledger as ledger, tenants
+from svc_core.domain import billing_ledger as ledger
+from svc_core.domain import tenants
 from svc_core.domain.paging import id_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
@@ -47,7 +49,7 @@ def _who(ctx: TenantContext) -> tuple[str, str]:
 
 
 def _month(now: float) -> tuple[str, str]:
-    moment = datetime.fromtimestamp(now, timezone.utc)
+    moment = datetime.fromtimestamp(now, UTC)
     start = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     end = start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
     return timeutil.iso(start.timestamp()), timeutil.iso(end.timestamp())

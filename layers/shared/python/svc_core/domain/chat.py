@@ -16,8 +16,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from svc_core.auth.context import TenantContext
-from svc_core.data import (agents_table, chat_events_table, chat_messages_table, chat_sessions_table, chat_turn_queue,
-                           projects_table)
+from svc_core.data import (
+    agents_table,
+    chat_events_table,
+    chat_messages_table,
+    chat_sessions_table,
+    chat_turn_queue,
+    projects_table,
+)
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import projects
 from svc_core.domain.paging import tenant_page

@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from svc_core.auth import tokens
 from svc_core.auth.context import TenantContext
@@ -117,7 +118,7 @@ def start_after(session: dict[str, Any], last_event_id: int | None) -> int | Non
     return last_event_id
 
 
-def open_stream(ctx: TenantContext, session_id: str, last_event_id: int | None) -> "Follower | None":
+def open_stream(ctx: TenantContext, session_id: str, last_event_id: int | None) -> Follower | None:
     """The stream's follower, or None for 204. NotFound for a session not in the caller's tenant."""
     session = chat.get_session(ctx, session_id)
     cursor = start_after(session, last_event_id)

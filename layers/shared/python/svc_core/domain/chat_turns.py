@@ -39,12 +39,19 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from svc_core.adapters.models import registry
 from svc_core.adapters.models.base import StreamAssembler
-from svc_core.data import (agents_table, chat_events_table, chat_messages_table, chat_sessions_table, projects_table,
-                           usage_table)
+from svc_core.data import (
+    agents_table,
+    chat_events_table,
+    chat_messages_table,
+    chat_sessions_table,
+    projects_table,
+    usage_table,
+)
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agent_runs, agent_tools, agents, metering
 from svc_core.domain.chat import empty_usage

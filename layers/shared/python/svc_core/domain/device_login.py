@@ -27,8 +27,14 @@ from svc_core.data import cli_sessions_table, tenants_table, users_table
 from svc_core.data.cli_sessions_table import WrongState
 from svc_core.domain.api_keys import issue_key
 from svc_core.platform import timeutil
-from svc_core.platform.errors import (Conflict, Forbidden, LoginSessionConsumed, LoginSessionExpired, NotFound,
-                                      Unauthorized)
+from svc_core.platform.errors import (
+    Conflict,
+    Forbidden,
+    LoginSessionConsumed,
+    LoginSessionExpired,
+    NotFound,
+    Unauthorized,
+)
 
 if TYPE_CHECKING:
     from svc_core.domain.models.device_login import DecisionBody, StartBody, TokenBody

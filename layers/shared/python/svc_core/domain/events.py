@@ -9,8 +9,8 @@ is a range of ids.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Optional
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
 from svc_core.auth.context import TenantContext
 from svc_core.data import events_table
@@ -36,7 +36,7 @@ _CLOCK = r"(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?"
 TIME_PATTERN = rf"^{_DATE}T{_CLOCK}(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$"
 
 EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
-TimeQuery = Annotated[Optional[str], Query(pattern=TIME_PATTERN, description=(
+TimeQuery = Annotated[str | None, Query(pattern=TIME_PATTERN, description=(
     "ISO 8601 date and time with its offset, e.g. 2026-11-25T10:00:00Z"))]
 
 
@@ -49,7 +49,7 @@ def object_id_of(event: Event) -> str | None:
 def epoch_of(timestamp: str) -> float:
     moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 

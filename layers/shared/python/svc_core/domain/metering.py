@@ -18,8 +18,9 @@ message's cost is the sum of its calls' integers, so totals always equal the sum
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from svc_core.domain import billing_ledger
 from svc_core.platform import ids, timeutil

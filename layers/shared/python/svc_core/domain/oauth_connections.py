@@ -25,9 +25,10 @@ import hashlib
 import json
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus, urlencode
 
 from svc_core.adapters import sealing, secrets_cache

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 from svc_core.auth.context import TenantContext
 from svc_core.data import projects_table
 from svc_core.data.common import ConditionFailed
-from svc_core.rules import events
 from svc_core.domain.paging import tenant_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, NotFound
+from svc_core.rules import events
 
 if TYPE_CHECKING:
     from svc_core.domain.models.projects import ProjectCreate, ProjectUpdate

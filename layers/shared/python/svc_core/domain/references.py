@@ -7,7 +7,8 @@ record is missing (not the one of the path) and details.fields naming the body f
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from svc_core.auth.context import TenantContext
 from svc_core.platform.errors import NotFound

@@ -17,8 +17,8 @@ from __future__ import annotations
 import itertools
 import math
 import re
-
-from typing import TYPE_CHECKING, Any, Iterable, Literal
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Literal
 
 from svc_core.auth.context import TenantContext
 from svc_core.data import tenants_table
@@ -127,7 +127,7 @@ def _differ() -> dict[str, Any]:
     k/2 of k labels (none holds another's), and branch j pairs the regions labelled j with those
     not; two different regions always meet in some branch, a region never meets itself."""
     k = next(k for k in range(1, len(AVAILABLE) + 2) if math.comb(k, k // 2) >= len(AVAILABLE))
-    labels = dict(zip(AVAILABLE, itertools.combinations(range(k), k // 2)))
+    labels = dict(zip(AVAILABLE, itertools.combinations(range(k), k // 2), strict=False))
     branches: list[dict[str, Any]] = [{"properties": {"primaryRegion": NOT_SENT}}]
     for j in range(k):
         primaries = [r for r in AVAILABLE if j in labels[r]]

@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from svc_core.adapters import endpoint_guard, project_files, project_files_bucket, sealing, storage_probe
 from svc_core.auth.context import TenantContext

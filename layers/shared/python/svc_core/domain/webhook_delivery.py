@@ -39,9 +39,10 @@ import hmac
 import random
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable
+from typing import Any
 
 from svc_core.adapters import sealing, webhook_http
 from svc_core.data import webhook_deliveries_table, webhook_delivery_queue, webhooks_table
@@ -124,7 +125,7 @@ def secret_key(secret: str) -> bytes:
 
 # ---- secrets ------------------------------------------------------------------------------
 
-_unsealed: "OrderedDict[tuple[str, str, str], bytes]" = OrderedDict()
+_unsealed: OrderedDict[tuple[str, str, str], bytes] = OrderedDict()
 _unsealed_lock = threading.Lock()
 
 

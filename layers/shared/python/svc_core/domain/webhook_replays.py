@@ -19,8 +19,9 @@ event of a time range), both read from the event log (domain/events.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from svc_core.auth.context import TenantContext
 from svc_core.data import events_table, webhook_deliveries_table, webhook_delivery_queue, webhooks_table

@@ -29,7 +29,8 @@ import base64
 import binascii
 import os
 import re
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from svc_core.adapters import sealing, webhook_url
 from svc_core.auth.context import TenantContext

@@ -18,9 +18,9 @@ address), the scope checked, the body size, type and JSON checked (svc_core.http
 nesting depth, numbers, duplicate keys), the input validated (svc_core.http.binding), the result
 wrapped in the envelope, every error mapped to its code, and the X-Request-Id, X-RateLimit-*,
 security and CORS headers on every response, errors included. A route answering Server-Sent Events
-holds a slot of its credential's and tenant's open streams while it answers (svc_core.auth.stream_slots). A browser's CORS preflight (OPTIONS
-with Origin and Access-Control-Request-Method) is answered before admission: no credential, not
-counted (svc_core.http.cors). Paths are written as in template.yaml.
+holds a slot of its credential's and tenant's open streams while it answers (svc_core.auth.stream_slots).
+A browser's CORS preflight (OPTIONS with Origin and Access-Control-Request-Method) is answered before
+admission: no credential, not counted (svc_core.http.cors). Paths are written as in template.yaml.
 
 Routing and validation are this module's and svc_core.http.binding's, with Powertools' rules and
 error locations; the OpenAPI document is Powertools', generated from the same declarations
@@ -40,8 +40,9 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.auth import rate_limit, tenant_policy
@@ -54,9 +55,19 @@ from svc_core.http.binding import Binder, RequestInvalid
 from svc_core.http.response import EVENT_STREAM, JSON, Response
 from svc_core.platform import ids, snapshot
 from svc_core.platform.config import settings
-from svc_core.platform.errors import (Conflict, Forbidden, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited,
-                                      ServiceError, ServiceUnavailable, Unauthorized, UnsupportedMediaType,
-                                      ValidationFailed)
+from svc_core.platform.errors import (
+    Conflict,
+    Forbidden,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    ServiceError,
+    ServiceUnavailable,
+    Unauthorized,
+    UnsupportedMediaType,
+    ValidationFailed,
+)
 from svc_core.platform.log import logger
 from svc_core.rules import plans
 

@@ -30,8 +30,9 @@ import re
 import sys
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from svc_core.rules.params import Param
 
@@ -89,7 +90,7 @@ def resolve_reference(reference: Any, func: Callable) -> Any:
     """A route's declared type (its response_model) given as a forward reference, "models.Project",
     evaluated as an annotation of `func` is: in its module's namespace."""
     if isinstance(reference, str):
-        return eval(reference, func.__globals__)  # noqa: S307 - the route's own declaration, not input
+        return eval(reference, func.__globals__)
     return reference
 
 
@@ -97,7 +98,7 @@ def _is_model(annotation: Any) -> bool:
     pydantic = sys.modules.get("pydantic")
     if pydantic is None:  # nothing is a pydantic model before pydantic is loaded
         return False
-    BaseModel = pydantic.BaseModel  # noqa: N806
+    BaseModel = pydantic.BaseModel
     candidates = get_args(annotation) if get_origin(annotation) in (typing.Union, types.UnionType) else (annotation,)
     return any(inspect.isclass(c) and issubclass(c, BaseModel) for c in candidates)
 

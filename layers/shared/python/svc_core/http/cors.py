@@ -10,8 +10,8 @@ to what it answers itself (a path no route matches).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Mapping
 
 ALLOW_HEADERS = "Authorization, Content-Type, Idempotency-Key, Last-Event-ID"
 EXPOSE_HEADERS = "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After"

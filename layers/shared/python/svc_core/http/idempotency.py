@@ -32,16 +32,22 @@ import json
 import math
 import re
 import secrets
-from typing import Annotated, Any, Callable, Optional
-
-from svc_core.rules.params import Header
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from svc_core.adapters import aws
 from svc_core.data.common import ConditionFailed, writes_carrying
-from svc_core.platform.lazy import lazy_module
 from svc_core.platform import timeutil
-from svc_core.platform.errors import (Conflict, IdempotencyKeyReused, RequestInProgress, ServiceError, ServiceUnavailable,
-                                      ValidationFailed)
+from svc_core.platform.errors import (
+    Conflict,
+    IdempotencyKeyReused,
+    RequestInProgress,
+    ServiceError,
+    ServiceUnavailable,
+    ValidationFailed,
+)
+from svc_core.platform.lazy import lazy_module
+from svc_core.rules.params import Header
 
 records = lazy_module("svc_core.data.idempotency_table")   # imported by the first request that sends a key
 HEADER = "Idempotency-Key"
@@ -50,7 +56,7 @@ KEY_LIFETIME_SECONDS = 24 * 3600
 DEFAULT_CLAIM_SECONDS = 30   # a claim's time where the function's own is unknown (outside Lambda)
 KEY_PATTERN = re.compile(r"^[\x21-\x7e]{1,255}$")   # visible ASCII, as Stripe's keys
 
-IdempotencyKey = Annotated[Optional[str], Header(
+IdempotencyKey = Annotated[str | None, Header(
     alias=HEADER, min_length=1, max_length=255, pattern=KEY_PATTERN.pattern,
     description="optional; the same key and body within 24 hours answer the first answer again")]
 DESCRIPTION = (" Honours Idempotency-Key: the same key and body answer the first answer again; another body is "

@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import inspect
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, create_model
 
@@ -118,7 +119,7 @@ def _security(spec: RouteSpec, doc: dict[str, Any]) -> list[dict[str, list[str]]
     return security
 
 
-def _documented(route: "Route") -> Callable:
+def _documented(route: Route) -> Callable:
     """The route function as Powertools' document generator reads it: each marker made Powertools'
     own, and no return type (the envelope is documented by _responses, not by the function)."""
     params = []

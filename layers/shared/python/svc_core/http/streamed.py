@@ -20,8 +20,8 @@ import asyncio
 import json
 import re
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
@@ -161,7 +161,7 @@ async def _pump(route: StreamRoute, follower: Follower, receive, send, keeper: _
             wait = min(poll, last_write + heartbeat_seconds - now, deadline - now)
             try:
                 await asyncio.wait_for(gone.wait(), timeout=max(0.0, wait))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         if not gone.is_set():
             await keeper.give_back()

@@ -28,7 +28,7 @@ def scrub(text: str) -> str:
 
 
 class RedactingFormatter(LambdaPowertoolsFormatter):
-    def format(self, record):  # noqa: A003 - logging API name
+    def format(self, record):
         return scrub(super().format(record))
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 A = TypeVar("A")
 B = TypeVar("B")

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import functools
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 try:  # only in the Lambda runtime
     import snapshot_restore_py as _runtime  # type: ignore[import-not-found]

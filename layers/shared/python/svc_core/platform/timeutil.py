@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def now() -> float:
@@ -13,7 +13,7 @@ def now() -> float:
 def iso(epoch_seconds: float | int | None) -> str | None:
     if epoch_seconds is None:
         return None
-    moment = datetime.fromtimestamp(epoch_seconds, timezone.utc)
+    moment = datetime.fromtimestamp(epoch_seconds, UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

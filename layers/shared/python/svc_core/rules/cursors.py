@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Annotated, NamedTuple, Optional
-
-from svc_core.rules.params import Query
+from typing import Annotated, NamedTuple
 
 from svc_core.platform import ids
 from svc_core.platform.errors import ValidationFailed
+from svc_core.rules.params import Query
 
 _ALPHABET = string.ascii_uppercase + string.ascii_lowercase + string.digits + "-_"   # base64url's order
 _DIGIT = "[A-Za-z0-9_-]"
@@ -38,8 +37,8 @@ ID_CURSOR = f"^{_ID_PART}$"
 ATTEMPT_CURSOR = f"^{_DIGIT}{{{_TIME_DIGITS}}}{_ID_PART}{_DIGIT}$"   # the attempt number: one digit
 
 _DESCRIPTION = "the nextCursor of the previous page; any string of this pattern is a position in the list"
-IdCursor = Annotated[Optional[str], Query(pattern=ID_CURSOR, description=_DESCRIPTION)]
-AttemptCursor = Annotated[Optional[str], Query(pattern=ATTEMPT_CURSOR, description=_DESCRIPTION)]
+IdCursor = Annotated[str | None, Query(pattern=ID_CURSOR, description=_DESCRIPTION)]
+AttemptCursor = Annotated[str | None, Query(pattern=ATTEMPT_CURSOR, description=_DESCRIPTION)]
 
 
 class AttemptPosition(NamedTuple):

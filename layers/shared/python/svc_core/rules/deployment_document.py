@@ -8,7 +8,8 @@ fuzzer reading it is never offered a value this deployment refuses.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 MARK = "x-deployment-enum"
 ALLOWED_MODELS = "allowedModels"

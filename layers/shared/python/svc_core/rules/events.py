@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-
 from svc_core.platform import timeutil
 from svc_core.platform.checked import fields_of, require_strings
 from svc_core.platform.ids import new_id
@@ -37,7 +36,7 @@ class Event:
     id: str
     type: str
     timestamp: str      # ISO 8601, UTC, milliseconds
-    tenantId: str       # noqa: N815 - the envelope's field name
+    tenantId: str
     data: dict[str, Any]
 
     def __post_init__(self) -> None:

@@ -9,7 +9,6 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from svc_core.platform import ids
 
-
 # Whitespace as every engine involved agrees on it: ECMA's \s (OpenAPI's patterns), the Rust
 # regex behind pydantic, and Python's str.strip (strip_whitespace). \s alone differs between them
 # on U+0085, U+FEFF and U+001C-U+001F, which is what a fuzzer finds.

@@ -7,8 +7,15 @@ scripted.py  given answers in order (tests that drive tool loops)
 registry.py  the provider a deployment (and a tenant, within the allowed list) uses
 """
 
-from svc_core.adapters.models.base import (ConverseRequest, ConverseResult, ModelProvider, StreamAssembler, StreamEvent,
-                                           Usage, assemble)
+from svc_core.adapters.models.base import (
+                                           ConverseRequest,
+                                           ConverseResult,
+                                           ModelProvider,
+                                           StreamAssembler,
+                                           StreamEvent,
+                                           Usage,
+                                           assemble,
+)
 
 __all__ = ["ConverseRequest", "ConverseResult", "ModelProvider", "StreamAssembler", "StreamEvent", "Usage",
            "assemble"]

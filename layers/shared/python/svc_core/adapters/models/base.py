@@ -16,8 +16,9 @@ both forward a stream and store its message.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Literal, Protocol, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "guardrail_intervened",
                      "content_filtered"]

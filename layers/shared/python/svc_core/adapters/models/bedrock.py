@@ -16,10 +16,12 @@ interface's events; an exception frame in the middle of a stream raises the same
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from botocore.eventstream import ParserError as EventStreamParserError
-from botocore.exceptions import ClientError, ConnectionError as BotocoreConnectionError, HTTPClientError
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotocoreConnectionError
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from svc_core.adapters.models.base import ConverseRequest, ConverseResult, StreamEvent, usage_of

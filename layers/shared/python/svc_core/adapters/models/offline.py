@@ -20,7 +20,8 @@ import hashlib
 import json
 import math
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from svc_core.adapters.models.base import ConverseRequest, ConverseResult, Message, StreamEvent, events_of, text_of
 

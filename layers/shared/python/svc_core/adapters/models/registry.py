@@ -10,8 +10,9 @@ environment. With SVC_FORBID_REAL_MODEL=1 (set for the whole test run) asking fo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from svc_core.adapters.models.base import ModelProvider
 from svc_core.adapters.models.bedrock import BedrockProvider, RealModelForbidden, forbid_if_tests

@@ -8,7 +8,8 @@ same answers cut into chunks, as the offline model streams.
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from svc_core.adapters.models.base import ConverseRequest, ConverseResult, StreamEvent, events_of, usage_of
 

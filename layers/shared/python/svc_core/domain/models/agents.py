@@ -8,9 +8,23 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from svc_core.domain import agent_tools, projects
 from svc_core.domain.agent_runs import MAX_GOAL, MAX_REASON, STATUSES
-from svc_core.domain.agents import (AUTONOMY_HELP, DEFAULT_AUTONOMY_LEVEL, DEFAULT_STEP_LIMIT, MAX_MODEL_ID, MAX_NAME,
-                                    MAX_STEPS, MAX_SYSTEM_PROMPT, MIN_STEPS, MODEL_HELP, NAME_HELP, PROMPT_HELP,
-                                    STEPS_HELP, TOOLS_HELP, AutonomyLevel, ToolName)
+from svc_core.domain.agents import (
+    AUTONOMY_HELP,
+    DEFAULT_AUTONOMY_LEVEL,
+    DEFAULT_STEP_LIMIT,
+    MAX_MODEL_ID,
+    MAX_NAME,
+    MAX_STEPS,
+    MAX_SYSTEM_PROMPT,
+    MIN_STEPS,
+    MODEL_HELP,
+    NAME_HELP,
+    PROMPT_HELP,
+    STEPS_HELP,
+    TOOLS_HELP,
+    AutonomyLevel,
+    ToolName,
+)
 from svc_core.rules import deployment_document
 from svc_core.rules.schemas import VISIBLE, PatchBody, RequestBody, id_of, name_text, unicode_text, whole_number
 

@@ -34,7 +34,8 @@ class ApiKeyCreate(RequestBody):
 
 class ApiKeyRotate(RequestBody):
     overlapSeconds: whole_number(0, MAX_OVERLAP_SECONDS) = Field(  # type: ignore[valid-type]
-        default=DEFAULT_OVERLAP_SECONDS, description="How long the earlier values keep working at most (0 to 7 days; 0 ends them all now).")
+        default=DEFAULT_OVERLAP_SECONDS,
+        description="How long the earlier values keep working at most (0 to 7 days; 0 ends them all now).")
 
 
 class ApiKey(BaseModel):

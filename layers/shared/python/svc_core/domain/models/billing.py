@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -19,13 +19,14 @@ class BillingPurchaseCreate(RequestBody):
         {"required": ["credits"], "properties": {"credits": {"type": "integer"}}},
     ]})
 
-    pack: Optional[Literal[tuple(PACKS)]] = Field(  # type: ignore[valid-type]
-        default=None, examples=[next(iter(PACKS))], description="one of the packs: " + ", ".join(f"{k} ({v} credits)" for k, v in PACKS.items()))
-    credits: Optional[whole_number(MIN_CUSTOM_CREDITS, MAX_CUSTOM_CREDITS)] = Field(  # type: ignore[valid-type]
+    pack: Literal[tuple(PACKS)] | None = Field(  # type: ignore[valid-type]
+        default=None, examples=[next(iter(PACKS))],
+        description="one of the packs: " + ", ".join(f"{k} ({v} credits)" for k, v in PACKS.items()))
+    credits: whole_number(MIN_CUSTOM_CREDITS, MAX_CUSTOM_CREDITS) | None = Field(  # type: ignore[valid-type]
         default=None, description=f"a custom amount: whole credits, {MIN_CUSTOM_CREDITS} to {MAX_CUSTOM_CREDITS:,}")
 
     @model_validator(mode="after")
-    def _one_of(self) -> "BillingPurchaseCreate":
+    def _one_of(self) -> BillingPurchaseCreate:
         if (self.pack is None) == (self.credits is None):
             raise ValueError("send exactly one of pack and credits")
         return self
@@ -60,7 +61,7 @@ class BillingInvoice(BaseModel):
     amount: int = Field(description="total in cents")
     status: str = Field(description="paid")
     lines: list[BillingMoneyLine]
-    hostedUrl: Optional[str] = Field(description="where the invoice can be seen: Stripe's hosted invoice page, "
+    hostedUrl: str | None = Field(description="where the invoice can be seen: Stripe's hosted invoice page, "
                                                  "or this API's GET /billing/invoices/{id}")
     reference: str = Field(description="what was paid: the purchase (pur_…) or the provider's invoice")
     provider: str
@@ -70,7 +71,7 @@ class BillingInvoice(BaseModel):
 
 class BillingInvoicePage(BaseModel):
     items: list[BillingInvoice]
-    nextCursor: Optional[str]
+    nextCursor: str | None
 
 
 class BillingLedgerEntry(BaseModel):
@@ -78,15 +79,15 @@ class BillingLedgerEntry(BaseModel):
     kind: str = Field(description="grant, purchase, gift_card, plan_charge, usage, refund or adjustment")
     amount: int = Field(description="micro-credits: positive adds to the balance, negative takes from it")
     principal: str = Field(description="who: usr_…, key_…, operator:<name>, or service")
-    requestId: Optional[str] = Field(description="the API request that caused it, if one did")
+    requestId: str | None = Field(description="the API request that caused it, if one did")
     reason: str
-    reference: Optional[str] = Field(description="what it is for: pur_…, gc_…, run_…, msg_…, inv_…")
+    reference: str | None = Field(description="what it is for: pur_…, gc_…, run_…, msg_…, inv_…")
     created_at: str
 
 
 class BillingLedgerPage(BaseModel):
     items: list[BillingLedgerEntry]
-    nextCursor: Optional[str]
+    nextCursor: str | None
 
 
 class BillingUsage(BaseModel):
@@ -107,11 +108,11 @@ class BillingPeriodUsage(BaseModel):
 class BillingSubscriptionState(BaseModel):
     plan: str
     status: str = Field(description="none, active, incomplete (waiting for payment) or canceled")
-    pendingPlan: Optional[str] = Field(description="the plan an incomplete subscription will start when paid")
-    currentPeriodStart: Optional[str]
-    currentPeriodEnd: Optional[str]
-    hostedUrl: Optional[str] = Field(description="where to pay an incomplete subscription")
-    invoiceId: Optional[str] = Field(description="the invoice of the period just charged")
+    pendingPlan: str | None = Field(description="the plan an incomplete subscription will start when paid")
+    currentPeriodStart: str | None
+    currentPeriodEnd: str | None
+    hostedUrl: str | None = Field(description="where to pay an incomplete subscription")
+    invoiceId: str | None = Field(description="the invoice of the period just charged")
     provider: str
     testMode: bool
 
@@ -140,7 +141,7 @@ class BillingSummary(BaseModel):
     subscription: BillingSubscriptionState
     balance: BillingBalance
     usage: BillingPeriodUsage
-    nextCharge: Optional[BillingNextCharge]
+    nextCharge: BillingNextCharge | None
     packs: list[BillingPack]
     currency: str
     testMode: bool
@@ -153,12 +154,12 @@ class BillingPurchase(BaseModel):
     microCredits: int
     amount: int = Field(description="cents")
     currency: str
-    checkoutUrl: Optional[str]
-    invoiceId: Optional[str]
+    checkoutUrl: str | None
+    invoiceId: str | None
     provider: str
     testMode: bool
     created_at: str
-    settled_at: Optional[str]
+    settled_at: str | None
 
 
 class BillingRedemption(BaseModel):

@@ -8,7 +8,6 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from svc_core.rules.schemas import RequestBody
 
-
 State = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{43}$")]
 
 

@@ -4,18 +4,34 @@ information (domain/routing); svc_core/domain/models says why they live apart.""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, Literal, Union
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import (BaseModel, ConfigDict, Discriminator, Tag, Field, StringConstraints, ValidationError,
-                      WrapValidator, create_model, model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    ValidationError,
+    WrapValidator,
+    create_model,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from svc_core.domain import region_preferences
-from svc_core.domain.region_preferences import (COMPLIANCE_LEVEL_PATTERN, FIELDS, RULED_LEVELS, Jurisdiction, RegionId,
-                                                body_schema_rules)
+from svc_core.domain.region_preferences import (
+    COMPLIANCE_LEVEL_PATTERN,
+    FIELDS,
+    RULED_LEVELS,
+    Jurisdiction,
+    RegionId,
+    body_schema_rules,
+)
 from svc_core.domain.storage import ENDPOINT_PATTERN, KEYS, PROVIDER_RULES, PROVIDERS, ProviderRules
 from svc_core.rules.schemas import DocumentedPattern, RequestBody
-
 
 # ---- regional preferences ------------------------------------------------------------------
 
@@ -41,7 +57,7 @@ class PreferencesUpdate(RequestBody):
                           "the regions must be certified for them")
 
     @model_validator(mode="after")
-    def _at_least_one_field(self) -> "PreferencesUpdate":
+    def _at_least_one_field(self) -> PreferencesUpdate:
         if not self.model_fields_set:
             raise ValueError("send at least one of " + ", ".join(FIELDS))
         return self
@@ -103,7 +119,7 @@ class _ByosBody(RequestBody):
                                   description="for azure: the account key; write-only; with byosAccessKey")
 
     @model_validator(mode="after")
-    def _keys_together(self) -> "_ByosBody":
+    def _keys_together(self) -> _ByosBody:
         sent = [k for k in KEYS if k in self.model_fields_set]
         if len(sent) == 1:
             missing = next(k for k in KEYS if k not in sent)
@@ -160,8 +176,9 @@ def _field_names(value: Any, handler: Callable[[Any], Any]) -> Any:
 
 def _union(models: dict[str, type[BaseModel]], message: str) -> Any:
     variants = tuple(Annotated[model, Tag(tag)] for tag, model in models.items())
-    return Annotated[Union[variants], Discriminator(_variant, custom_error_type="storage_variant",  # type: ignore[valid-type]
-                                                    custom_error_message=message),
+    # Union[...] of a tuple made at run time: `|` has no spelling for it.
+    return Annotated[Union[variants],  # type: ignore[valid-type]  # noqa: UP007
+                     Discriminator(_variant, custom_error_type="storage_variant", custom_error_message=message),
                      WrapValidator(_field_names)]
 
 

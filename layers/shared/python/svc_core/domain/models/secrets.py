@@ -10,7 +10,6 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 from svc_core.domain.tenant_secrets import MAX_DESCRIPTION, MAX_VALUE_CHARS, NAME_PATTERN
 from svc_core.rules.schemas import BLANK, DocumentedPattern, PatchBody, RequestBody, description_text, unicode_text
 
-
 # A value needs one character that is neither whitespace nor NUL: an empty, blank or zeroed value is
 # a mistake (an unfilled template, a zeroed buffer), never a secret worth sealing. A search, as
 # JSON Schema's `pattern` is; the document carries this very pattern.

@@ -9,9 +9,19 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints, WithJs
 
 from svc_core.adapters import webhook_url
 from svc_core.domain import events, webhooks
-from svc_core.domain.webhooks import (ALL_EVENTS, DEFAULT_OVERLAP_SECONDS, MAX_DESCRIPTION, MAX_OVERLAP_SECONDS,
-                                      PLAIN_SECRET_MAX, PLAIN_SECRET_MIN, PLAIN_SECRET_PATTERN, SECRET_MAX_BYTES,
-                                      SECRET_MIN_BYTES, SECRET_PREFIX, WHSEC_PATTERN)
+from svc_core.domain.webhooks import (
+    ALL_EVENTS,
+    DEFAULT_OVERLAP_SECONDS,
+    MAX_DESCRIPTION,
+    MAX_OVERLAP_SECONDS,
+    PLAIN_SECRET_MAX,
+    PLAIN_SECRET_MIN,
+    PLAIN_SECRET_PATTERN,
+    SECRET_MAX_BYTES,
+    SECRET_MIN_BYTES,
+    SECRET_PREFIX,
+    WHSEC_PATTERN,
+)
 from svc_core.rules.events import EVENT_TYPES
 from svc_core.rules.schemas import DocumentedPattern, PatchBody, RequestBody, description_text, whole_number
 
