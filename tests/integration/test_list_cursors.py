@@ -17,6 +17,7 @@ from svc_core.rules import cursors
 from tests.support.functions import call
 from tests.support.projects import assert_error
 from tests.support.stack import provisioned_stack
+from tests.support.webhook_receiver import register
 
 
 @pytest.fixture(scope="module")
@@ -27,15 +28,11 @@ def stack(emulator):
 def make_tenant(stack) -> dict:
     """A tenant with an agent and a webhook (the lists under an agent and a webhook), its key, and
     one event (the events list then has something on each side of most positions)."""
-    from svc_core.data import webhooks_table
     tenant_id, key = stack.tenant_with_key()
     agent = call("agents", "Agents-CreateAgent", token=key,
                  body={"name": "Lister", "systemPrompt": "List.", "config": {"autonomyLevel": "suggest"}})
     assert agent.status == 201, agent
-    webhook_id = ids.new_id("whk")
-    webhooks_table.create(tenant_id, {"id": webhook_id, "url": "https://hooks.example.com/x", "events": ["*"],
-                                      "enabled": True, "secrets": [], "version": 1, "created_at": "2026-01-01T00:00:00.000Z",
-                                      "updated_at": "2026-01-01T00:00:00.000Z"})
+    webhook_id = register(tenant_id, "https://hooks.example.com/x", [])
     return {"key": key, "agents": agent.data["id"], "webhooks": webhook_id}
 
 
