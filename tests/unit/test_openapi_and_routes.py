@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from devstack import openapi
 from devstack.template import Resolver
-from tests.support.functions import load_function
+from tests.support.functions import load_function, served_routes
 
 
 PUBLIC = {"/api/v1/health", "/api/v1/.well-known/jwks.json", "/api/v1/openapi.json", "/api/v1/docs", "/api/v1/docs/redoc.standalone.js",
@@ -108,15 +108,9 @@ def test_every_resource_with_routes_answers_other_methods_with_405():
 def _served_cursor_patterns() -> dict[str, str]:
     """METHOD path -> the pattern the route's `cursor` parameter is declared with, for every route of
     every function's Api that takes one."""
-    served = {}
-    resolver = Resolver({})
-    for logical_id in resolver.of_type("AWS::Serverless::Function"):
-        api = getattr(load_function(resolver.function_code_dir(logical_id).name), "api", None)
-        for route in getattr(api, "routes", ()):
-            for parameter in route.binder.parameters:
-                if parameter.kind == "query" and parameter.key == "cursor":
-                    served[f"{route.spec.method} {route.spec.path}"] = parameter.marker.kwargs["pattern"]
-    return served
+    return {f"{method} {path}": parameter.marker.kwargs["pattern"]
+            for (method, path), route in served_routes().items() for parameter in route.binder.parameters
+            if parameter.kind == "query" and parameter.key == "cursor"}
 
 
 def test_every_list_documents_the_cursor_pattern_the_server_checks():
