@@ -22,7 +22,7 @@ CHILD = BENCH / "cold_child.py"
 # function's everyday read (devstack/routes.py: every function with an API, but those it says why not).
 # The chat stream's is its buffered handler on a session with no turn yet (204): the same module the
 # Lambda Web Adapter's ASGI server imports.
-FUNCTION_REQUESTS = [(function, read.event.split("-", 1)[1], read.method, read.path)
+FUNCTION_REQUESTS = [(function, read.event_key, read.method, read.path)
                      for function, read in routes.everyday_reads().items()]
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from devstack import sample_events
 from devstack.template import ROOT, load
 
 DOCUMENT = ROOT / "functions" / "meta" / "openapi.json"
@@ -31,6 +32,11 @@ class Route:
     method: str       # GET
     path: str         # as in template.yaml: /api/v1/projects/{id}
     operation: dict[str, Any]  # the document's operation
+
+    @property
+    def event_key(self) -> str:
+        """The event's name in template.yaml: ListProjects."""
+        return self.event.split("-", 1)[1]
 
     def query_parameter(self, name: str) -> dict[str, Any] | None:
         return next((p for p in self.operation.get("parameters", ()) if p.get("in") == "query" and p["name"] == name),
@@ -74,21 +80,14 @@ def routes() -> tuple[Route, ...]:
     """Every Api route of template.yaml (an ANY route, the 405 answer of a resource, is none), with
     its document operation, in the template's order."""
     document = json.loads(DOCUMENT.read_text())
+    template = load()
     found = []
-    for logical_id, resource in load()["Resources"].items():
-        if resource["Type"] != "AWS::Serverless::Function":
-            continue
-        directory = Path(resource["Properties"]["CodeUri"]).name
-        for event_name, event in resource["Properties"].get("Events", {}).items():
-            method = event["Properties"].get("Method", "").upper()
-            if event["Type"] != "Api" or method == "ANY":
-                continue
-            path = event["Properties"]["Path"]
-            operation = document["paths"].get(path, {}).get(method.lower())
-            if operation is None:
-                raise LookupError(f"{method} {path} is routed but not in {DOCUMENT.name}: run scripts/generate")
-            found.append(Route(f"{logical_id.removesuffix('Function')}-{event_name}", logical_id, directory,
-                               method, path, operation))
+    for event, logical_id, method, path in sample_events.routes(template):
+        operation = document["paths"].get(path, {}).get(method.lower())
+        if operation is None:
+            raise LookupError(f"{method} {path} is routed but not in {DOCUMENT.name}: run scripts/generate")
+        directory = Path(template["Resources"][logical_id]["Properties"]["CodeUri"]).name
+        found.append(Route(event, logical_id, directory, method, path, operation))
     return tuple(found)
 
 

@@ -38,7 +38,7 @@ def test_every_function_with_an_api_has_its_everyday_read_or_says_why_not():
 def test_the_cold_start_bench_starts_every_function_with_an_everyday_read():
     from bench import cold
     benched = {function: (event, method, path) for function, event, method, path in cold.FUNCTION_REQUESTS}
-    assert benched == {function: (read.event.split("-", 1)[1], read.method, read.path)
+    assert benched == {function: (read.event_key, read.method, read.path)
                        for function, read in routes.everyday_reads().items()}
 
 
