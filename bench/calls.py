@@ -58,31 +58,17 @@ def _scenarios(fx: Fixture) -> dict[tuple[str, str], Callable[[], dict[str, Any]
     }
 
 
-def routes() -> list[tuple[str, str, str, str]]:
-    """(function logical id, event key, method, path) of every API event except ANY."""
-    from devstack.template import Resolver
-    resolver = Resolver({})
-    found = []
-    for logical_id, resource in resolver.of_type("AWS::Serverless::Function").items():
-        for event_key, event in resource["Properties"].get("Events", {}).items():
-            if event["Type"] == "Api" and event["Properties"]["Method"].upper() != "ANY":
-                found.append((logical_id, event_key, event["Properties"]["Method"].upper(),
-                              event["Properties"]["Path"]))
-    return found
-
-
 def measure(fixture: Fixture) -> list[RouteCalls]:
-    from devstack.template import Resolver
+    from devstack import routes
     from tests.support.functions import load_function
 
-    resolver = Resolver({})
     scenarios = _scenarios(fixture)
     calls = AwsCalls().install()
     results = []
     try:
-        for logical_id, event_key, method, path in routes():
-            code_dir = resolver.function_code_dir(logical_id).name
-            module = load_function(code_dir)
+        for route in routes.routes():
+            logical_id, event_key, method, path = route.function, route.event_key, route.method, route.path
+            module = load_function(route.directory)
             spec = module.api.specs.get((method, path))
             token = None if spec is not None and spec.public else fixture.key
             make_args = scenarios.get((method, path))

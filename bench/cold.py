@@ -14,29 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from bench.fixture import BENCH, LAYER, Fixture, route_event
+from devstack import routes
 
 CHILD = BENCH / "cold_child.py"
 
-# The request each function's child serves: (function, template event key, method, path).
-FUNCTION_REQUESTS = [
-    ("ProjectsFunction", "GetProject", "GET", "/api/v1/projects/{id}"),
-    ("ApiKeysFunction", "ListKeys", "GET", "/api/v1/api-keys"),
-    ("MetaFunction", "Jwks", "GET", "/api/v1/.well-known/jwks.json"),
-    ("AgentsFunction", "ListAgents", "GET", "/api/v1/agents"),
-    ("ChatFunction", "ListChatSessions", "GET", "/api/v1/chat/sessions"),
-    # The stream's buffered handler on a session with no turn yet (204): the same module the Lambda
-    # Web Adapter's ASGI server imports.
-    ("ChatStreamFunction", "StreamChatSession", "GET", "/api/v1/chat/sessions/{id}/stream"),
-    ("AuthFunction", "Me", "GET", "/api/v1/auth/me"),
-    ("TenantsFunction", "ListTenants", "GET", "/api/v1/tenants"),
-    ("SecretsFunction", "ListSecrets", "GET", "/api/v1/secrets"),
-    ("WebhooksFunction", "ListWebhooks", "GET", "/api/v1/webhooks"),
-    ("RegionsFunction", "ListRegions", "GET", "/api/v1/regions"),
-    ("BillingFunction", "BillingSummary", "GET", "/api/v1/billing/summary"),
-    ("OAuthFunction", "ListConnections", "GET", "/api/v1/oauth/connections"),
-    ("EventsFunction", "ListEvents", "GET", "/api/v1/events"),
-    # Not StripeWebhookFunction: Stripe calls it (and retries), no user waits on its cold start.
-]
+# The request each function's child serves: (function, template event key, method, path), each
+# function's everyday read (devstack/routes.py: every function with an API, but those it says why not).
+# The chat stream's is its buffered handler on a session with no turn yet (204): the same module the
+# Lambda Web Adapter's ASGI server imports.
+FUNCTION_REQUESTS = [(function, read.event_key, read.method, read.path)
+                     for function, read in routes.everyday_reads().items()]
 
 
 @dataclass

@@ -6,20 +6,19 @@ Paging itself, on both engines: tests/integration/test_list_positions.py."""
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from devstack import sample_events, template
+from devstack import routes
 from svc_core.platform import ids
 from svc_core.rules import cursors
-from tests.support.functions import ROOT, call
+from tests.support.functions import call
 from tests.support.projects import assert_error
 from tests.support.stack import provisioned_stack
+from tests.support.webhook_receiver import register
 
 
 @pytest.fixture(scope="module")
@@ -30,15 +29,11 @@ def stack(emulator):
 def make_tenant(stack) -> dict:
     """A tenant with an agent and a webhook (the lists under an agent and a webhook), its key, and
     one event (the events list then has something on each side of most positions)."""
-    from svc_core.data import webhooks_table
     tenant_id, key = stack.tenant_with_key()
     agent = call("agents", "Agents-CreateAgent", token=key,
                  body={"name": "Lister", "systemPrompt": "List.", "config": {"autonomyLevel": "suggest"}})
     assert agent.status == 201, agent
-    webhook_id = ids.new_id("whk")
-    webhooks_table.create(tenant_id, {"id": webhook_id, "url": "https://hooks.example.com/x", "events": ["*"],
-                                      "enabled": True, "secrets": [], "version": 1, "created_at": "2026-01-01T00:00:00.000Z",
-                                      "updated_at": "2026-01-01T00:00:00.000Z"})
+    webhook_id = register(tenant_id, "https://hooks.example.com/x", [])
     return {"key": key, "agents": agent.data["id"], "webhooks": webhook_id}
 
 
@@ -49,19 +44,9 @@ def tenant(stack) -> dict:
 
 def documented_lists() -> list[tuple[str, str, str, str]]:
     """(function directory, event file stem, path, the cursor's pattern) of every route whose
-    documented query parameters include `cursor`: read from the template's routes and the OpenAPI
-    document, so a new list is tested as soon as it is routed and documented."""
-    document = json.loads((ROOT / "functions" / "meta" / "openapi.json").read_text())
-    resources = template.load()["Resources"]
-    found = []
-    for stem, logical_id, method, path in sample_events.routes():
-        operation = document["paths"][path][method.lower()]
-        for parameter in operation.get("parameters", ()):
-            if parameter.get("name") == "cursor" and parameter.get("in") == "query":
-                pattern = next(s["pattern"] for s in parameter["schema"]["anyOf"] if "pattern" in s)
-                function = Path(resources[logical_id]["Properties"]["CodeUri"]).name
-                found.append((function, stem, path, pattern))
-    return sorted(found)
+    documented query parameters include `cursor` (devstack/routes.py), so a new list is tested as
+    soon as it is routed and documented."""
+    return sorted((r.directory, r.event, r.path, r.cursor_pattern) for r in routes.list_routes())
 
 
 LISTS = documented_lists()

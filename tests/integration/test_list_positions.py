@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from devstack import routes
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import to_item
 from svc_core.data import (
@@ -56,22 +57,40 @@ def _run(tenant, item_id):
                      events.new_event("agent.started", tenant, {"id": item_id}), time.time())
 
 
-# list name: (id prefix, store one item of a tenant, one page of a tenant's items after an id)
+# Each list route: (id prefix, store one item of a tenant, one page of a tenant's items after an id);
+# how to store an item is the one thing a route does not say. Every list route of the document is
+# here or in PAGED_ELSEWHERE (test_every_list_route_is_paged_here_or_elsewhere).
 LISTS = {
-    "projects": ("proj", _project, projects_table.list_for_tenant),
-    "agents": ("agt", lambda t, i: agents_table.create(t, {"id": i}), agents_table.list_for_tenant),
-    "chat sessions": ("chs", lambda t, i: chat_sessions_table.create(t, {"id": i}),
-                      chat_sessions_table.list_for_tenant),
-    "oauth connections": ("ocn", _connection, oauth_connections_table.list_for_tenant),
-    "api keys (index)": ("key", _key, api_keys_table.list_for_tenant),
-    "runs (index)": ("run", _run, lambda t, limit, after: runs_table.list_for_agent(t, AGENT, limit, after)),
-    "secrets": ("sec", lambda t, i: secrets_table.create(t, {"id": i, "name": i}), secrets_table.list_for_tenant),
-    "webhooks": ("whk", lambda t, i: webhooks_table.create(t, {"id": i}), webhooks_table.list_for_tenant),
-    "ledger": ("led", lambda t, i: billing_table.write([billing_table.put_entry(t, {"id": i})]),
-               billing_table.list_entries),
-    "invoices": ("inv", lambda t, i: billing_table.write([billing_table.put_invoice(t, {"id": i})]),
-                 billing_table.list_invoices),
+    "GET /api/v1/projects": ("proj", _project, projects_table.list_for_tenant),
+    "GET /api/v1/agents": ("agt", lambda t, i: agents_table.create(t, {"id": i}), agents_table.list_for_tenant),
+    "GET /api/v1/chat/sessions": ("chs", lambda t, i: chat_sessions_table.create(t, {"id": i}),
+                                  chat_sessions_table.list_for_tenant),
+    "GET /api/v1/oauth/connections": ("ocn", _connection, oauth_connections_table.list_for_tenant),
+    "GET /api/v1/api-keys": ("key", _key, api_keys_table.list_for_tenant),   # on an index
+    "GET /api/v1/agents/{id}/runs": ("run", _run,                               # on an index
+                                     lambda t, limit, after: runs_table.list_for_agent(t, AGENT, limit, after)),
+    "GET /api/v1/secrets": ("sec", lambda t, i: secrets_table.create(t, {"id": i, "name": i}),
+                            secrets_table.list_for_tenant),
+    "GET /api/v1/webhooks": ("whk", lambda t, i: webhooks_table.create(t, {"id": i}), webhooks_table.list_for_tenant),
+    "GET /api/v1/billing/ledger": ("led", lambda t, i: billing_table.write([billing_table.put_entry(t, {"id": i})]),
+                                   billing_table.list_entries),
+    "GET /api/v1/billing/invoices": ("inv", lambda t, i: billing_table.write([billing_table.put_invoice(t, {"id": i})]),
+                                     billing_table.list_invoices),
 }
+# List routes whose positions are not ids of one table's items, and the test that pages them.
+PAGED_ELSEWHERE = {
+    "GET /api/v1/webhooks/{id}/deliveries": "test_delivery_attempts_continue_after_any_position_within_the_tenant",
+    "GET /api/v1/events": "tests/integration/test_event_log.py::test_pages_newest_first_with_a_cursor_and_filters "
+                          "(the log is paged by time: tests/integration/test_list_cursors.py, its range's ends)",
+}
+
+
+def test_every_list_route_is_paged_here_or_elsewhere():
+    documented = {f"{r.method} {r.path}" for r in routes.list_routes()}
+    assert not LISTS.keys() & PAGED_ELSEWHERE.keys()
+    assert documented - LISTS.keys() - PAGED_ELSEWHERE.keys() == set(), \
+        "a list route no test pages: add how to store one of its items to LISTS"
+    assert (LISTS.keys() | PAGED_ELSEWHERE.keys()) - documented == set(), "no such list route"
 
 
 def id_at(prefix: str, ms: int, random_bits: int = 0) -> str:

@@ -1,7 +1,7 @@
 """A function's first read, in a fresh process as Lambda starts one, loads no pydantic (about 50 ms of
-a cold start: svc_core/http/binding.py). Each function's everyday read is served once in a new
-interpreter against the emulator, and the process reports what it loaded; a write and a bad read,
-which pydantic decides, load it as they must."""
+a cold start: svc_core/http/binding.py). Each function's everyday read and every list
+(devstack/routes.py) is served once in a new interpreter against the emulator, and the process
+reports what it loaded; a write and a bad read, which pydantic decides, load it as they must."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from devstack import routes
 from tests.support.functions import api_event, load_function
+from tests.support.webhook_receiver import register
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "shared" / "python"
@@ -26,24 +28,26 @@ response = app.lambda_handler(event, None)
 print(json.dumps({"status": response["statusCode"], "pydantic": "pydantic" in sys.modules}))
 """
 
-# (function directory, event file, path parameters: "project" or "chat" for the ids made below)
-READS = [
-    ("projects", "Projects-GetProject", "project"),
-    ("projects", "Projects-ListProjects", None),
-    ("api_keys", "ApiKeys-ListKeys", None),
-    ("meta", "Meta-Jwks", None),
-    ("agents", "Agents-ListAgents", None),
-    ("chat", "Chat-ListChatSessions", None),
-    ("chat_stream", "ChatStream-StreamChatSession", "chat"),
-    ("auth", "Auth-Me", None),
-    ("tenants", "Tenants-ListTenants", None),
-    ("secrets", "Secrets-ListSecrets", None),
-    ("webhooks", "Webhooks-ListWebhooks", None),
-    ("regions", "Regions-ListRegions", None),
-    ("billing", "Billing-BillingSummary", None),
-    ("oauth", "OAuth-ListConnections", None),
-    ("events", "Events-ListEvents", None),
-]
+# Each function's everyday read and every list (devstack/routes.py): (function directory, event file,
+# the collection its path parameter names an object of, or None).
+READS = sorted({(r.directory, r.event, r.parents[-1] if r.parents else None)
+                for r in [*routes.everyday_reads().values(), *routes.list_routes()]})
+
+
+# The collection a read's path parameter names -> how to make one of its objects for a tenant:
+# (function directory, create event, body) through the API, or a function of the tenant id.
+MADE = {
+    "projects": ("projects", "Projects-CreateProject", {"name": "P"}),
+    "sessions": ("chat", "Chat-CreateChatSession", {"title": "t"}),
+    "agents": ("agents", "Agents-CreateAgent", {"name": "Reader", "systemPrompt": "Read.",
+                                                "config": {"autonomyLevel": "suggest"}}),
+    "webhooks": lambda tenant_id: register(tenant_id, "https://hooks.example.com/x", []),
+}
+
+
+def test_every_read_names_an_object_this_module_makes():
+    missing = {event: parent for _, event, parent in READS if parent is not None and parent not in MADE}
+    assert not missing, f"no way to make the object these reads name: add it to MADE: {missing}"
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +56,14 @@ def made(emulator):
     for stack in provisioned_stack(emulator):
         tenant_id, key = stack.tenant_with_key()
         ids = {}
-        for directory, event_name, body, name in (("projects", "Projects-CreateProject", {"name": "P"}, "project"),
-                                                  ("chat", "Chat-CreateChatSession", {"title": "t"}, "chat")):
+        for collection, how in MADE.items():
+            if callable(how):
+                ids[collection] = how(tenant_id)
+                continue
+            directory, event_name, body = how
             response = load_function(directory).lambda_handler(api_event(event_name, token=key, body=body), None)
             assert response["statusCode"] == 201, response
-            ids[name] = json.loads(response["body"])["data"]["id"]
+            ids[collection] = json.loads(response["body"])["data"]["id"]
         yield key, ids, dict(os.environ)
 
 

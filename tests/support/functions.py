@@ -23,6 +23,19 @@ def load_function(directory: str):
     return module
 
 
+def served_routes() -> dict[tuple[str, str], Any]:
+    """(method, path) -> the route (svc_core.http.api.Route) of the function's Api serving it, for
+    every function of the template."""
+    from devstack.template import Resolver
+    resolver = Resolver({})
+    served = {}
+    for logical_id in resolver.of_type("AWS::Serverless::Function"):
+        api = getattr(load_function(resolver.function_code_dir(logical_id).name), "api", None)
+        for route in getattr(api, "routes", ()):
+            served[(route.spec.method, route.spec.path)] = route
+    return served
+
+
 @cache
 def _event_file(name: str) -> dict[str, Any]:
     return json.loads((ROOT / "events" / f"{name}.json").read_text())

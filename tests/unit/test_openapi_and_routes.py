@@ -7,7 +7,7 @@ import json
 
 from devstack import openapi
 from devstack.template import Resolver
-from tests.support.functions import load_function
+from tests.support.functions import load_function, served_routes
 
 PUBLIC = {"/api/v1/health", "/api/v1/.well-known/jwks.json", "/api/v1/openapi.json", "/api/v1/docs",
           "/api/v1/docs/redoc.standalone.js",
@@ -106,9 +106,18 @@ def test_every_resource_with_routes_answers_other_methods_with_405():
     assert paths <= any_paths
 
 
+def _served_cursor_patterns() -> dict[str, str]:
+    """METHOD path -> the pattern the route's `cursor` parameter is declared with, for every route of
+    every function's Api that takes one."""
+    return {f"{method} {path}": parameter.marker.kwargs["pattern"]
+            for (method, path), route in served_routes().items() for parameter in route.binder.parameters
+            if parameter.kind == "query" and parameter.key == "cursor"}
+
+
 def test_every_list_documents_the_cursor_pattern_the_server_checks():
     """The document's cursor pattern is the one decoding checks (svc_core/rules/cursors.py): every string it
-    allows is a position, so a schema-valid cursor is never refused."""
+    allows is a position, so a schema-valid cursor is never refused. The lists are the routes that
+    declare a cursor, read from the functions' Api objects."""
     from svc_core.rules import cursors
     document = json.loads(openapi.DOCUMENT.read_text())
     patterns = {}
@@ -118,10 +127,9 @@ def test_every_list_documents_the_cursor_pattern_the_server_checks():
                 if parameter["name"] == "cursor":
                     string, = [s for s in parameter["schema"]["anyOf"] if s.get("type") == "string"]
                     patterns[f"{method.upper()} {path}"] = string
-    lists = {"/projects", "/api-keys", "/oauth/connections", "/secrets", "/webhooks", "/agents", "/agents/{id}/runs",
-             "/chat/sessions", "/billing/invoices", "/billing/ledger", "/events"}
-    assert patterns == {**{f"GET /api/v1{p}": {"type": "string", "pattern": cursors.ID_CURSOR} for p in lists},
-                        "GET /api/v1/webhooks/{id}/deliveries": {"type": "string", "pattern": cursors.ATTEMPT_CURSOR}}
+    served = _served_cursor_patterns()
+    assert len(served) >= 12 and set(served.values()) == {cursors.ID_CURSOR, cursors.ATTEMPT_CURSOR}
+    assert patterns == {route: {"type": "string", "pattern": pattern} for route, pattern in served.items()}
 
 
 def test_a_functions_own_variables_are_the_defaults_the_local_stack_runs_with(monkeypatch):
