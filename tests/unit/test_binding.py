@@ -1,11 +1,13 @@
 """The request binder: Powertools' rules for where a parameter comes from, and its error locations."""
 
+import re
 from typing import Annotated, Literal, Optional
 
 import pytest
 from pydantic import BaseModel
 
-from svc_core.http.binding import Binder, RequestInvalid, parameters_of
+from svc_core.http.binding import Binder, RequestInvalid, parameters_of, resolve_reference
+from svc_core.platform.lazy import lazy_module
 from svc_core.rules.params import Body, Header, Query
 
 
@@ -85,6 +87,38 @@ def test_one_body_parameter_at_most():
 
     with pytest.raises(ValueError, match="one body parameter"):
         parameters_of(two, "/x")
+
+
+models = lazy_module("svc_core.domain.models.projects")  # as a function names its models
+missing_models = lazy_module("svc_core.domain.models.no_such_area")
+
+
+def _read_thing(id: str):  # noqa: A002 - a path parameter
+    return id
+
+
+@pytest.mark.parametrize("reference, problem", [
+    ("models.NoSuchModel", "models.NoSuchModel does not resolve"),
+    ("modles.Project", "has no name 'modles'"),
+    ("missing_models.Thing", "missing_models.Thing does not resolve"),
+    ("__import__('os').getcwd()", "is not a dotted name"),  # looked up, never run
+])
+def test_a_response_model_name_that_does_not_resolve_names_its_route(reference, problem):
+    from svc_core.http.api import Api
+
+    api = Api()
+    api.get("/api/v1/things/{id}", scope="projects:read", response_model=reference, summary="A thing")(_read_thing)
+    with pytest.raises(LookupError, match=re.escape(problem)) as caught:
+        api.openapi_resolver()
+    assert "GET /api/v1/things/{id}" in str(caught.value)
+    assert f"{__name__}._read_thing" in str(caught.value)
+
+
+def test_a_response_model_name_is_looked_up_in_the_route_module():
+    from svc_core.domain.models.projects import Project
+
+    assert resolve_reference("models.Project", _read_thing, "GET /x") is Project
+    assert resolve_reference(Project, _read_thing, "GET /x") is Project
 
 
 @pytest.mark.parametrize("query, headers, body", [
