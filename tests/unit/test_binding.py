@@ -1,5 +1,7 @@
 """The request binder: Powertools' rules for where a parameter comes from, and its error locations."""
 
+import json
+import re
 import string
 from pathlib import Path
 from typing import Annotated, Literal
@@ -9,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from svc_core.http.binding import Binder, RequestInvalid, parameters_of
+from svc_core.http.binding import Binder, RequestInvalid, parameters_of, resolve_reference
+from svc_core.platform.lazy import lazy_module
 from svc_core.rules.params import Body, Header, Query
 from tests.support.functions import load_function
 
@@ -92,6 +95,38 @@ def test_one_body_parameter_at_most():
         parameters_of(two, "/x")
 
 
+models = lazy_module("svc_core.domain.models.projects")  # as a function names its models
+missing_models = lazy_module("svc_core.domain.models.no_such_area")
+
+
+def _read_thing(id: str):
+    return id
+
+
+@pytest.mark.parametrize("reference, problem", [
+    ("models.NoSuchModel", "models.NoSuchModel does not resolve"),
+    ("modles.Project", "has no name 'modles'"),
+    ("missing_models.Thing", "missing_models.Thing does not resolve"),
+    ("__import__('os').getcwd()", "is not a dotted name"),  # looked up, never run
+])
+def test_a_response_model_name_that_does_not_resolve_names_its_route(reference, problem):
+    from svc_core.http.api import Api
+
+    api = Api()
+    api.get("/api/v1/things/{id}", scope="projects:read", response_model=reference, summary="A thing")(_read_thing)
+    with pytest.raises(LookupError, match=re.escape(problem)) as caught:
+        api.openapi_resolver()
+    assert "GET /api/v1/things/{id}" in str(caught.value)
+    assert f"{__name__}._read_thing" in str(caught.value)
+
+
+def test_a_response_model_name_is_looked_up_in_the_route_module():
+    from svc_core.domain.models.projects import Project
+
+    assert resolve_reference("models.Project", _read_thing, "GET /x") is Project
+    assert resolve_reference(Project, _read_thing, "GET /x") is Project
+
+
 @pytest.mark.parametrize("query, headers, body", [
     ({"limit": "0", "cursor": "x"}, {"idempotency-key": "toolong"}, {"size": "big"}),
     ({"limit": "abc"}, {}, None),
@@ -122,6 +157,32 @@ def test_the_same_errors_as_powertools_validation(query, headers, body):
         pass
     ours = errors_of(Binder(route, "/api/v1/things/{id}"), {"id": "a1"}, event, body)
     assert [(tuple(e["loc"]), e["type"]) for e in seen] == ours
+
+
+def test_the_router_matches_paths_as_powertools_matched_them():
+    """A path parameter's characters and which route wins (every static path before any with a
+    parameter) are Powertools' own: the same paths against both routers."""
+    from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+
+    from svc_core.http.api import Api, _path_pattern
+
+    theirs = APIGatewayRestResolver._compile_regex("/api/v1/things/<id>/parts/<part>")
+    ours = _path_pattern("/api/v1/things/{id}/parts/{part}")
+    for c in [chr(code) for code in range(32, 127)] + ["\u00e9", "\u00a0", "\u0661", "\n", "\t", "%2F"]:
+        for path in (f"/api/v1/things/a{c}b/parts/x", f"/api/v1/things/a/parts/{c}", f"/api/v1/things/{c}/parts/x"):
+            assert bool(ours.match(path)) == bool(theirs.match(path)), repr(path)
+
+    resolver, api = APIGatewayRestResolver(), Api()
+    for path in ("/api/v1/things/{id}", "/api/v1/things/special"):  # the dynamic one declared first
+        def handler(path=path, **_path_args):
+            return {"route": path}
+        resolver.get(path.replace("{id}", "<id>"))(handler)
+        api.get(path, scope="projects:read", summary="A thing")(handler)
+    for path in ("/api/v1/things/special", "/api/v1/things/other"):
+        event = {"httpMethod": "GET", "path": path, "headers": {}, "requestContext": {"requestId": "r"}}
+        theirs_won = json.loads(resolver.resolve(event, None)["body"])["route"]
+        ours_won = next(r.spec.path for r in api.routes if r.pattern.match(path))
+        assert ours_won == theirs_won, path
 
 
 # ---- the pydantic-free path: it takes a value only as pydantic would ------------------------------

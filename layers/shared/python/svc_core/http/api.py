@@ -26,7 +26,8 @@ Routing and validation are this module's and svc_core.http.binding's, with Power
 error locations; the OpenAPI document is Powertools', generated from the same declarations
 (`openapi_resolver`, devstack/openapi.py). Powertools' event handler is not imported to serve a
 request: its import alone (every resolver it has, its OpenAPI models) cost each cold start about
-50 ms, a third of a function's own start-up (docs/benchmarks.md).
+50 ms, a third of a function's own start-up (docs/benchmarks.md). docs/architecture.md, "Why the HTTP
+layer is our own", gives the figures and what to keep in step with Powertools.
 """
 
 from __future__ import annotations

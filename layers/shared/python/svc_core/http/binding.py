@@ -20,7 +20,9 @@ printable string of the length that matches the pattern...). Anything it does no
 or a missing required one, goes to the route's pydantic model, whose answer (a value or an error) is
 the one given: the errors are always pydantic's. tests/unit/test_binding.py holds the two alike.
 Route annotations may be forward references (a function module with `from __future__ import
-annotations` whose body models load lazily): they are resolved when the route is first bound.
+annotations` whose body models load lazily): they are resolved when the route is first bound, by
+typing.get_type_hints as Python resolves any annotation. A response_model named by a string is looked
+up name by name (resolve_reference), only when the OpenAPI document is generated.
 """
 
 from __future__ import annotations
@@ -86,12 +88,30 @@ def split_marker(annotation: Any) -> tuple[Any, Param | None]:
     return (Annotated[(base, *rest)] if rest else base), (markers[-1] if markers else None)
 
 
-def resolve_reference(reference: Any, func: Callable) -> Any:
-    """A route's declared type (its response_model) given as a forward reference, "models.Project",
-    evaluated as an annotation of `func` is: in its module's namespace."""
-    if isinstance(reference, str):
-        return eval(reference, func.__globals__)
-    return reference
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def resolve_reference(reference: Any, func: Callable, route: str) -> Any:
+    """A route's declared type (its response_model) named by a string, "models.Project": the first
+    name looked up in the namespace of the module that defines `func` (there, a lazy module of
+    svc_core.platform.lazy, which imports the models now), each next one an attribute of the last.
+    Names only, nothing evaluated. route: "GET /api/v1/...", to name in the error."""
+    if not isinstance(reference, str):
+        return reference
+    where = f"{route} ({func.__module__}.{func.__qualname__}): response_model {reference!r}"
+    if not _DOTTED_NAME.fullmatch(reference):
+        raise LookupError(f"{where} is not a dotted name such as 'models.Project'")
+    first, *attributes = reference.split(".")
+    if first not in func.__globals__:
+        raise LookupError(f"{where}: the module {func.__module__} has no name {first!r}")
+    found, path = func.__globals__[first], first
+    for attribute in attributes:
+        try:
+            found = getattr(found, attribute)
+        except (AttributeError, ImportError) as exc:  # ImportError: a lazy module that does not import
+            raise LookupError(f"{where}: {path}.{attribute} does not resolve ({exc})") from exc
+        path = f"{path}.{attribute}"
+    return found
 
 
 def _is_model(annotation: Any) -> bool:

@@ -89,7 +89,8 @@ _WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 def _responses(route: Route) -> dict[int, dict[str, Any]]:
     """A route's documented answers: its success (in the envelope unless raw), the errors it may give."""
     spec, doc = route.spec, route.doc
-    model, media_type = resolve_reference(doc["response_model"], route.func), doc["media_type"]
+    model = resolve_reference(doc["response_model"], route.func, f"{spec.method} {spec.path}")
+    media_type = doc["media_type"]
     success_model = (model or dict) if doc["raw"] else envelope_of(model or dict)
     # Another media type is text (a page), unless a model says what each item is (an event stream's
     # events: devstack/openapi.py documents the body as text and the model as its x-itemSchema).
