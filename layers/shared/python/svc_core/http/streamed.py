@@ -29,13 +29,14 @@ from svc_core.auth import stream_slots
 from svc_core.http import envelope
 from svc_core.http.api import JSON, Api
 from svc_core.http.response import EVENT_STREAM
+from svc_core.platform.config import Settings
 from svc_core.platform.errors import MethodNotAllowed, NotFound, ServiceError
 from svc_core.platform.log import logger
 
-# What a stream route's description says of the caps (svc_core.auth.stream_slots), with their defaults.
-STREAM_CAP = ("A credential may hold 10 streams open at once and a tenant 50 (the chat and event streams together, "
-              "by default): one more is 429 RATE_LIMIT_EXCEEDED with `details.counter` `credential_streams` or "
-              "`tenant_streams`, and Retry-After. ")
+# What a stream route's description says of the caps (svc_core.auth.stream_slots), with the settings' defaults.
+STREAM_CAP = (f"A credential may hold {Settings.stream_cap_per_credential} streams open at once and a tenant "
+              f"{Settings.stream_cap_per_tenant} (the chat and event streams together, by default): one more is 429 "
+              "RATE_LIMIT_EXCEEDED with `details.counter` `credential_streams` or `tenant_streams`, and Retry-After. ")
 
 
 class Follower(Protocol):
