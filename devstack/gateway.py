@@ -283,7 +283,8 @@ def _within(seconds: float, invoke, event: dict[str, Any]) -> Any:
 
 def gateway_response(response_type: str, event: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
     """API Gateway's own answer of this type as template.yaml's GatewayResponses give it: its status,
-    its body template with the request's $context values, and its X-Request-Id header."""
+    its body template with the request's $context values, and its headers: a value in single quotes
+    is static (API Gateway drops the outer quotes only), any other names a $context value."""
     from devstack.template import load
     response = load()["Resources"]["Api"]["Properties"]["GatewayResponses"][response_type]
     context = event["requestContext"]
@@ -292,7 +293,8 @@ def gateway_response(response_type: str, event: dict[str, Any]) -> tuple[int, li
                   response["ResponseTemplates"]["application/json"])
     headers = [("Content-Type", "application/json")]
     for name, source in response["ResponseParameters"]["Headers"].items():
-        headers.append((name, values[source.removeprefix("context.")]))
+        static = len(source) >= 2 and source[0] == source[-1] == "'"
+        headers.append((name, source[1:-1] if static else values[source.removeprefix("context.")]))
     return int(response["StatusCode"]), headers, body.encode()
 
 

@@ -52,6 +52,10 @@ def test_a_function_that_outlasts_the_integration_timeout_gets_the_gateway_s_504
     assert body["meta"]["request_id"] == answer.headers["X-Request-Id"]
     datetime.strptime(body["meta"]["timestamp"], "%d/%b/%Y:%H:%M:%S %z")   # API Gateway's requestTime
     assert set(json.loads(template["ResponseTemplates"]["application/json"].replace("$context.", ""))) == set(body)
+    # The template's static headers (quoted there) as the security headers of every answer.
+    from svc_core.http import security_headers
+    for name, value in security_headers.EVERY_ANSWER.items():
+        assert answer.headers[name] == value, name
 
 
 def test_a_function_that_answers_in_time_is_served_and_the_default_is_api_gateway_s():

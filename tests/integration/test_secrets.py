@@ -332,10 +332,10 @@ def test_two_creates_racing_for_one_name_store_one_secret(stack, monkeypatch):
     tenant, key = stack.tenant_with_key()
     real_create = secrets_table.create
 
-    def other_request_first(tenant_id, record):
+    def other_request_first(tenant_id, record, **options):
         # Another create of the same name commits between this one's check and its write.
         real_create(tenant_id, {**record, "id": "sec_01JD2Q7ZB6V8S3K4X9W2M5N7PB", "name": record["name"].upper()})
-        real_create(tenant_id, record)
+        real_create(tenant_id, record, **options)
 
     monkeypatch.setattr(secrets_table, "create", other_request_first)
     reply = create(key, name="token", value="mine")
