@@ -7,11 +7,11 @@ IDEMPOTENCY_KEY_REUSED; a request without the key is served as it is.
 from __future__ import annotations
 
 import secrets as random
-import time
 
 import pytest
 
 from devstack import routes
+from tests.support.auth_helpers import Clock
 from tests.support.functions import call
 from tests.support.projects import CREATE, api, stored_projects
 
@@ -214,6 +214,7 @@ def test_a_create_that_did_not_commit_is_made_by_a_retry_once_its_claim_has_ende
     from svc_core.http import idempotency
     tenant, key = data_backend.stack.tenant_with_key()
     monkeypatch.setattr(idempotency, "DEFAULT_CLAIM_SECONDS", 1.0)
+    clock = Clock(monkeypatch)
     with monkeypatch.context() as stall:
         held = _stalled_transactions(stall, commit=False)
         first = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "stalled-2"})
@@ -222,7 +223,7 @@ def test_a_create_that_did_not_commit_is_made_by_a_retry_once_its_claim_has_ende
     soon = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "stalled-2"})
     assert soon.status == 409 and soon.error["code"] == "REQUEST_IN_PROGRESS", soon
     assert 1 <= int(soon.headers["retry-after"]) <= 2
-    time.sleep(1.2)
+    clock.travel(1.2)  # the claim's time is up
     later = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "stalled-2"})
     assert later.status == 201 and "idempotent-replayed" not in later.headers, later
     assert [p["id"] for p in stored_projects(tenant)] == [later.data["id"]]
