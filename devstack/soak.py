@@ -621,7 +621,12 @@ def _count(session: Session, report: Report, stall_seconds: float) -> None:
         elif count and committed_keys[key]:
             report.duplicated += count
         elif count and key in failed_5xx:
+            # Found by its event only (a delete, or an update later overwritten): it committed, so
+            # its delivery was owed, once.
             _count_committed_5xx(report, failed_5xx[key])
+            report.committed += 1
+            report.expected_deliveries += 1
+            report.duplicated += count - 1
         elif count:
             report.phantom += count
             answered = [f"{c.op} {c.status} {c.code or ''}".strip() for c in calls if c.marker and c.marker == key[2]]
