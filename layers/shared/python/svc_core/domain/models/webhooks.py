@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints, WithJs
 
 from svc_core.adapters import webhook_url
 from svc_core.domain import events, webhooks
+from svc_core.domain.models.common import Deleted, Page
 from svc_core.domain.webhooks import (
     ALL_EVENTS,
     DEFAULT_OVERLAP_SECONDS,
@@ -113,14 +114,12 @@ class WebhookRotated(Webhook):
                                                                "(null: none does any more)")
 
 
-class WebhookPage(BaseModel):
-    items: list[Webhook]
-    nextCursor: str | None
+class WebhookPage(Page[Webhook]):
+    pass
 
 
-class WebhookDeleted(BaseModel):
-    id: str
-    deleted: bool
+class WebhookDeleted(Deleted):
+    pass
 
 
 class TestEventData(BaseModel):
@@ -150,9 +149,8 @@ class DeliveryAttempt(BaseModel):
                                              "again; null for the event's own delivery")
 
 
-class DeliveryPage(BaseModel):
-    items: list[DeliveryAttempt]
-    nextCursor: str | None
+class DeliveryPage(Page[DeliveryAttempt]):
+    pass
 
 
 class ReplayRequest(RequestBody):
