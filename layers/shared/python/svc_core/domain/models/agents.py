@@ -25,7 +25,7 @@ from svc_core.domain.agents import (
     AutonomyLevel,
     ToolName,
 )
-from svc_core.domain.models.common import Deleted, Page
+from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.rules import deployment_document
 from svc_core.rules.schemas import VISIBLE, PatchBody, RequestBody, id_of, name_text, unicode_text, whole_number
 
@@ -96,12 +96,8 @@ class Agent(BaseModel):
     updated_at: str = Field(description="ISO 8601 UTC")
 
 
-class AgentPage(Page[Agent]):
-    pass
-
-
-class AgentDeleted(Deleted):
-    pass
+AgentPage = named("AgentPage", Page[Agent])
+AgentDeleted = named("AgentDeleted", Deleted)
 
 
 # ---- runs ----------------------------------------------------------------------------------------
@@ -161,5 +157,4 @@ class Run(BaseModel):
                                               "next model call or tool")
 
 
-class RunPage(Page[Run]):
-    pass
+RunPage = named("RunPage", Page[Run])

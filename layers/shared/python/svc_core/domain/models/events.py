@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from svc_core.domain.models.common import Page
+from svc_core.domain.models.common import Page, named
 
 
 class LoggedEvent(BaseModel):
@@ -19,8 +19,7 @@ class LoggedEvent(BaseModel):
     data: dict[str, Any] = Field(description="the event's data (see the events table in the webhooks guide)")
 
 
-class EventPage(Page[LoggedEvent]):
-    pass
+EventPage = named("EventPage", Page[LoggedEvent])
 
 
 # ---- the event stream ---------------------------------------------------------------------

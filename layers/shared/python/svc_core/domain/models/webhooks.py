@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints, WithJs
 
 from svc_core.adapters import webhook_url
 from svc_core.domain import events, webhooks
-from svc_core.domain.models.common import Deleted, Page
+from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.domain.webhooks import (
     ALL_EVENTS,
     DEFAULT_OVERLAP_SECONDS,
@@ -114,12 +114,8 @@ class WebhookRotated(Webhook):
                                                                "(null: none does any more)")
 
 
-class WebhookPage(Page[Webhook]):
-    pass
-
-
-class WebhookDeleted(Deleted):
-    pass
+WebhookPage = named("WebhookPage", Page[Webhook])
+WebhookDeleted = named("WebhookDeleted", Deleted)
 
 
 class TestEventData(BaseModel):
@@ -149,8 +145,7 @@ class DeliveryAttempt(BaseModel):
                                              "again; null for the event's own delivery")
 
 
-class DeliveryPage(Page[DeliveryAttempt]):
-    pass
+DeliveryPage = named("DeliveryPage", Page[DeliveryAttempt])
 
 
 class ReplayRequest(RequestBody):
