@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from svc_core.domain import agents
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
-from svc_core.http import envelope, idempotency
+from svc_core.http import envelope
 from svc_core.http.api import JSON, Api
 from svc_core.http.response import Response
 from svc_core.platform.lazy import lazy_module
@@ -29,11 +29,9 @@ def list_agents(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
 
 
 @api.post("/api/v1/agents", scope="agents:write", status=201, response_model="models.Agent", tags=TAGS,
-          errors=idempotency.ERRORS, summary="Create an agent (its config shown with the defaults filled in)",
-          description=idempotency.DESCRIPTION.strip())
-def create_agent(body: models.AgentCreate, idempotency_key: idempotency.IdempotencyKey = None):
-    return idempotency.run(api, "agent.create", idempotency_key, body.model_dump(mode="json"),
-                           lambda: agents.create_agent(api.tenant_context(), body))
+          idempotent="agent.create", summary="Create an agent (its config shown with the defaults filled in)")
+def create_agent(body: models.AgentCreate):
+    return agents.create_agent(api.tenant_context(), body)
 
 
 @api.get("/api/v1/agents/{id}", scope="agents:read", response_model="models.Agent", tags=TAGS,

@@ -7,7 +7,6 @@ from typing import Annotated
 
 from svc_core.domain import chat, chat_stream
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
-from svc_core.http import idempotency
 from svc_core.http.api import Api
 from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
@@ -26,11 +25,10 @@ def list_chat_sessions(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAUL
 
 
 @api.post("/api/v1/chat/sessions", scope="chat:write", status=201, response_model="models.ChatSession", tags=TAGS,
-          errors=idempotency.ERRORS, description=idempotency.DESCRIPTION.strip(),
+          idempotent="chat_session.create",
           summary="Start a chat session (optionally with one of the tenant's agents, on one of its projects)")
-def create_chat_session(body: models.ChatSessionCreate, idempotency_key: idempotency.IdempotencyKey = None):
-    return idempotency.run(api, "chat_session.create", idempotency_key, body.model_dump(mode="json"),
-                           lambda: chat.create_session(api.tenant_context(), body))
+def create_chat_session(body: models.ChatSessionCreate):
+    return chat.create_session(api.tenant_context(), body)
 
 
 @api.get("/api/v1/chat/sessions/{id}", scope="chat:read", response_model="models.ChatSessionDetail", tags=TAGS,

@@ -6,7 +6,6 @@ from typing import Annotated
 
 from svc_core.domain import projects
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
-from svc_core.http import idempotency
 from svc_core.http.api import Api
 from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
@@ -25,10 +24,9 @@ def list_projects(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIM
 
 
 @api.post("/api/v1/projects", scope="projects:write", status=201, response_model="models.Project", tags=TAGS,
-          errors=idempotency.ERRORS, summary="Create a project", description=idempotency.DESCRIPTION.strip())
-def create_project(body: models.ProjectCreate, idempotency_key: idempotency.IdempotencyKey = None):
-    return idempotency.run(api, "project.create", idempotency_key, body.model_dump(mode="json"),
-                           lambda: projects.create_project(api.tenant_context(), body))
+          idempotent="project.create", summary="Create a project")
+def create_project(body: models.ProjectCreate):
+    return projects.create_project(api.tenant_context(), body)
 
 
 @api.get("/api/v1/projects/{id}", scope="projects:read", response_model="models.Project", tags=TAGS,

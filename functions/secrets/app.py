@@ -6,7 +6,6 @@ from typing import Annotated
 
 from svc_core.domain import tenant_secrets
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
-from svc_core.http import idempotency
 from svc_core.http.api import Api
 from svc_core.platform.lazy import lazy_module
 from svc_core.rules.cursors import IdCursor
@@ -25,11 +24,9 @@ def list_secrets(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMI
 
 
 @api.post("/api/v1/secrets", scope="secrets:write", status=201, response_model="models.Secret", tags=TAGS,
-          errors=idempotency.ERRORS, summary="Store a secret (its value is sealed and never answered)",
-          description=idempotency.DESCRIPTION.strip())
-def create_secret(body: models.SecretCreate, idempotency_key: idempotency.IdempotencyKey = None):
-    return idempotency.run(api, "secret.create", idempotency_key, body.model_dump(mode="json"),
-                           lambda: tenant_secrets.create_secret(api.tenant_context(), body))
+          idempotent="secret.create", summary="Store a secret (its value is sealed and never answered)")
+def create_secret(body: models.SecretCreate):
+    return tenant_secrets.create_secret(api.tenant_context(), body)
 
 
 @api.get("/api/v1/secrets/{id}", scope="secrets:read", response_model="models.Secret", tags=TAGS,

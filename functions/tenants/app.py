@@ -3,7 +3,6 @@
 from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
 from svc_core.domain import tenants
-from svc_core.http import idempotency
 from svc_core.http.api import AUTHENTICATED, Api
 from svc_core.platform.lazy import lazy_module
 
@@ -20,11 +19,10 @@ def list_tenants():
 
 @api.post("/api/v1/tenants", scope=AUTHENTICATED, status=201, response_model="models.Tenant", tags=TAGS,
           summary="Create a tenant the signed-in caller owns (free plan)",
-          errors=idempotency.ERRORS,
-          description="A signed-in user only (an API key gets 403). Emits tenant.created." + idempotency.DESCRIPTION)
-def create_tenant(body: models.TenantCreate, idempotency_key: idempotency.IdempotencyKey = None):
-    return idempotency.run(api, "tenant.create", idempotency_key, body.model_dump(mode="json"),
-                           lambda: tenants.create_tenant(api.tenant_context(), body))
+          idempotent="tenant.create",
+          description="A signed-in user only (an API key gets 403). Emits tenant.created.")
+def create_tenant(body: models.TenantCreate):
+    return tenants.create_tenant(api.tenant_context(), body)
 
 
 @api.get("/api/v1/tenants/{id}", scope="tenants:read", response_model="models.Tenant", tags=TAGS,

@@ -27,18 +27,12 @@ def list_webhooks(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIM
 
 
 @api.post("/api/v1/webhooks", scope="webhooks:write", status=201, response_model="models.WebhookCreated", tags=TAGS,
-          errors=idempotency.ERRORS, summary="Register a webhook (a supplied secret is sealed and never answered; a "
-                                             "generated one is answered this once, and to a replay of its request)",
-          description=idempotency.DESCRIPTION.strip() + " A replay answers a generated secret again: the kept "
-          "answer holds it sealed, as the webhook does.")
-def create_webhook(body: models.WebhookCreate, idempotency_key: idempotency.IdempotencyKey = None):
-    ctx = api.tenant_context()
-    if idempotency_key is None or body.secret is not None:
-        return idempotency.run(api, "webhook.create", idempotency_key, body.model_dump(mode="json"),
-                               lambda: webhooks.create_webhook(ctx, body))
-    kept = idempotency.run(api, "webhook.create", idempotency_key, body.model_dump(mode="json"),
-                           lambda: webhooks.sealed_answer(ctx, webhooks.create_webhook(ctx, body)))
-    return webhooks.opened_answer(ctx, kept)
+          idempotent=idempotency.Operation("webhook.create", kept=webhooks.sealed_answer, given=webhooks.opened_answer),
+          summary="Register a webhook (a supplied secret is sealed and never answered; a generated one is answered "
+                  "this once, and to a replay of its request)",
+          description="A replay answers a generated secret again: the kept answer holds it sealed, as the webhook does.")
+def create_webhook(body: models.WebhookCreate):
+    return webhooks.create_webhook(api.tenant_context(), body)
 
 
 @api.get("/api/v1/webhooks/{id}", scope="webhooks:read", response_model="models.Webhook", tags=TAGS,

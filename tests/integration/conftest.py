@@ -21,6 +21,7 @@ import pytest
 
 from svc_core.platform import config
 from tests.support.ci import in_ci
+from tests.support.stack import Stack
 from tests.support.storage_servers import AuthS3, Azurite, Unavailable
 from tests.support.webhook_path import ZEROS, WebhookPath
 from tests.support.webhook_receiver import Receiver, new_secret
@@ -124,13 +125,14 @@ def azurite():
 
 @pytest.fixture
 def setting(monkeypatch):
-    """Change a deployment setting for one test."""
+    """Change a deployment setting for one test: setting(NAME, value). What was read from the
+    settings is forgotten both ways (Stack.forget_caches: the clients and caches built from them)."""
     def change(name: str, value: str) -> None:
         monkeypatch.setenv(name, value)
-        config.settings.cache_clear()
+        Stack.forget_caches()
     yield change
     monkeypatch.undo()
-    config.settings.cache_clear()
+    Stack.forget_caches()
 
 
 @pytest.fixture

@@ -217,12 +217,8 @@ def test_failures_from_one_address_lock_out_that_address_only(stack, monkeypatch
 
 
 @pytest.fixture
-def twelve_failures_an_hour(monkeypatch):
-    from svc_core.platform import config
-    monkeypatch.setenv("LOGIN_ACCOUNT_FAILURES_PER_HOUR", "12")
-    config.settings.cache_clear()
-    yield
-    config.settings.cache_clear()
+def twelve_failures_an_hour(setting):
+    setting("LOGIN_ACCOUNT_FAILURES_PER_HOUR", "12")
 
 
 def test_many_failures_from_everywhere_only_slow_the_account(stack, monkeypatch, twelve_failures_an_hour):

@@ -27,6 +27,7 @@ from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 from tests.support import projects as project_api
 from tests.support.functions import call, load_function
 from tests.support.projects import assert_envelope, assert_error
+from tests.support.queues import take_messages
 from tests.support.stack import provisioned_stack
 
 SESSION_ID = re.compile(r"^chs_[0-9A-HJKMNP-TV-Z]{26}$")
@@ -70,13 +71,7 @@ class Turns:
 
     def take(self) -> list[dict[str, Any]]:
         """The queued turn messages, removed from the queue (not answered)."""
-        taken = []
-        while messages := self.sqs.receive_message(QueueUrl=self.url, MaxNumberOfMessages=10,
-                                                   WaitTimeSeconds=0).get("Messages", []):
-            for message in messages:
-                self.sqs.delete_message(QueueUrl=self.url, ReceiptHandle=message["ReceiptHandle"])
-                taken.append(json.loads(message["Body"]))
-        return taken
+        return take_messages(self.sqs, self.url)
 
     def deliver(self, body: dict[str, Any], receive_count: int = 2) -> dict[str, Any]:
         """The SQS event the poller would build for a (re)delivered message, handed to the worker."""

@@ -69,17 +69,6 @@ def servers(stack):
 
 
 @pytest.fixture
-def setting(stack, monkeypatch):
-    """Change a setting for one test (settings are read once per cache: forgotten both ways)."""
-    def change(name: str, value: str) -> None:
-        monkeypatch.setenv(name, value)
-        stack.forget_caches()
-    yield change
-    monkeypatch.undo()
-    stack.forget_caches()
-
-
-@pytest.fixture
 def http(servers):
     with httpx.Client(base_url=servers.url, timeout=TIMEOUT) as client:
         yield client
@@ -497,7 +486,7 @@ def test_a_failure_once_streaming_is_an_error_event_without_an_id_and_the_end(st
 def test_a_message_is_answered_by_the_offline_model_and_streamed(stack, http):
     from svc_core.domain import chat_turns
     from svc_core.platform.config import settings
-    from tests.support.streams import drain_queue
+    from tests.support.queues import drain_queue
     _, key = stack.tenant_with_key()
     session_id = new_session(http, key)
     sent = http.post(f"/api/v1/chat/sessions/{session_id}/messages", json={"content": "Say hello."},

@@ -16,7 +16,8 @@ from svc_core.adapters import aws
 from svc_core.platform.config import settings
 from tests.support.functions import load_function
 from tests.support.projects import EVENT_ID, ISO_UTC, create, delete, outbox_events, patch
-from tests.support.streams import drain_queue, stream_arn, table_stream_event
+from tests.support.queues import drain_queue
+from tests.support.streams import stream_arn, table_stream_event
 
 # They read DynamoDB streams and queues, which a wipe between tests would leave records in.
 pytestmark = pytest.mark.fresh_stack

@@ -9,23 +9,16 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from svc_core.auth import tokens
-from svc_core.platform import config
 from tests.support.auth_helpers import RATE_HEADERS, Clock, atomic_dynamodb, invoke, unknown_route_event
 from tests.support.functions import call
 
 LIMIT = 20
 
 
-def _setting(monkeypatch, name: str, value: int):
-    monkeypatch.setenv(name, str(value))
-    config.settings.cache_clear()
-    yield value
-    config.settings.cache_clear()
-
-
 @pytest.fixture
-def limit(monkeypatch):
-    yield from _setting(monkeypatch, "RATE_LIMIT_PER_WINDOW", LIMIT)
+def limit(setting):
+    setting("RATE_LIMIT_PER_WINDOW", str(LIMIT))
+    return LIMIT
 
 
 @pytest.fixture
@@ -259,9 +252,10 @@ ADDRESS_LIMIT = 3
 
 
 @pytest.fixture
-def address_limit(monkeypatch):
-    monkeypatch.setenv("ADDRESS_SIGN_IN_FAILURES_PER_WINDOW", str(ADDRESS_LIMIT))  # every sign-in below fails
-    yield from _setting(monkeypatch, "ADDRESS_RATE_LIMIT_PER_WINDOW", ADDRESS_LIMIT)
+def address_limit(setting):
+    setting("ADDRESS_SIGN_IN_FAILURES_PER_WINDOW", str(ADDRESS_LIMIT))  # every sign-in below fails
+    setting("ADDRESS_RATE_LIMIT_PER_WINDOW", str(ADDRESS_LIMIT))
+    return ADDRESS_LIMIT
 
 
 SIGN_IN = {"email": "nobody@example.com", "password": "not the password"}

@@ -23,6 +23,7 @@ import pytest
 from svc_core.rules.cursors import id_cursor
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
+from tests.support.queues import take_messages
 from tests.support.stack import provisioned_stack
 
 WEBHOOK_ID = re.compile(r"^whk_[0-9A-HJKMNP-TV-Z]{26}$")
@@ -175,16 +176,7 @@ def drain_delivery_queue() -> list[dict]:
     """Every message on the delivery queue, taken off it."""
     from svc_core.adapters import aws
     from svc_core.platform.config import settings
-    sqs, url, taken = aws.client("sqs"), settings().webhook_delivery_queue_url, []
-    while True:
-        answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0,
-                                     VisibilityTimeout=30)
-        messages = answer.get("Messages", [])
-        if not messages:
-            return taken
-        for message in messages:
-            taken.append(json.loads(message["Body"]))
-            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    return take_messages(aws.client("sqs"), settings().webhook_delivery_queue_url)
 
 
 def user_token(tenant_id: str, role: str) -> str:

@@ -73,23 +73,6 @@ def last_sequence(event: dict[str, Any]) -> str | None:
     return records[-1]["dynamodb"]["SequenceNumber"] if records else None
 
 
-def drain_queue(queue_name: str) -> list[dict[str, Any]]:
-    """Receive and delete every message now on the queue; returns the parsed bodies, in the
-    order received."""
-    sqs = aws.client("sqs")
-    url = sqs.get_queue_url(QueueName=queue_name)["QueueUrl"]
-    bodies: list[dict[str, Any]] = []
-    while True:
-        answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0,
-                                     VisibilityTimeout=60)
-        messages = answer.get("Messages", [])
-        if not messages:
-            return bodies
-        for message in messages:
-            bodies.append(json.loads(message["Body"]))
-            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
-
-
 def removal_event(table_name: str, key_name: str, key_value: str, event_names: Iterable[str],
                   limit_seconds: float = 15) -> dict[str, Any]:
     """The invocation event holding the one stream record whose key `key_name` is `key_value`.

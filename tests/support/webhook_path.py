@@ -4,7 +4,6 @@ tests)."""
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -12,6 +11,7 @@ from devstack.pollers import QueuePoller
 from devstack.template import Resolver
 from svc_core.rules import events
 from tests.support.functions import load_function
+from tests.support.queues import take_messages
 
 ZEROS = "0,0,0,0,0,0,0"   # 8 attempts, as many as the delivery queue's maxReceiveCount
 
@@ -64,15 +64,7 @@ class WebhookPath:
 
     def _take(self, queue: str) -> list[dict[str, Any]]:
         """Every visible message of the queue, removed from it."""
-        taken: list[dict[str, Any]] = []
-        while True:
-            answer = self.sqs.receive_message(QueueUrl=self.urls[queue], MaxNumberOfMessages=10, WaitTimeSeconds=0)
-            messages = answer.get("Messages", [])
-            if not messages:
-                return taken
-            for message in messages:
-                self.sqs.delete_message(QueueUrl=self.urls[queue], ReceiptHandle=message["ReceiptHandle"])
-                taken.append(json.loads(message["Body"]))
+        return take_messages(self.sqs, self.urls[queue])
 
     def dead_letters(self) -> list[dict[str, Any]]:
         return self._take("WebhookDeliveryDeadLetterQueue")

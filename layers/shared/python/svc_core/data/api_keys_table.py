@@ -18,32 +18,21 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.adapters.dynamo import from_item, to_item, values
+from svc_core.adapters.dynamo import values
 from svc_core.data import rate_limits_table
 from svc_core.data.common import query_page, transact
-from svc_core.platform.config import settings
+from svc_core.data.table import Table
 from svc_core.rules import rotation
 
 BY_TENANT_INDEX = "byTenant"
-
-
-def _table() -> str:
-    return settings().api_keys_table
-
-
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    record = from_item(item)
-    record.pop("pk", None)
-    return record
+_TABLE = Table("api_keys_table", ("pk",), private=("pk",))
 
 
 def create(record: dict[str, Any], secret_hash: str) -> None:
     secret = _secret_record(record, secret_hash, record.get("expiresAt"), generation(record))
     transact([
-        {"Put": {"TableName": _table(), "Item": to_item({"pk": f"KEY#{record['id']}", **record}),
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
-        {"Put": {"TableName": _table(), "Item": to_item(secret),
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
+        _TABLE.put_entry({"pk": f"KEY#{record['id']}", **record}, ConditionExpression="attribute_not_exists(pk)"),
+        _TABLE.put_entry(secret, ConditionExpression="attribute_not_exists(pk)"),
     ])
 
 
@@ -60,29 +49,24 @@ def _secret_record(record: dict[str, Any], secret_hash: str, not_after: int | No
 
 
 def find_secret(secret_hash: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key={"pk": {"S": f"SECRET#{secret_hash}"}},
-                                             ConsistentRead=True)
-    item = answer.get("Item")
-    return _public(item) if item else None
+    return _TABLE.get(f"SECRET#{secret_hash}")
 
 
 def get(tenant_id: str, key_id: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key={"pk": {"S": f"KEY#{key_id}"}},
-                                             ConsistentRead=True)
-    item = answer.get("Item")
-    if not item or item["tenantId"]["S"] != tenant_id:
+    record = _TABLE.get(f"KEY#{key_id}")
+    if not record or record["tenantId"] != tenant_id:
         return None  # another tenant's key is as absent as a missing one
-    return _public(item)
+    return record
 
 
 def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """Newest first, after the key id `after` (the last of the previous page, or any position)."""
-    query = {"TableName": _table(), "IndexName": BY_TENANT_INDEX,
+    query = {"TableName": _TABLE.name, "IndexName": BY_TENANT_INDEX,
              "KeyConditionExpression": "tenantId = :t", "ExpressionAttributeValues": values(t=tenant_id),
              "ScanIndexForward": False, "Limit": limit}
     # The index's key and the table's, as a key record with that id would have them.
     start = {"tenantId": {"S": tenant_id}, "id": {"S": after}, "pk": {"S": f"KEY#{after}"}} if after else None
-    return query_page(query, start, _public)
+    return query_page(query, start, _TABLE.public)
 
 
 # lastUsedAt is written when the one recorded is at least this old (seconds): a key's first
@@ -99,7 +83,7 @@ def touch(key_id: str, secret_hash: str, now: int) -> None:
     """Record the key's last use on its record (what the API shows) and on the secret's (what
     authentication reads), in one round trip."""
     aws.client("dynamodb").transact_write_items(TransactItems=[
-        {"Update": {"TableName": _table(), "Key": {"pk": {"S": pk}}, "UpdateExpression": "SET lastUsedAt = :now",
+        {"Update": {"TableName": _TABLE.name, "Key": _TABLE.key(pk), "UpdateExpression": "SET lastUsedAt = :now",
                     "ConditionExpression": "attribute_exists(pk)", "ExpressionAttributeValues": values(now=now)}}
         for pk in (f"KEY#{key_id}", f"SECRET#{secret_hash}")
     ])
@@ -108,7 +92,7 @@ def touch(key_id: str, secret_hash: str, now: int) -> None:
 def revoke(record: dict[str, Any], now: int) -> None:
     """Mark the key revoked, end all its secrets, and mark its rate-limit counter revoked."""
     writes = [{"Update": {
-        "TableName": _table(), "Key": {"pk": {"S": f"KEY#{record['id']}"}},
+        "TableName": _TABLE.name, "Key": _TABLE.key(f"KEY#{record['id']}"),
         "UpdateExpression": "SET revokedAt = :now",
         "ConditionExpression": "tenantId = :t AND attribute_not_exists(revokedAt)",
         "ExpressionAttributeValues": values(now=now, t=record["tenantId"]),
@@ -122,7 +106,7 @@ def revoke(record: dict[str, Any], now: int) -> None:
 
 def _end_secret(secret_hash: str, not_after: int) -> dict[str, Any]:
     return {"Update": {
-        "TableName": _table(), "Key": {"pk": {"S": f"SECRET#{secret_hash}"}},
+        "TableName": _TABLE.name, "Key": _TABLE.key(f"SECRET#{secret_hash}"),
         "UpdateExpression": "SET notAfter = :na",
         "ConditionExpression": "attribute_exists(pk) AND (attribute_not_exists(notAfter) OR notAfter >= :na)",
         "ExpressionAttributeValues": values(na=not_after),
@@ -149,15 +133,14 @@ def rotate(record: dict[str, Any], new_hash: str, hint: str, earlier_end_by: int
         if earlier_end_by <= now else []
     transact([
         {"Update": {
-            "TableName": _table(), "Key": {"pk": {"S": f"KEY#{record['id']}"}},
+            "TableName": _TABLE.name, "Key": _TABLE.key(f"KEY#{record['id']}"),
             "UpdateExpression": "SET hint = :hint, rotatedAt = :now, secrets = :new, generation = :gen",
             "ConditionExpression": "tenantId = :t AND attribute_not_exists(revokedAt) AND secrets = :old",
             "ExpressionAttributeValues": values(hint=hint, now=now, new=new_secrets, gen=new_generation,
                                                 t=record["tenantId"], old=record["secrets"]),
         }},
-        {"Put": {"TableName": _table(),
-                 "Item": to_item(_secret_record(record, new_hash, record.get("expiresAt"), new_generation)),
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
+        _TABLE.put_entry(_secret_record(record, new_hash, record.get("expiresAt"), new_generation),
+                         ConditionExpression="attribute_not_exists(pk)"),
         *(_end_secret(s["hash"], s["notAfter"]) for s in lowered),
         *ended_now,
     ])

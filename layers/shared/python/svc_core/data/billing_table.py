@@ -19,18 +19,16 @@ import random
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.adapters.dynamo import from_item, to_item, values
+from svc_core.adapters.dynamo import to_item, values
 from svc_core.data.common import (
+    ConditionFailed,
     ItemRead,
     cancellation_reasons,
-    create_item,
-    is_condition_failure,
+    conditional,
     new_request_token,
-    query_page,
-    read_item,
     transact_retrying,
 )
-from svc_core.platform.config import settings
+from svc_core.data.table import Table
 
 BALANCE, SUBSCRIPTION = "BALANCE", "SUBSCRIPTION"
 ENTRY, INVOICE, PURCHASE = "ENTRY#", "INVOICE#", "PURCHASE#"
@@ -45,23 +43,7 @@ class Refused(Exception):
         self.index = index
 
 
-def _table() -> str:
-    return settings().billing_table
-
-
-def _key(pk: str, sk: str) -> dict[str, Any]:
-    return {"pk": {"S": pk}, "sk": {"S": sk}}
-
-
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    record = from_item(item)
-    record.pop("pk", None)
-    record.pop("sk", None)
-    return record
-
-
-def _get(pk: str, sk: str) -> dict[str, Any] | None:
-    return read_item(_table(), _key(pk, sk), _public)
+_TABLE = Table("billing_table", ("pk", "sk"), private=("pk", "sk"))
 
 
 def write(items: list[dict[str, Any]]) -> None:
@@ -81,22 +63,22 @@ def write(items: list[dict[str, Any]]) -> None:
 # ---- the balance and the ledger ------------------------------------------------------------
 
 def balance(tenant_id: str) -> dict[str, Any] | None:
-    return _get(tenant_id, BALANCE)
+    return _TABLE.get(tenant_id, BALANCE)
 
 
 def balance_read(tenant_id: str) -> ItemRead:
     """The balance item, for common.read_items (read with other items in one round trip)."""
-    return ItemRead(_table(), _key(tenant_id, BALANCE), _public)
+    return _TABLE.read(tenant_id, BALANCE)
 
 
 def subscription_read(tenant_id: str) -> ItemRead:
-    return ItemRead(_table(), _key(tenant_id, SUBSCRIPTION), _public)
+    return _TABLE.read(tenant_id, SUBSCRIPTION)
 
 
 def open_account(tenant_id: str, now_iso: str, first_entry: dict[str, Any] | None) -> dict[str, Any]:
     """A TransactWriteItems entry creating the balance (with the first entry's amount, if any)."""
     amount = first_entry["amount"] if first_entry else 0
-    return {"Put": {"TableName": _table(), "ConditionExpression": "attribute_not_exists(pk)",
+    return {"Put": {"TableName": _TABLE.name, "ConditionExpression": "attribute_not_exists(pk)",
                     "Item": to_item({"pk": tenant_id, "sk": BALANCE, "balance": amount,
                                      "entryCount": 1 if first_entry else 0, "invoiceCount": 0,
                                      "created_at": now_iso, "updated_at": now_iso})}}
@@ -112,21 +94,18 @@ def add_to_balance(tenant_id: str, amount: int, now_iso: str, invoice_count: int
         condition += " AND invoiceCount = :seen"
         update += ", invoiceCount :one"
         vals.update(seen=invoice_count, one=1)
-    return {"Update": {"TableName": _table(), "Key": _key(tenant_id, BALANCE), "UpdateExpression": update,
+    return {"Update": {"TableName": _TABLE.name, "Key": _TABLE.key(tenant_id, BALANCE), "UpdateExpression": update,
                        "ConditionExpression": condition, "ExpressionAttributeValues": values(**vals)}}
 
 
 def put_entry(tenant_id: str, entry: dict[str, Any]) -> dict[str, Any]:
-    return {"Put": {"TableName": _table(), "ConditionExpression": "attribute_not_exists(pk)",
+    return {"Put": {"TableName": _TABLE.name, "ConditionExpression": "attribute_not_exists(pk)",
                     "Item": to_item({"pk": tenant_id, "sk": ENTRY + entry["id"], **entry})}}
 
 
 def _page(tenant_id: str, prefix: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """Items whose sort key is prefix + id, newest first, after the id `after`."""
-    query = {"TableName": _table(), "KeyConditionExpression": "pk = :t AND begins_with(sk, :p)",
-             "ExpressionAttributeValues": values(t=tenant_id, p=prefix), "ScanIndexForward": False,
-             "Limit": limit, "ConsistentRead": True}
-    return query_page(query, _key(tenant_id, prefix + after) if after else None, _public)
+    return _TABLE.page(tenant_id, limit, after, prefix=prefix, ConsistentRead=True)
 
 
 def list_entries(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
@@ -136,12 +115,12 @@ def list_entries(tenant_id: str, limit: int, after: str | None) -> tuple[list[di
 
 def all_entries(tenant_id: str) -> list[dict[str, Any]]:
     """Every entry of the tenant, oldest first (audits and tests: a whole partition's worth)."""
-    found, query = [], {"TableName": _table(), "ConsistentRead": True,
+    found, query = [], {"TableName": _TABLE.name, "ConsistentRead": True,
                         "KeyConditionExpression": "pk = :t AND begins_with(sk, :p)",
                         "ExpressionAttributeValues": values(t=tenant_id, p=ENTRY)}
     while True:
         answer = aws.client("dynamodb").query(**query)
-        found.extend(_public(i) for i in answer.get("Items", []))
+        found.extend(_TABLE.public(i) for i in answer.get("Items", []))
         if "LastEvaluatedKey" not in answer:
             return found
         query["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
@@ -149,19 +128,19 @@ def all_entries(tenant_id: str) -> list[dict[str, Any]]:
 
 def mark_reference(tenant_id: str, reference: str, now_iso: str) -> dict[str, Any]:
     """A TransactWriteItems entry that fails when this provider reference was credited before."""
-    return {"Put": {"TableName": _table(), "ConditionExpression": "attribute_not_exists(pk)",
+    return {"Put": {"TableName": _TABLE.name, "ConditionExpression": "attribute_not_exists(pk)",
                     "Item": to_item({"pk": tenant_id, "sk": f"REF#{reference}", "created_at": now_iso})}}
 
 
 # ---- invoices, purchases, the subscription ---------------------------------------------------
 
 def put_invoice(tenant_id: str, invoice: dict[str, Any]) -> dict[str, Any]:
-    return {"Put": {"TableName": _table(), "ConditionExpression": "attribute_not_exists(pk)",
+    return {"Put": {"TableName": _TABLE.name, "ConditionExpression": "attribute_not_exists(pk)",
                     "Item": to_item({"pk": tenant_id, "sk": INVOICE + invoice["id"], **invoice})}}
 
 
 def get_invoice(tenant_id: str, invoice_id: str) -> dict[str, Any] | None:
-    return _get(tenant_id, INVOICE + invoice_id)
+    return _TABLE.get(tenant_id, INVOICE + invoice_id)
 
 
 def list_invoices(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
@@ -169,17 +148,17 @@ def list_invoices(tenant_id: str, limit: int, after: str | None) -> tuple[list[d
 
 
 def put_purchase(tenant_id: str, purchase: dict[str, Any]) -> None:
-    create_item(_table(), to_item({"pk": tenant_id, "sk": PURCHASE + purchase["id"], **purchase}), "pk")
+    _TABLE.create({"pk": tenant_id, "sk": PURCHASE + purchase["id"], **purchase})
 
 
 def get_purchase(tenant_id: str, purchase_id: str) -> dict[str, Any] | None:
-    return _get(tenant_id, PURCHASE + purchase_id)
+    return _TABLE.get(tenant_id, PURCHASE + purchase_id)
 
 
 def settle_purchase(tenant_id: str, purchase_id: str, status: str, fields: dict[str, Any]) -> dict[str, Any]:
     """A TransactWriteItems entry moving a pending purchase to status (fails unless it is pending)."""
     names = {f"#{k}": k for k in fields}
-    return {"Update": {"TableName": _table(), "Key": _key(tenant_id, PURCHASE + purchase_id),
+    return {"Update": {"TableName": _TABLE.name, "Key": _TABLE.key(tenant_id, PURCHASE + purchase_id),
                        "UpdateExpression": "SET #status = :status" + "".join(f", #{k} = :{k}" for k in fields),
                        "ConditionExpression": "#status = :pending",
                        "ExpressionAttributeNames": {"#status": "status", **names},
@@ -189,7 +168,7 @@ def settle_purchase(tenant_id: str, purchase_id: str, status: str, fields: dict[
 def save_purchase_fields(tenant_id: str, purchase_id: str, fields: dict[str, Any]) -> None:
     names = {f"#{k}": k for k in fields}
     aws.client("dynamodb").update_item(
-        TableName=_table(), Key=_key(tenant_id, PURCHASE + purchase_id), ConditionExpression="attribute_exists(pk)",
+        TableName=_TABLE.name, Key=_TABLE.key(tenant_id, PURCHASE + purchase_id), ConditionExpression="attribute_exists(pk)",
         UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in fields), ExpressionAttributeNames=names,
         ExpressionAttributeValues=values(**fields))
 
@@ -197,20 +176,18 @@ def save_purchase_fields(tenant_id: str, purchase_id: str, fields: dict[str, Any
 def fail_purchase(tenant_id: str, purchase_id: str, fields: dict[str, Any]) -> bool:
     """Mark a pending purchase failed; False when it was not pending."""
     try:
-        aws.client("dynamodb").update_item(**settle_purchase(tenant_id, purchase_id, "failed", fields)["Update"])
-    except Exception as exc:
-        if is_condition_failure(exc):
-            return False
-        raise
+        conditional(aws.client("dynamodb").update_item, **settle_purchase(tenant_id, purchase_id, "failed", fields)["Update"])
+    except ConditionFailed:
+        return False
     return True
 
 
 def subscription(tenant_id: str) -> dict[str, Any] | None:
-    return _get(tenant_id, SUBSCRIPTION)
+    return _TABLE.get(tenant_id, SUBSCRIPTION)
 
 
 def put_subscription(tenant_id: str, record: dict[str, Any]) -> dict[str, Any]:
-    return {"Put": {"TableName": _table(), "Item": to_item({"pk": tenant_id, "sk": SUBSCRIPTION, **record})}}
+    return {"Put": {"TableName": _TABLE.name, "Item": to_item({"pk": tenant_id, "sk": SUBSCRIPTION, **record})}}
 
 
 def save_subscription(tenant_id: str, record: dict[str, Any]) -> None:
@@ -220,34 +197,32 @@ def save_subscription(tenant_id: str, record: dict[str, Any]) -> None:
 # ---- Stripe customers ---------------------------------------------------------------------------
 
 def put_customer(customer_id: str, tenant_id: str, now_iso: str) -> None:
-    aws.client("dynamodb").put_item(TableName=_table(), Item=to_item(
+    aws.client("dynamodb").put_item(TableName=_TABLE.name, Item=to_item(
         {"pk": f"stripe-customer#{customer_id}", "sk": "CUSTOMER", "tenantId": tenant_id, "created_at": now_iso}))
 
 
 def tenant_of_customer(customer_id: str) -> str | None:
-    record = _get(f"stripe-customer#{customer_id}", "CUSTOMER")
+    record = _TABLE.get(f"stripe-customer#{customer_id}", "CUSTOMER")
     return record["tenantId"] if record else None
 
 
 # ---- gift cards -------------------------------------------------------------------------------
 
 def _card_key(code_hash: str) -> dict[str, Any]:
-    return _key(f"giftcard#{code_hash}", "CARD")
+    return _TABLE.key(f"giftcard#{code_hash}", "CARD")
 
 
 def put_card(code_hash: str, card: dict[str, Any]) -> None:
-    create_item(_table(), to_item({"pk": f"giftcard#{code_hash}", "sk": "CARD", **card}), "pk")
+    _TABLE.create({"pk": f"giftcard#{code_hash}", "sk": "CARD", **card})
 
 
 def get_card(code_hash: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key=_card_key(code_hash), ConsistentRead=True)
-    item = answer.get("Item")
-    return _public(item) if item else None
+    return _TABLE.get(f"giftcard#{code_hash}", "CARD")
 
 
 def redeem_card(code_hash: str, tenant_id: str, principal: str, now_iso: str) -> dict[str, Any]:
     """A TransactWriteItems entry: the card becomes redeemed, only if it is active and unexpired."""
-    return {"Update": {"TableName": _table(), "Key": _card_key(code_hash),
+    return {"Update": {"TableName": _TABLE.name, "Key": _card_key(code_hash),
                        "UpdateExpression": "SET #s = :redeemed, redeemedBy = :t, redeemedByPrincipal = :p, "
                                            "redeemed_at = :now",
                        "ConditionExpression": "#s = :active AND expires_at > :now",
@@ -259,12 +234,12 @@ def redeem_card(code_hash: str, tenant_id: str, principal: str, now_iso: str) ->
 def count_failure(tenant_id: str, bucket: str, ttl: int) -> int:
     """Count one failed redemption in this bucket (an hour); the count now."""
     answer = aws.client("dynamodb").update_item(
-        TableName=_table(), Key=_key(tenant_id, f"REDEEM_FAILURES#{bucket}"),
+        TableName=_TABLE.name, Key=_TABLE.key(tenant_id, f"REDEEM_FAILURES#{bucket}"),
         UpdateExpression="ADD failures :one SET #ttl = :ttl", ExpressionAttributeNames={"#ttl": "ttl"},
         ExpressionAttributeValues=values(one=1, ttl=ttl), ReturnValues="UPDATED_NEW")
     return int(answer["Attributes"]["failures"]["N"])
 
 
 def failures(tenant_id: str, bucket: str) -> int:
-    record = _get(tenant_id, f"REDEEM_FAILURES#{bucket}")
+    record = _TABLE.get(tenant_id, f"REDEEM_FAILURES#{bucket}")
     return int(record.get("failures", 0)) if record else 0

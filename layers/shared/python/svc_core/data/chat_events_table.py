@@ -19,11 +19,9 @@ from typing import Any
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import values
 from svc_core.data.common import create_item, delete_partition
-from svc_core.platform.config import settings
+from svc_core.data.table import Table
 
-
-def _table() -> str:
-    return settings().chat_events_table
+_TABLE = Table("chat_events_table", ("sessionKey", "seq"))
 
 
 def session_key(tenant_id: str, session_id: str) -> str:
@@ -44,13 +42,13 @@ def append(tenant_id: str, session_id: str, events: list[dict[str, Any]]) -> Non
     key = session_key(tenant_id, session_id)
     client = aws.client("dynamodb")
     for event in events:
-        create_item(_table(), _item(key, event), "seq", client)
+        create_item(_TABLE.name, _item(key, event), "seq", client)
 
 
 def after(tenant_id: str, session_id: str, after_id: int, limit: int = 200) -> list[dict[str, Any]]:
     """The events with id > after_id, ascending, at most `limit` of them."""
     answer = aws.client("dynamodb").query(
-        TableName=_table(), KeyConditionExpression="sessionKey = :k AND seq > :a",
+        TableName=_TABLE.name, KeyConditionExpression="sessionKey = :k AND seq > :a",
         ExpressionAttributeValues=values(k=session_key(tenant_id, session_id), a=int(after_id)),
         ScanIndexForward=True, Limit=limit, ConsistentRead=True)
     return [_public(item) for item in answer.get("Items", [])]
@@ -59,7 +57,7 @@ def after(tenant_id: str, session_id: str, after_id: int, limit: int = 200) -> l
 def last(tenant_id: str, session_id: str) -> dict[str, Any] | None:
     """The session's newest stored event (the worker uses it to finish a turn a crash left half-way)."""
     answer = aws.client("dynamodb").query(
-        TableName=_table(), KeyConditionExpression="sessionKey = :k",
+        TableName=_TABLE.name, KeyConditionExpression="sessionKey = :k",
         ExpressionAttributeValues=values(k=session_key(tenant_id, session_id)),
         ScanIndexForward=False, Limit=1, ConsistentRead=True)
     items = answer.get("Items", [])
@@ -68,4 +66,4 @@ def last(tenant_id: str, session_id: str) -> dict[str, Any] | None:
 
 def delete_all(tenant_id: str, session_id: str) -> int:
     """Delete every stored event of the session (it was deleted); the number deleted."""
-    return delete_partition(_table(), {"sessionKey": {"S": session_key(tenant_id, session_id)}}, "seq")
+    return delete_partition(_TABLE.name, {"sessionKey": {"S": session_key(tenant_id, session_id)}}, "seq")

@@ -14,51 +14,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core.adapters import aws
-from svc_core.adapters.dynamo import from_item, to_attr, to_item, values
+from svc_core.adapters.dynamo import to_attr, values
 from svc_core.data import chat_messages_table
-from svc_core.data.common import conditional, create_item, read_item, tenant_page, transact
-from svc_core.platform.config import settings
+from svc_core.data.common import transact
+from svc_core.data.table import Table
 
 
-def _table() -> str:
-    return settings().chat_sessions_table
-
-
-def _key(tenant_id: str, session_id: str) -> dict[str, Any]:
-    return {"tenantId": {"S": tenant_id}, "id": {"S": session_id}}
-
-
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    record = from_item(item)
-    record.pop("tenantId", None)
+def _shown(record: dict[str, Any]) -> dict[str, Any]:
     record["lastEventId"] = int(record.get("lastEventId") or 0)
-    record.setdefault("activeTurn", None)
-    record.setdefault("latestTurn", None)
-    record.setdefault("projectId", None)
-    record.setdefault("agentId", None)
+    for name in ("activeTurn", "latestTurn", "projectId", "agentId"):
+        record.setdefault(name, None)
     return record
 
 
+_TABLE = Table("chat_sessions_table", ("tenantId", "id"), private=("tenantId",), shown=_shown)
+
+
 def get(tenant_id: str, session_id: str) -> dict[str, Any] | None:
-    return read_item(_table(), _key(tenant_id, session_id), _public)
+    return _TABLE.get(tenant_id, session_id)
 
 
 def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    return tenant_page(_table(), tenant_id, limit, after, _key, _public)
+    return _TABLE.list_for_tenant(tenant_id, limit, after)
 
 
 def create(tenant_id: str, session: dict[str, Any], answer: dict[str, Any] | None = None) -> None:
     """The session; `answer`: the request's answer, kept with the write (common.create_item)."""
-    create_item(_table(), to_item({"tenantId": tenant_id, "lastEventId": 0, **session}), "id", answer=answer)
+    _TABLE.create({"tenantId": tenant_id, "lastEventId": 0, **session}, answer)
 
 
 def delete(tenant_id: str, session_id: str) -> None:
     """Remove the session while no turn is active (else ConditionFailed). Its messages and events are
     unreachable from then on (every read goes through the session) and deleted by ChatCleanupFunction,
     which the table's stream tells of the removal."""
-    conditional(aws.client("dynamodb").delete_item, TableName=_table(), Key=_key(tenant_id, session_id),
-                ConditionExpression="attribute_exists(id) AND attribute_not_exists(activeTurn)")
+    _TABLE.delete(_TABLE.key(tenant_id, session_id),
+                  ConditionExpression="attribute_exists(id) AND attribute_not_exists(activeTurn)")
 
 
 def start_turn(tenant_id: str, session_id: str, user_message: dict[str, Any], assistant_message: dict[str, Any],
@@ -66,11 +56,11 @@ def start_turn(tenant_id: str, session_id: str, user_message: dict[str, Any], as
     """Store both messages and make `turn` the active and latest one, while no turn is active and the
     session's lastEventId is still the one read (else ConditionFailed: nothing is written)."""
     transact([
-        {"Update": {"TableName": _table(), "Key": _key(tenant_id, session_id),
-                    "UpdateExpression": "SET activeTurn = :turn, latestTurn = :turn, updated_at = :now",
-                    "ConditionExpression": "attribute_exists(id) AND attribute_not_exists(activeTurn) "
-                                           "AND lastEventId = :seen",
-                    "ExpressionAttributeValues": values(turn=turn, now=now, seen=seen_last_event_id)}},
+        _TABLE.update_entry(_TABLE.key(tenant_id, session_id),
+                            UpdateExpression="SET activeTurn = :turn, latestTurn = :turn, updated_at = :now",
+                            ConditionExpression="attribute_exists(id) AND attribute_not_exists(activeTurn) "
+                                                "AND lastEventId = :seen",
+                            ExpressionAttributeValues=values(turn=turn, now=now, seen=seen_last_event_id)),
         chat_messages_table.put_entry(tenant_id, session_id, user_message),
         chat_messages_table.put_entry(tenant_id, session_id, assistant_message),
     ])
@@ -80,7 +70,7 @@ def undo_turn(tenant_id: str, session_id: str, user_message_id: str, assistant_m
               previous: dict[str, Any]) -> None:
     """Take back a turn that could not be queued: both messages removed, the session as it was
     (`previous`: the session as read before the turn started)."""
-    update = {"TableName": _table(), "Key": _key(tenant_id, session_id),
+    update = {"TableName": _TABLE.name, "Key": _TABLE.key(tenant_id, session_id),
               "ConditionExpression": "activeTurn.messageId = :mid",
               "ExpressionAttributeValues": values(mid=assistant_message_id, updated=previous["updated_at"])}
     if previous.get("latestTurn") is None:
@@ -98,9 +88,10 @@ def finish_turn(tenant_id: str, session_id: str, assistant_message: dict[str, An
     """Store the assistant message's final state, the session's lastEventId, and end the active turn,
     while that turn is still the active one and the message still open (else ConditionFailed)."""
     transact([
-        {"Update": {"TableName": _table(), "Key": _key(tenant_id, session_id),
-                    "UpdateExpression": "SET lastEventId = :last, updated_at = :now REMOVE activeTurn",
-                    "ConditionExpression": "activeTurn.messageId = :mid",
-                    "ExpressionAttributeValues": values(last=last_event_id, now=now, mid=assistant_message["id"])}},
+        _TABLE.update_entry(_TABLE.key(tenant_id, session_id),
+                            UpdateExpression="SET lastEventId = :last, updated_at = :now REMOVE activeTurn",
+                            ConditionExpression="activeTurn.messageId = :mid",
+                            ExpressionAttributeValues=values(last=last_event_id, now=now,
+                                                             mid=assistant_message["id"])),
         chat_messages_table.final_put_entry(tenant_id, session_id, assistant_message),
     ])

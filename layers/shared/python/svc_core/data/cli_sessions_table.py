@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core.adapters import aws
-from svc_core.adapters.dynamo import from_item, to_item, values
-from svc_core.data.common import create_item, is_condition_failure
-from svc_core.platform.config import settings
+from svc_core.adapters.dynamo import values
+from svc_core.data.common import ConditionFailed
+from svc_core.data.table import Table
 
 RETENTION_SECONDS = 24 * 3600  # kept a day after expiry, so a late poll still learns "expired"
 
@@ -21,18 +20,15 @@ class WrongState(Exception):
     """The session was not in the state the move needs."""
 
 
-def _table() -> str:
-    return settings().cli_sessions_table
+_TABLE = Table("cli_sessions_table", ("loginId",))
 
 
 def create(session: dict[str, Any]) -> None:
-    create_item(_table(), to_item({**session, "ttl": session["expiresAt"] + RETENTION_SECONDS}), "loginId")
+    _TABLE.create({**session, "ttl": session["expiresAt"] + RETENTION_SECONDS})
 
 
 def get(login_id: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key={"loginId": {"S": login_id}},
-                                             ConsistentRead=True)
-    return from_item(answer.get("Item"))
+    return _TABLE.get(login_id)
 
 
 def move(login_id: str, *, from_status: str, to_status: str, now: int, condition: str = "",
@@ -41,14 +37,12 @@ def move(login_id: str, *, from_status: str, to_status: str, now: int, condition
     sets = ", ".join(f"{name} = :x_{name}" for name in (extra or {}))
     expression = "SET #s = :to, updatedAt = :now" + (f", {sets}" if sets else "")
     try:
-        aws.client("dynamodb").update_item(
-            TableName=_table(), Key={"loginId": {"S": login_id}}, UpdateExpression=expression,
+        _TABLE.update(
+            _TABLE.key(login_id), UpdateExpression=expression,
             ConditionExpression="#s = :from AND expiresAt > :now" + (f" AND {condition}" if condition else ""),
             ExpressionAttributeNames={"#s": "status", **({"#st": "state"} if "#st" in condition else {})},
             ExpressionAttributeValues=values(to=to_status, now=now, **{"from": from_status},
                                              **{f"x_{k}": v for k, v in (extra or {}).items()},
                                              **condition_values))
-    except Exception as exc:
-        if is_condition_failure(exc):
-            raise WrongState() from None
-        raise
+    except ConditionFailed:
+        raise WrongState() from None

@@ -24,10 +24,11 @@ def is_condition_failure(exc: Exception) -> bool:
     return aws.error_code(exc) == "ConditionalCheckFailedException"
 
 
-def conditional(write: Callable[..., Any], **request: Any) -> None:
-    """One conditional write (put_item, update_item, delete_item ...); ConditionFailed when its condition fails."""
+def conditional(write: Callable[..., Any], **request: Any) -> dict[str, Any]:
+    """One conditional write (put_item, update_item, delete_item ...), its answer; ConditionFailed when
+    its condition fails."""
     try:
-        write(**request)
+        return write(**request)
     except Exception as exc:
         if is_condition_failure(exc):
             raise ConditionFailed() from None
@@ -83,16 +84,6 @@ def read_items(reads: list[ItemRead]) -> list[dict[str, Any] | None]:
 def _key_text(key: dict[str, Any]) -> str:
     """A key's attribute values as one comparable text (the same key always gives the same text)."""
     return repr(sorted((name, sorted(value.items())) for name, value in key.items()))
-
-
-def tenant_page(table: str, tenant_id: str, limit: int, after: str | None,
-                key: Callable[[str, str], dict[str, Any]], public: Callable[[dict[str, Any]], dict[str, Any]],
-                **query: Any) -> tuple[list[dict[str, Any]], str | None]:
-    """One page of a table partitioned by tenantId and sorted by id, newest first, after the id `after`."""
-    request = {"TableName": table, "KeyConditionExpression": "tenantId = :t",
-               "ExpressionAttributeValues": {":t": {"S": tenant_id}}, "ScanIndexForward": False,
-               "Limit": limit, **query}
-    return query_page(request, key(tenant_id, after) if after else None, public)
 
 
 BATCH_WRITE_LIMIT = 25   # DynamoDB's most requests in one BatchWriteItem

@@ -14,47 +14,29 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.adapters.dynamo import from_item, to_item
-from svc_core.data.common import is_condition_failure, read_item
-from svc_core.platform.config import settings
+from svc_core.data.common import ConditionFailed, read_item
+from svc_core.data.table import Table
 
 RETENTION_SECONDS = 30 * 86400
-_HIDDEN = ("ttl", "objectId")
 _READS_PER_PAGE = 5   # a filtered page reads at most this many times before it answers short
-
-
-def _table() -> str:
-    return settings().events_table
-
-
-def _key(tenant_id: str, event_id: str) -> dict[str, Any]:
-    return {"tenantId": {"S": tenant_id}, "id": {"S": event_id}}
-
-
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    record = from_item(item)
-    for name in _HIDDEN:
-        record.pop(name, None)
-    return record
+_TABLE = Table("events_table", ("tenantId", "id"), private=("ttl", "objectId"))
 
 
 def put(payload: dict[str, Any], object_id: str | None, expires_at: int) -> bool:
     """Store one event unless stored already; whether this call stored it."""
-    item = to_item({**payload, "objectId": object_id, "ttl": expires_at})
+    item = {**payload, "objectId": object_id, "ttl": expires_at}
     try:
-        aws.client("dynamodb").put_item(TableName=_table(), Item=item, ConditionExpression="attribute_not_exists(id)")
+        _TABLE.put(item, ConditionExpression="attribute_not_exists(id)")
         return True
-    except Exception as exc:
-        if is_condition_failure(exc):
-            return False
-        raise
+    except ConditionFailed:
+        return False
 
 
 def get(tenant_id: str, event_id: str, now: float) -> dict[str, Any] | None:
-    item = read_item(_table(), _key(tenant_id, event_id), lambda i: i)
+    item = read_item(_TABLE.name, _TABLE.key(tenant_id, event_id), lambda i: i)
     if item is None or int(item.get("ttl", {}).get("N", "0")) <= now:
         return None  # expired, whether or not DynamoDB removed it yet
-    return _public(item)
+    return _TABLE.public(item)
 
 
 def query(tenant_id: str, *, low: str, high: str, newest_first: bool, limit: int, now: float,
@@ -85,7 +67,7 @@ def query(tenant_id: str, *, low: str, high: str, newest_first: bool, limit: int
     if object_id is not None:
         vals[":o"] = {"S": object_id}
         conditions.append("objectId = :o")
-    request: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t AND id BETWEEN :low AND :high",
+    request: dict[str, Any] = {"TableName": _TABLE.name, "KeyConditionExpression": "tenantId = :t AND id BETWEEN :low AND :high",
                                "FilterExpression": " AND ".join(conditions), "ExpressionAttributeNames": names,
                                "ExpressionAttributeValues": vals, "ScanIndexForward": not newest_first,
                                "ConsistentRead": True}
@@ -94,9 +76,9 @@ def query(tenant_id: str, *, low: str, high: str, newest_first: bool, limit: int
     for _ in range(_READS_PER_PAGE):
         request["Limit"] = limit - len(items)
         if last:
-            request["ExclusiveStartKey"] = _key(tenant_id, last)
+            request["ExclusiveStartKey"] = _TABLE.key(tenant_id, last)
         answer = aws.client("dynamodb").query(**request)
-        items += [_public(i) for i in answer.get("Items", [])]
+        items += [_TABLE.public(i) for i in answer.get("Items", [])]
         evaluated = answer.get("LastEvaluatedKey")
         if not evaluated:
             return items, None

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.data.common import conditional
-from svc_core.platform.config import settings
+from svc_core.data.common import conditional, read_item
+from svc_core.data.table import Table
 
 PENDING, COMMITTED, COMPLETED = "PENDING", "COMMITTED", "COMPLETED"
+_TABLE = Table("idempotency_table", ("id",))
 
 
 @dataclass(frozen=True)
@@ -40,14 +41,9 @@ class Record:
         return self.status != COMPLETED and self.pending_until > now
 
 
-def _key(record_id: str) -> dict[str, Any]:
-    return {"id": {"S": record_id}}
-
-
 def get(record_id: str, now: float) -> Record | None:
     """The record of a key, None when there is none (or only an expired one the TTL has not removed)."""
-    item = aws.client("dynamodb").get_item(TableName=settings().idempotency_table, Key=_key(record_id),
-                                           ConsistentRead=True).get("Item")
+    item = read_item(_TABLE.name, _TABLE.key(record_id), lambda i: i)
     if not item or int(item["expiration"]["N"]) <= now:
         return None
     answer = item.get("answer", {}).get("S")
@@ -70,7 +66,7 @@ def claim(record_id: str, token: str, payload: str, now: float, pending_seconds:
                      "ExpressionAttributeNames": {"#s": "status", "#t": "token"},
                      "ExpressionAttributeValues": {":pending": {"S": PENDING}, ":old": {"S": replacing.token},
                                                    ":now": {"N": f"{now:.3f}"}}}
-    conditional(aws.client("dynamodb").put_item, TableName=settings().idempotency_table, Item=item, **condition)
+    conditional(aws.client("dynamodb").put_item, TableName=_TABLE.name, Item=item, **condition)
 
 
 def fence_item(record_id: str, token: str, answer: dict[str, Any] | None) -> dict[str, Any]:
@@ -81,22 +77,19 @@ def fence_item(record_id: str, token: str, answer: dict[str, Any] | None) -> dic
     if answer is not None:
         update += ", answer = :answer"
         values[":answer"] = {"S": json.dumps(answer, separators=(",", ":"))}
-    return {"Update": {"TableName": settings().idempotency_table, "Key": _key(record_id),
-                       "UpdateExpression": update, "ConditionExpression": "#t = :mine",
-                       "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}}
+    return _TABLE.update_entry(_TABLE.key(record_id), UpdateExpression=update, ConditionExpression="#t = :mine",
+                               ExpressionAttributeNames=names, ExpressionAttributeValues=values)
 
 
 def complete(record_id: str, token: str, answer: dict[str, Any]) -> None:
     """Store the request's answer: later requests with the key get it."""
-    conditional(aws.client("dynamodb").update_item, TableName=settings().idempotency_table, Key=_key(record_id),
-                UpdateExpression="SET #s = :completed, answer = :answer", ConditionExpression="#t = :mine",
-                ExpressionAttributeNames={"#s": "status", "#t": "token"},
-                ExpressionAttributeValues={":completed": {"S": COMPLETED}, ":mine": {"S": token},
-                                           ":answer": {"S": json.dumps(answer, separators=(",", ":"))}})
+    _TABLE.update(_TABLE.key(record_id), UpdateExpression="SET #s = :completed, answer = :answer",
+                  ConditionExpression="#t = :mine", ExpressionAttributeNames={"#s": "status", "#t": "token"},
+                  ExpressionAttributeValues={":completed": {"S": COMPLETED}, ":mine": {"S": token},
+                                             ":answer": {"S": json.dumps(answer, separators=(",", ":"))}})
 
 
 def release(record_id: str, token: str) -> None:
     """Remove the claim of a request that failed (refused, or an error of ours): the key may be sent again."""
-    conditional(aws.client("dynamodb").delete_item, TableName=settings().idempotency_table, Key=_key(record_id),
-                ConditionExpression="#t = :mine", ExpressionAttributeNames={"#t": "token"},
-                ExpressionAttributeValues={":mine": {"S": token}})
+    _TABLE.delete(_TABLE.key(record_id), ConditionExpression="#t = :mine", ExpressionAttributeNames={"#t": "token"},
+                  ExpressionAttributeValues={":mine": {"S": token}})

@@ -23,7 +23,10 @@ from typing import Any
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import values
 from svc_core.data.common import cancellation_reasons, is_condition_failure
+from svc_core.data.table import Table
 from svc_core.platform.config import settings
+
+_TABLE = Table("rate_limits_table", ("pk",))
 
 
 class CredentialRevoked(Exception):
@@ -45,8 +48,8 @@ def _still_valid(generation: int | None) -> tuple[str, dict[str, Any]]:
 def _add_hit(pk: str, window_start: int, generation: int | None) -> int:
     valid, valid_values = _still_valid(generation)
     answer = aws.client("dynamodb").update_item(
-        TableName=settings().rate_limits_table,
-        Key={"pk": {"S": pk}},
+        TableName=_TABLE.name,
+        Key=_TABLE.key(pk),
         UpdateExpression="SET #h = #h + :one",
         ConditionExpression=f"#w = :w AND {valid}",
         ExpressionAttributeNames={"#w": "windowStart", "#h": "hits"},
@@ -60,8 +63,8 @@ def _add_hit(pk: str, window_start: int, generation: int | None) -> int:
 def _start_window(pk: str, window_start: int, ttl: int, generation: int | None) -> None:
     valid, valid_values = _still_valid(generation)
     aws.client("dynamodb").update_item(
-        TableName=settings().rate_limits_table,
-        Key={"pk": {"S": pk}},
+        TableName=_TABLE.name,
+        Key=_TABLE.key(pk),
         UpdateExpression="SET #w = :w, #h = :one, #ttl = :ttl",
         ConditionExpression=f"(attribute_not_exists(#w) OR #w < :w) AND {valid}",
         ExpressionAttributeNames=_NAMES,
@@ -109,8 +112,8 @@ def count_request(pk: str, window_start: int, window_seconds: int,
 def revoke_item(pk: str, now: float) -> dict[str, Any]:
     """A TransactWriteItems entry that marks a credential revoked (kept: no TTL)."""
     return {"Update": {
-        "TableName": settings().rate_limits_table,
-        "Key": {"pk": {"S": pk}},
+        "TableName": _TABLE.name,
+        "Key": _TABLE.key(pk),
         "UpdateExpression": "SET revokedAt = :now REMOVE #ttl",
         "ExpressionAttributeNames": {"#ttl": "ttl"},
         "ExpressionAttributeValues": values(now=int(now)),
@@ -123,8 +126,8 @@ def end_values_before_item(pk: str, generation: int, now: float) -> dict[str, An
     record: the item's time to live is set two windows away (never earlier than a window's own),
     more than a cache's minute; after that, the values' own records refuse them."""
     return {"Update": {
-        "TableName": settings().rate_limits_table,
-        "Key": {"pk": {"S": pk}},
+        "TableName": _TABLE.name,
+        "Key": _TABLE.key(pk),
         "UpdateExpression": "SET valuesBefore = :gen, #ttl = :ttl",
         "ExpressionAttributeNames": {"#ttl": "ttl"},
         "ExpressionAttributeValues": values(gen=generation, ttl=int(now) + 2 * settings().rate_limit_window_seconds),
@@ -133,7 +136,7 @@ def end_values_before_item(pk: str, generation: int, now: float) -> dict[str, An
 
 def hits_in(pk: str, window_start: int) -> int:
     """How many were counted in this window (0 when the counter is in another window)."""
-    answer = aws.client("dynamodb").get_item(TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+    answer = aws.client("dynamodb").get_item(TableName=_TABLE.name, Key=_TABLE.key(pk),
                                              ConsistentRead=True)
     item = answer.get("Item") or {}
     if int(item.get("windowStart", {}).get("N", "-1")) != window_start:
@@ -143,13 +146,13 @@ def hits_in(pk: str, window_start: int) -> int:
 
 def remember(pk: str, until: int) -> None:
     """Keep a mark (no counter) until the Unix time `until`; its TTL removes it after that."""
-    aws.client("dynamodb").put_item(TableName=settings().rate_limits_table,
-                                    Item={"pk": {"S": pk}, "ttl": {"N": str(int(until))}})
+    aws.client("dynamodb").put_item(TableName=_TABLE.name,
+                                    Item={**_TABLE.key(pk), "ttl": {"N": str(int(until))}})
 
 
 def remembered(pk: str, now: float) -> bool:
     """Whether a mark is kept at `now` (DynamoDB's TTL deletes late, so its time is compared here)."""
-    answer = aws.client("dynamodb").get_item(TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+    answer = aws.client("dynamodb").get_item(TableName=_TABLE.name, Key=_TABLE.key(pk),
                                              ConsistentRead=True)
     return int((answer.get("Item") or {}).get("ttl", {}).get("N", "0")) > now
 
@@ -174,7 +177,7 @@ def take_lease(holders: list[tuple[str, int]], lease_id: str, expires_at: int, n
     HolderFull for the first holder whose cap is taken by live leases."""
     names = {"#l": "leases", "#id": lease_id, "#ttl": "ttl"}
     items = [{"Update": {
-        "TableName": settings().rate_limits_table, "Key": {"pk": {"S": pk}},
+        "TableName": _TABLE.name, "Key": _TABLE.key(pk),
         "UpdateExpression": "SET #l.#id = :exp, #ttl = :ttl",
         "ConditionExpression": "attribute_exists(#l) AND size(#l) < :cap",  # the map exists once per holder
         "ExpressionAttributeNames": names,
@@ -212,7 +215,7 @@ def renew_lease(pks: list[str], lease_id: str, expires_at: int) -> bool:
     for pk in pks:
         try:
             aws.client("dynamodb").update_item(
-                TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+                TableName=_TABLE.name, Key=_TABLE.key(pk),
                 UpdateExpression="SET #l.#id = :exp, #ttl = :ttl", ConditionExpression="attribute_exists(#l.#id)",
                 ExpressionAttributeNames={"#l": "leases", "#id": lease_id, "#ttl": "ttl"},
                 ExpressionAttributeValues=values(exp=expires_at, ttl=expires_at + LEASE_ITEM_TTL_SECONDS))
@@ -229,7 +232,7 @@ def release_lease(pks: list[str], lease_id: str) -> None:
     for pk in pks:
         try:
             aws.client("dynamodb").update_item(
-                TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+                TableName=_TABLE.name, Key=_TABLE.key(pk),
                 UpdateExpression="REMOVE #l.#id", ConditionExpression="attribute_exists(#l)",
                 ExpressionAttributeNames={"#l": "leases", "#id": lease_id})
         except Exception as exc:
@@ -241,7 +244,7 @@ def release_lease(pks: list[str], lease_id: str) -> None:
 
 def _leases_of(pk: str) -> dict[str, int] | None:
     """The holder's leases (lease id: expiry), None when it has no map yet."""
-    item = aws.client("dynamodb").get_item(TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+    item = aws.client("dynamodb").get_item(TableName=_TABLE.name, Key=_TABLE.key(pk),
                                            ConsistentRead=True).get("Item") or {}
     if "leases" not in item:
         return None
@@ -251,7 +254,7 @@ def _leases_of(pk: str) -> dict[str, int] | None:
 def _start_map(pk: str, ttl: int) -> None:
     try:
         aws.client("dynamodb").update_item(
-            TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+            TableName=_TABLE.name, Key=_TABLE.key(pk),
             UpdateExpression="SET #l = :empty, #ttl = :ttl", ConditionExpression="attribute_not_exists(#l)",
             ExpressionAttributeNames={"#l": "leases", "#ttl": "ttl"},
             ExpressionAttributeValues={":empty": {"M": {}}, ":ttl": {"N": str(ttl)}})
@@ -265,7 +268,7 @@ def _drop_expired(pk: str, expired: list[str], now: int) -> None:
     names = {"#l": "leases", **{f"#e{i}": lease for i, lease in enumerate(expired)}}
     try:
         aws.client("dynamodb").update_item(
-            TableName=settings().rate_limits_table, Key={"pk": {"S": pk}},
+            TableName=_TABLE.name, Key=_TABLE.key(pk),
             UpdateExpression="REMOVE " + ", ".join(f"#l.#e{i}" for i in range(len(expired))),
             ConditionExpression=" AND ".join(f"#l.#e{i} <= :now" for i in range(len(expired))),
             ExpressionAttributeNames=names, ExpressionAttributeValues=values(now=now))

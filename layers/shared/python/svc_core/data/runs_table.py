@@ -17,57 +17,42 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.adapters.dynamo import from_item, to_item, values
+from svc_core.adapters.dynamo import from_item, values
 from svc_core.data import outbox_table
-from svc_core.data.common import query_page, read_item, transact
-from svc_core.platform.config import settings
+from svc_core.data.common import query_page, transact
+from svc_core.data.table import Table
 
 BY_AGENT_INDEX = "byAgent"
-
-
-def _table() -> str:
-    return settings().runs_table
-
-
-def _key(tenant_id: str, run_id: str) -> dict[str, Any]:
-    return {"tenantId": {"S": tenant_id}, "id": {"S": run_id}}
+_TABLE = Table("runs_table", ("tenantId", "id"), private=("tenantId", "agentKey"))
 
 
 def _agent_key(tenant_id: str, agent_id: str) -> str:
     return f"{tenant_id}#{agent_id}"
 
 
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    record = from_item(item)
-    record.pop("tenantId", None)
-    record.pop("agentKey", None)
-    return record
-
-
-def _item(tenant_id: str, run: dict[str, Any]) -> dict[str, Any]:
-    return to_item({"tenantId": tenant_id, "agentKey": _agent_key(tenant_id, run["agentId"]), **run})
+def _record(tenant_id: str, run: dict[str, Any]) -> dict[str, Any]:
+    return {"tenantId": tenant_id, "agentKey": _agent_key(tenant_id, run["agentId"]), **run}
 
 
 def get(tenant_id: str, run_id: str) -> dict[str, Any] | None:
-    return read_item(_table(), _key(tenant_id, run_id), _public)
+    return _TABLE.get(tenant_id, run_id)
 
 
 def list_for_agent(tenant_id: str, agent_id: str, limit: int, after: str | None
                    ) -> tuple[list[dict[str, Any]], str | None]:
     """Newest first, after the run id `after` (the last of the previous page, or any position)."""
     agent_key = _agent_key(tenant_id, agent_id)
-    query = {"TableName": _table(), "IndexName": BY_AGENT_INDEX, "KeyConditionExpression": "agentKey = :a",
+    query = {"TableName": _TABLE.name, "IndexName": BY_AGENT_INDEX, "KeyConditionExpression": "agentKey = :a",
              "ExpressionAttributeValues": values(a=agent_key), "ScanIndexForward": False, "Limit": limit}
     # The index's key and the table's, as this agent's run with that id would have them.
-    start = {**_key(tenant_id, after), "agentKey": {"S": agent_key}} if after else None
-    return query_page(query, start, _public)
+    start = {**_TABLE.key(tenant_id, after), "agentKey": {"S": agent_key}} if after else None
+    return query_page(query, start, _TABLE.public)
 
 
 def start(tenant_id: str, run: dict[str, Any], event: dict[str, Any], now: float) -> None:
     """Store a new run with its agent.started event."""
     transact([
-        {"Put": {"TableName": _table(), "Item": _item(tenant_id, run),
-                 "ConditionExpression": "attribute_not_exists(id)"}},
+        _TABLE.put_entry(_record(tenant_id, run), ConditionExpression="attribute_not_exists(id)"),
         outbox_table.put_event_item(event, now),
     ])
 
@@ -81,7 +66,7 @@ def write(tenant_id: str, run: dict[str, Any], read_version: int, event: dict[st
     if not read_version:  # a run stored before versions existed
         condition = {"ConditionExpression": "attribute_exists(id) AND attribute_not_exists(#v)",
                      "ExpressionAttributeNames": {"#v": "version"}}
-    items: list[dict[str, Any]] = [{"Put": {"TableName": _table(), "Item": _item(tenant_id, run), **condition}}]
+    items = [_TABLE.put_entry(_record(tenant_id, run), **condition)]
     if event is not None:
         items.append(outbox_table.put_event_item(event, now))
     transact(items)
@@ -90,7 +75,7 @@ def write(tenant_id: str, run: dict[str, Any], read_version: int, event: dict[st
 def control(tenant_id: str, run_id: str) -> tuple[int, bool]:
     """(version, cancelRequested) of the stored run: what the loop checks before each step."""
     answer = aws.client("dynamodb").get_item(
-        TableName=_table(), Key=_key(tenant_id, run_id), ConsistentRead=True,
+        TableName=_TABLE.name, Key=_TABLE.key(tenant_id, run_id), ConsistentRead=True,
         ProjectionExpression="#v, cancelRequested", ExpressionAttributeNames={"#v": "version"})
     record = from_item(answer.get("Item")) or {}
     return int(record.get("version") or 0), bool(record.get("cancelRequested"))

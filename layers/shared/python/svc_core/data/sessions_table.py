@@ -11,50 +11,46 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.adapters.dynamo import from_item, to_item, values
+from svc_core.adapters.dynamo import values
 from svc_core.data import rate_limits_table
-from svc_core.data.common import create_item, is_condition_failure, transact
-from svc_core.platform.config import settings
+from svc_core.data.common import ConditionFailed, transact
+from svc_core.data.table import Table
 
 
 class StaleToken(Exception):
     """The presented token is not the family's current one (or the family is revoked)."""
 
 
-def _table() -> str:
-    return settings().sessions_table
+_TABLE = Table("sessions_table", ("id",))
 
 
 def create(session: dict[str, Any]) -> None:
-    create_item(_table(), to_item({**session, "ttl": session["expiresAt"]}), "id")
+    _TABLE.create({**session, "ttl": session["expiresAt"]})
 
 
 def get(session_id: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(TableName=_table(), Key={"id": {"S": session_id}}, ConsistentRead=True)
-    return from_item(answer.get("Item"))
+    return _TABLE.get(session_id)
 
 
 def rotate(session_id: str, presented_hash: str, new_hash: str, now: int) -> None:
     """Replace the current token, only if it is the one presented and the family is live."""
     try:
-        aws.client("dynamodb").update_item(
-            TableName=_table(), Key={"id": {"S": session_id}},
+        _TABLE.update(
+            _TABLE.key(session_id),
             # usedHashes keeps every rotated-out token's hash, so a replay is recognised as one.
             UpdateExpression="SET tokenHash = :new, generation = generation + :one, rotatedAt = :now "
                              "ADD usedHashes :oldset",
             ConditionExpression="tokenHash = :old AND attribute_not_exists(revokedAt) AND expiresAt > :now",
             ExpressionAttributeValues=values(new=new_hash, one=1, now=now, old=presented_hash,
                                              oldset={presented_hash}))
-    except Exception as exc:
-        if is_condition_failure(exc):
-            raise StaleToken() from None
-        raise
+    except ConditionFailed:
+        raise StaleToken() from None
 
 
 def ids_for_user(user_id: str) -> list[str]:
     """Every session of the user, live or not (the byUser index)."""
     found: list[str] = []
-    query: dict[str, Any] = {"TableName": _table(), "IndexName": "byUser", "KeyConditionExpression": "userId = :u",
+    query: dict[str, Any] = {"TableName": _TABLE.name, "IndexName": "byUser", "KeyConditionExpression": "userId = :u",
                              "ExpressionAttributeValues": values(u=user_id)}
     while True:
         answer = aws.client("dynamodb").query(**query)
@@ -68,9 +64,7 @@ def revoke(session_id: str, now: int) -> None:
     """End the family and every access token issued in it (their rate-limit counter is the
     session id, and the revocation mark makes the next request 401)."""
     transact([
-        {"Update": {"TableName": _table(), "Key": {"id": {"S": session_id}},
-                    "UpdateExpression": "SET revokedAt = if_not_exists(revokedAt, :now)",
-                    "ConditionExpression": "attribute_exists(id)",
-                    "ExpressionAttributeValues": values(now=now)}},
+        _TABLE.update_entry(_TABLE.key(session_id), UpdateExpression="SET revokedAt = if_not_exists(revokedAt, :now)",
+                            ConditionExpression="attribute_exists(id)", ExpressionAttributeValues=values(now=now)),
         rate_limits_table.revoke_item(session_id, now),
     ])

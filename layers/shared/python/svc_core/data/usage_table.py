@@ -16,29 +16,19 @@ from collections.abc import Iterator
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.adapters.dynamo import from_item, to_item, values
-from svc_core.platform.config import settings
+from svc_core.adapters.dynamo import values
+from svc_core.data.table import Table
 
 BY_SOURCE_INDEX = "bySource"
 _COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "microCredits")
-
-
-def _table() -> str:
-    return settings().usage_table
-
-
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    record = from_item(item)
-    record.pop("sk", None)
-    return record
+_TABLE = Table("usage_table", ("tenantId", "sk"), private=("sk",))
 
 
 def put_new(usage_record: dict[str, Any]) -> dict[str, Any]:
     """A TransactWriteItems entry storing one call's record, once: the billing writes it in the same
     transaction as the ledger's debit (svc_core/domain/billing_ledger.py), so a record and its
     debit exist together or not at all."""
-    return {"Put": {"TableName": _table(), "Item": to_item(usage_record),
-                    "ConditionExpression": "attribute_not_exists(sk)"}}
+    return _TABLE.put_entry(usage_record, ConditionExpression="attribute_not_exists(sk)")
 
 
 def record(usage_record: dict[str, Any]) -> None:
@@ -49,7 +39,7 @@ def record(usage_record: dict[str, Any]) -> None:
 def _pages(query: dict[str, Any]) -> Iterator[dict[str, Any]]:
     while True:
         answer = aws.client("dynamodb").query(**query)
-        yield from (_public(i) for i in answer.get("Items", []))
+        yield from (_TABLE.public(i) for i in answer.get("Items", []))
         if "LastEvaluatedKey" not in answer:
             return
         query = {**query, "ExclusiveStartKey": answer["LastEvaluatedKey"]}
@@ -57,14 +47,14 @@ def _pages(query: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def records_for(tenant_id: str, source_id: str) -> list[dict[str, Any]]:
     """The calls of one run or message of this tenant, oldest first."""
-    return list(_pages({"TableName": _table(), "IndexName": BY_SOURCE_INDEX,
+    return list(_pages({"TableName": _TABLE.name, "IndexName": BY_SOURCE_INDEX,
                         "KeyConditionExpression": "sourceId = :s", "FilterExpression": "tenantId = :t",
                         "ExpressionAttributeValues": values(s=source_id, t=tenant_id)}))
 
 
 def records_between(tenant_id: str, start_iso: str, end_iso: str) -> list[dict[str, Any]]:
     """A tenant's calls with start_iso <= created_at < end_iso, oldest first (read consistently)."""
-    return list(_pages({"TableName": _table(), "ConsistentRead": True,
+    return list(_pages({"TableName": _TABLE.name, "ConsistentRead": True,
                         "KeyConditionExpression": "tenantId = :t AND sk BETWEEN :a AND :b",
                         "FilterExpression": "created_at < :end",
                         "ExpressionAttributeValues": values(t=tenant_id, a=start_iso, b=end_iso + "#~",

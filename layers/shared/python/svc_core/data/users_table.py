@@ -15,22 +15,20 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.adapters.dynamo import from_item, to_item, values
-from svc_core.platform.config import settings
+from svc_core.adapters.dynamo import from_item, values
+from svc_core.data.table import Table
 from svc_core.rules import email_address
 
-
-def _table() -> str:
-    return settings().users_table
+_TABLE = Table("users_table", ("pk", "sk"), private=("pk", "sk"))
 
 
 def _put_new_claiming(user: dict[str, Any], claim_pk: str, claim_sk: str) -> list[dict[str, Any]]:
     """The user, and the item that claims what names them: both only if neither exists yet."""
     return [
-        {"Put": {"TableName": _table(), "Item": to_item({"pk": f"USER#{user['id']}", "sk": "PROFILE", **user}),
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
-        {"Put": {"TableName": _table(), "Item": to_item({"pk": claim_pk, "sk": claim_sk, "userId": user["id"]}),
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
+        _TABLE.put_entry({"pk": f"USER#{user['id']}", "sk": "PROFILE", **user},
+                         ConditionExpression="attribute_not_exists(pk)"),
+        _TABLE.put_entry({"pk": claim_pk, "sk": claim_sk, "userId": user["id"]},
+                         ConditionExpression="attribute_not_exists(pk)"),
     ]
 
 
@@ -40,15 +38,14 @@ def put_new(user: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def put_membership(user_id: str, tenant_id: str, role: str, since: str) -> dict[str, Any]:
-    return {"Put": {"TableName": _table(), "Item": to_item({
-        "pk": f"USER#{user_id}", "sk": f"MEMBER#{tenant_id}", "tenantId": tenant_id, "role": role,
-        "created_at": since})}}
+    return _TABLE.put_entry({"pk": f"USER#{user_id}", "sk": f"MEMBER#{tenant_id}", "tenantId": tenant_id,
+                             "role": role, "created_at": since})
 
 
 def with_memberships(user_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The user and their memberships (one consistent query)."""
     answer = aws.client("dynamodb").query(
-        TableName=_table(), KeyConditionExpression="pk = :pk", ExpressionAttributeValues=values(pk=f"USER#{user_id}"),
+        TableName=_TABLE.name, KeyConditionExpression="pk = :pk", ExpressionAttributeValues=values(pk=f"USER#{user_id}"),
         ConsistentRead=True)
     user, memberships = None, []
     for item in map(from_item, answer.get("Items", [])):
@@ -64,27 +61,19 @@ def with_memberships(user_id: str) -> tuple[dict[str, Any] | None, list[dict[str
 def id_for_email(email: str) -> str | None:
     normalised, legacy = email_address.normalise(email), email.strip().lower()
     for form in (normalised, legacy) if legacy != normalised else (normalised,):
-        answer = aws.client("dynamodb").get_item(
-            TableName=_table(), Key={"pk": {"S": f"EMAIL#{form}"}, "sk": {"S": "EMAIL"}}, ConsistentRead=True)
-        item = answer.get("Item")
-        if item:
-            return item["userId"]["S"]
+        claim = _TABLE.get(f"EMAIL#{form}", "EMAIL")
+        if claim:
+            return claim["userId"]
     return None
 
 
 def get(user_id: str) -> dict[str, Any] | None:
-    answer = aws.client("dynamodb").get_item(
-        TableName=_table(), Key={"pk": {"S": f"USER#{user_id}"}, "sk": {"S": "PROFILE"}}, ConsistentRead=True)
-    record = from_item(answer.get("Item"))
-    if record:
-        record.pop("pk")
-        record.pop("sk")
-    return record
+    return _TABLE.get(f"USER#{user_id}", "PROFILE")
 
 
 def set_status(user_id: str, status: str) -> None:
     aws.client("dynamodb").update_item(
-        TableName=_table(), Key={"pk": {"S": f"USER#{user_id}"}, "sk": {"S": "PROFILE"}},
+        TableName=_TABLE.name, Key=_TABLE.key(f"USER#{user_id}", "PROFILE"),
         UpdateExpression="SET #s = :s", ConditionExpression="attribute_exists(pk)",
         ExpressionAttributeNames={"#s": "status"}, ExpressionAttributeValues=values(s=status))
 
@@ -97,7 +86,5 @@ def put_new_federated(user: dict[str, Any], issuer: str, subject: str) -> list[d
 
 
 def id_for_federated(issuer: str, subject: str) -> str | None:
-    answer = aws.client("dynamodb").get_item(
-        TableName=_table(), Key={"pk": {"S": f"IDP#{issuer}#{subject}"}, "sk": {"S": "IDP"}}, ConsistentRead=True)
-    item = answer.get("Item")
-    return item["userId"]["S"] if item else None
+    link = _TABLE.get(f"IDP#{issuer}#{subject}", "IDP")
+    return link["userId"] if link else None

@@ -30,14 +30,11 @@ from typing import Any
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values
 from svc_core.data.common import is_condition_failure
-from svc_core.platform.config import settings
+from svc_core.data.table import Table
 from svc_core.rules.cursors import AttemptPosition
 
 RETENTION_SECONDS = 30 * 86400
-
-
-def _table() -> str:
-    return settings().webhook_deliveries_table
+_TABLE = Table("webhook_deliveries_table", ("webhookId", "attemptKey"))
 
 
 def attempt_key(attempted_at_ms: int, event_id: str, attempt: int) -> str:
@@ -50,11 +47,7 @@ MARK_ATTEMPTS = 8   # about 10 s of tries: longer than a datastore's short stall
 
 def _mark_key(webhook_id: str, event_id: str, send_id: str | None = None) -> dict[str, Any]:
     suffix = f"#{send_id}" if send_id else ""
-    return _item_key(webhook_id, f"!delivered#{event_id}{suffix}")
-
-
-def _item_key(webhook_id: str, attempt_key_text: str) -> dict[str, Any]:
-    return {"webhookId": {"S": webhook_id}, "attemptKey": {"S": attempt_key_text}}
+    return _TABLE.key(webhook_id, f"!delivered#{event_id}{suffix}")
 
 
 def claim(webhook_id: str, event_id: str, now: float, lease_seconds: float, send_id: str | None = None) -> str | float:
@@ -66,7 +59,7 @@ def claim(webhook_id: str, event_id: str, now: float, lease_seconds: float, send
             "ttl": {"N": str(int(now) + RETENTION_SECONDS)}}
     try:
         aws.client("dynamodb").put_item(
-            TableName=_table(), Item=item, ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            TableName=_TABLE.name, Item=item, ReturnValuesOnConditionCheckFailure="ALL_OLD",
             ConditionExpression="attribute_not_exists(webhookId) OR (#s = :sending AND leaseUntil < :now)",
             ExpressionAttributeNames={"#s": "state"},
             ExpressionAttributeValues={":sending": {"S": "sending"}, ":now": {"N": str(now)}})
@@ -87,7 +80,7 @@ def mark_delivered(webhook_id: str, event_id: str, delivered_at: float, send_id:
             "ttl": {"N": str(int(delivered_at) + RETENTION_SECONDS)}}
     for attempt in range(MARK_ATTEMPTS):
         try:
-            aws.client("dynamodb").put_item(TableName=_table(), Item=item)
+            aws.client("dynamodb").put_item(TableName=_TABLE.name, Item=item)
             return
         except Exception:
             if attempt == MARK_ATTEMPTS - 1:
@@ -97,7 +90,7 @@ def mark_delivered(webhook_id: str, event_id: str, delivered_at: float, send_id:
 
 def is_delivered(webhook_id: str, event_id: str) -> bool:
     """Whether the event was delivered to this webhook (by its own delivery or a resend)."""
-    item = aws.client("dynamodb").get_item(TableName=_table(), Key=_mark_key(webhook_id, event_id),
+    item = aws.client("dynamodb").get_item(TableName=_TABLE.name, Key=_mark_key(webhook_id, event_id),
                                            ConsistentRead=True).get("Item")
     return bool(item) and item.get("state", {}).get("S") == "delivered"
 
@@ -106,7 +99,7 @@ def release(webhook_id: str, event_id: str, send_id: str | None = None) -> None:
     """Give the claim back after an attempt that did not deliver, so the retry can take it."""
     try:
         aws.client("dynamodb").delete_item(
-            TableName=_table(), Key=_mark_key(webhook_id, event_id, send_id), ConditionExpression="#s = :sending",
+            TableName=_TABLE.name, Key=_mark_key(webhook_id, event_id, send_id), ConditionExpression="#s = :sending",
             ExpressionAttributeNames={"#s": "state"}, ExpressionAttributeValues={":sending": {"S": "sending"}})
     except Exception as exc:
         if not is_condition_failure(exc):
@@ -117,7 +110,7 @@ def record(attempt: dict[str, Any], attempted_at: float) -> None:
     """Store one attempt (attempt carries every field of the item but attemptKey and ttl)."""
     item = {**attempt, "attemptKey": attempt_key(int(attempted_at * 1000), attempt["eventId"], attempt["attempt"]),
             "ttl": int(attempted_at) + RETENTION_SECONDS}
-    aws.client("dynamodb").put_item(TableName=_table(), Item=to_item(item))
+    aws.client("dynamodb").put_item(TableName=_TABLE.name, Item=to_item(item))
 
 
 # ---- replays ------------------------------------------------------------------------------
@@ -126,20 +119,20 @@ _RUNNING = "!replay-running"
 
 
 def _replay_key(webhook_id: str, replay_id: str) -> dict[str, Any]:
-    return _item_key(webhook_id, f"!replay#{replay_id}")
+    return _TABLE.key(webhook_id, f"!replay#{replay_id}")
 
 
 def start_replay(webhook_id: str, replay: dict[str, Any], now: float, lease_seconds: int) -> bool:
     """Store a new replay as the webhook's running one; False (nothing stored) while another runs."""
-    lock = {**_item_key(webhook_id, _RUNNING), "replayId": {"S": replay["replayId"]},
+    lock = {**_TABLE.key(webhook_id, _RUNNING), "replayId": {"S": replay["replayId"]},
             "leaseUntil": {"N": str(int(now) + lease_seconds)}, "ttl": {"N": str(int(now) + lease_seconds)}}
     record = {**_replay_key(webhook_id, replay["replayId"]), **to_item({**replay, "ttl": int(now) + RETENTION_SECONDS})}
     try:
         aws.client("dynamodb").transact_write_items(TransactItems=[
-            {"Put": {"TableName": _table(), "Item": lock,
+            {"Put": {"TableName": _TABLE.name, "Item": lock,
                      "ConditionExpression": "attribute_not_exists(webhookId) OR leaseUntil < :now",
                      "ExpressionAttributeValues": values(now=int(now))}},
-            {"Put": {"TableName": _table(), "Item": record, "ConditionExpression": "attribute_not_exists(webhookId)"}}])
+            {"Put": {"TableName": _TABLE.name, "Item": record, "ConditionExpression": "attribute_not_exists(webhookId)"}}])
         return True
     except Exception as exc:
         if aws.error_code(exc) == "TransactionCanceledException":
@@ -148,7 +141,7 @@ def start_replay(webhook_id: str, replay: dict[str, Any], now: float, lease_seco
 
 
 def get_replay(tenant_id: str, webhook_id: str, replay_id: str) -> dict[str, Any] | None:
-    item = aws.client("dynamodb").get_item(TableName=_table(), Key=_replay_key(webhook_id, replay_id),
+    item = aws.client("dynamodb").get_item(TableName=_TABLE.name, Key=_replay_key(webhook_id, replay_id),
                                            ConsistentRead=True).get("Item")
     record = from_item(item) if item else None
     if record is None or record.get("tenantId") != tenant_id:
@@ -177,7 +170,7 @@ def advance_replay(webhook_id: str, replay_id: str, position: str, new_position:
         adds.append(f"#c{i} :c{i}")
     expression = "SET " + ", ".join(sets) + (" ADD " + ", ".join(adds) if adds else "")
     try:
-        aws.client("dynamodb").update_item(TableName=_table(), Key=_replay_key(webhook_id, replay_id),
+        aws.client("dynamodb").update_item(TableName=_TABLE.name, Key=_replay_key(webhook_id, replay_id),
                                            UpdateExpression=expression, ConditionExpression="#pos = :old",
                                            ExpressionAttributeNames=names, ExpressionAttributeValues=vals)
     except Exception as exc:
@@ -186,7 +179,7 @@ def advance_replay(webhook_id: str, replay_id: str, position: str, new_position:
         raise
     if finished_at:
         try:
-            aws.client("dynamodb").delete_item(TableName=_table(), Key=_item_key(webhook_id, _RUNNING),
+            aws.client("dynamodb").delete_item(TableName=_TABLE.name, Key=_TABLE.key(webhook_id, _RUNNING),
                                                ConditionExpression="replayId = :r",
                                                ExpressionAttributeValues=values(r=replay_id))
         except Exception as exc:
@@ -197,7 +190,7 @@ def advance_replay(webhook_id: str, replay_id: str, position: str, new_position:
 
 def count_replayed(webhook_id: str, replay_id: str, outcome: str) -> None:
     """One of the replay's deliveries ended: outcome is "delivered" or "failed"."""
-    aws.client("dynamodb").update_item(TableName=_table(), Key=_replay_key(webhook_id, replay_id),
+    aws.client("dynamodb").update_item(TableName=_TABLE.name, Key=_replay_key(webhook_id, replay_id),
                                        UpdateExpression="ADD #o :one", ConditionExpression="attribute_exists(webhookId)",
                                        ExpressionAttributeNames={"#o": outcome}, ExpressionAttributeValues=values(one=1))
 
@@ -205,10 +198,10 @@ def count_replayed(webhook_id: str, replay_id: str, outcome: str) -> None:
 def mark_replayed(webhook_id: str, event_id: str, replay_id: str, now: float) -> bool:
     """Note that this replay queues the event; False when another replay queued it already (true
     again for the same replay: a step handed back queues what it had queued)."""
-    item = {**_item_key(webhook_id, f"!replayed#{event_id}"), "replayId": {"S": replay_id},
+    item = {**_TABLE.key(webhook_id, f"!replayed#{event_id}"), "replayId": {"S": replay_id},
             "ttl": {"N": str(int(now) + RETENTION_SECONDS)}}
     try:
-        aws.client("dynamodb").put_item(TableName=_table(), Item=item,
+        aws.client("dynamodb").put_item(TableName=_TABLE.name, Item=item,
                                         ConditionExpression="attribute_not_exists(webhookId) OR replayId = :r",
                                         ExpressionAttributeValues=values(r=replay_id))
         return True
@@ -221,7 +214,7 @@ def mark_replayed(webhook_id: str, event_id: str, replay_id: str, now: float) ->
 def unmark_replayed(webhook_id: str, event_id: str, replay_id: str) -> None:
     """The replay's delivery of the event failed for good: a later replay may queue it again."""
     try:
-        aws.client("dynamodb").delete_item(TableName=_table(), Key=_item_key(webhook_id, f"!replayed#{event_id}"),
+        aws.client("dynamodb").delete_item(TableName=_TABLE.name, Key=_TABLE.key(webhook_id, f"!replayed#{event_id}"),
                                            ConditionExpression="replayId = :r", ExpressionAttributeValues=values(r=replay_id))
     except Exception as exc:
         if not is_condition_failure(exc):
@@ -234,7 +227,7 @@ def list_for_webhook(tenant_id: str, webhook_id: str, limit: int, after: Attempt
     position), and the position of the last attempt read when more may follow. Only the tenant's
     own attempts (the webhook id was checked by the caller too): the filter may leave a page short,
     so the next page continues after the last attempt read, shown or not."""
-    query: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "webhookId = :w AND attemptKey >= :a",
+    query: dict[str, Any] = {"TableName": _TABLE.name, "KeyConditionExpression": "webhookId = :w AND attemptKey >= :a",
                              "FilterExpression": "tenantId = :t",
                              "ExpressionAttributeValues": values(w=webhook_id, t=tenant_id, a=FIRST_ATTEMPT_KEY),
                              "ScanIndexForward": False, "Limit": limit}

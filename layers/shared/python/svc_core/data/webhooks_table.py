@@ -15,56 +15,36 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.adapters.dynamo import from_item, to_item, values
-from svc_core.data.common import ConditionFailed, create_item, is_condition_failure, projection, read_item, tenant_page
-from svc_core.platform.config import settings
+from svc_core.adapters.dynamo import values
+from svc_core.data.common import ConditionFailed
+from svc_core.data.table import Table
 
-_LISTED = ("id", "url", "events", "enabled", "description", "disabledReason", "disabledAt", "failingSince",
-           "version", "created_at", "updated_at")  # never the sealed secrets
-
-
-def _table() -> str:
-    return settings().webhooks_table
-
-
-def _key(tenant_id: str, webhook_id: str) -> dict[str, Any]:
-    return {"tenantId": {"S": tenant_id}, "id": {"S": webhook_id}}
-
-
-def _public(item: dict[str, Any]) -> dict[str, Any]:
-    record = from_item(item)
-    record.pop("tenantId", None)
-    return record
+_TABLE = Table("webhooks_table", ("tenantId", "id"), private=("tenantId",),
+               listed=("id", "url", "events", "enabled", "description", "disabledReason", "disabledAt",
+                       "failingSince", "version", "created_at", "updated_at"))  # never the sealed secrets
 
 
 def _update(tenant_id: str, webhook_id: str, **request: Any) -> dict[str, Any]:
-    try:
-        answer = aws.client("dynamodb").update_item(TableName=_table(), Key=_key(tenant_id, webhook_id),
-                                                    ReturnValues="ALL_NEW", **request)
-    except Exception as exc:
-        if is_condition_failure(exc):
-            raise ConditionFailed() from None
-        raise
-    return _public(answer["Attributes"])
+    return _TABLE.update(_TABLE.key(tenant_id, webhook_id), ReturnValues="ALL_NEW", **request)
 
 
 def create(tenant_id: str, webhook: dict[str, Any]) -> None:
-    create_item(_table(), to_item({"tenantId": tenant_id, **webhook}), "id")
+    _TABLE.create({"tenantId": tenant_id, **webhook})
 
 
 def get(tenant_id: str, webhook_id: str) -> dict[str, Any] | None:
     """The subscription with its sealed secrets, or None."""
-    return read_item(_table(), _key(tenant_id, webhook_id), _public)
+    return _TABLE.get(tenant_id, webhook_id)
 
 
 def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """Newest first, after the webhook id `after`, without the sealed secrets."""
-    return tenant_page(_table(), tenant_id, limit, after, _key, _public, **projection(_LISTED))
+    return _TABLE.list_for_tenant(tenant_id, limit, after)
 
 
 def count_for_tenant(tenant_id: str) -> int:
     """How many subscriptions the tenant has (keys only are read)."""
-    query: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t",
+    query: dict[str, Any] = {"TableName": _TABLE.name, "KeyConditionExpression": "tenantId = :t",
                              "ExpressionAttributeValues": values(t=tenant_id), "Select": "COUNT",
                              "ConsistentRead": True}
     count = 0
@@ -80,11 +60,11 @@ def subscribers(tenant_id: str, event_type: str) -> list[dict[str, Any]]:
     """Every enabled subscription of the tenant that wants this event type (or "*"), secrets
     included: what the fan-out needs. A tenant has few subscriptions: all pages are read."""
     found: list[dict[str, Any]] = []
-    query: dict[str, Any] = {"TableName": _table(), "KeyConditionExpression": "tenantId = :t",
+    query: dict[str, Any] = {"TableName": _TABLE.name, "KeyConditionExpression": "tenantId = :t",
                              "ExpressionAttributeValues": values(t=tenant_id)}
     while True:
         answer = aws.client("dynamodb").query(**query)
-        found += [_public(i) for i in answer.get("Items", [])]
+        found += [_TABLE.public(i) for i in answer.get("Items", [])]
         if "LastEvaluatedKey" not in answer:
             break
         query["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
@@ -93,25 +73,12 @@ def subscribers(tenant_id: str, event_type: str) -> list[dict[str, Any]]:
 
 def replace(tenant_id: str, webhook: dict[str, Any], expected_version: int) -> None:
     """Write the whole subscription (the API's changes), if nobody changed it since it was read."""
-    try:
-        aws.client("dynamodb").put_item(
-            TableName=_table(), Item=to_item({"tenantId": tenant_id, **webhook}),
-            ConditionExpression="attribute_exists(id) AND version = :v",
-            ExpressionAttributeValues=values(v=expected_version))
-    except Exception as exc:
-        if is_condition_failure(exc):
-            raise ConditionFailed() from None
-        raise
+    _TABLE.put({"tenantId": tenant_id, **webhook}, ConditionExpression="attribute_exists(id) AND version = :v",
+               ExpressionAttributeValues=values(v=expected_version))
 
 
 def delete(tenant_id: str, webhook_id: str) -> None:
-    try:
-        aws.client("dynamodb").delete_item(TableName=_table(), Key=_key(tenant_id, webhook_id),
-                                           ConditionExpression="attribute_exists(id)")
-    except Exception as exc:
-        if is_condition_failure(exc):
-            raise ConditionFailed() from None
-        raise
+    _TABLE.delete(_TABLE.key(tenant_id, webhook_id), ConditionExpression="attribute_exists(id)")
 
 
 # ---- what deliveries change ----------------------------------------------------------------

@@ -141,7 +141,8 @@ class Api:
               description: str | None = None, tags: list[str] | None = None,
               raw: bool = False, media_type: str = JSON, cache_seconds: int = 0,
               errors: tuple[int, ...] = (), also: tuple[int, ...] = (), throttle: str | None = None,
-              security_scheme: str | None = None, or_scheme: str | None = None) -> Callable:
+              security_scheme: str | None = None, or_scheme: str | None = None,
+              idempotent: Any = None) -> Callable:
         """raw: the body is the result itself, not the envelope (for documents whose format a
         standard fixes, such as a JWKS); with another media_type (a page), the result is the
         body's text. cache_seconds: let clients cache a public document. throttle: on a public
@@ -150,7 +151,9 @@ class Api:
         a credential of its own (a provider's signature header), the OpenAPI security scheme that
         declares it (devstack/openapi.py); the route answers 401 when it does not verify. or_scheme:
         on a scoped route, a credential it takes instead of the bearer one (the chat stream's token
-        in the query, for EventSource), declared as the security alternative it is."""
+        in the query, for EventSource), declared as the security alternative it is. idempotent: the
+        operation (a name, or an idempotency.Operation) whose Idempotency-Key the route honours: the
+        header is taken and documented, and the work runs once per key (svc_core/http/idempotency.py)."""
         if not public and scope is None:
             raise ValueError(f"{method} {path}: a route is either public or names its scope "
                              "(AUTHENTICATED when any credential will do)")
@@ -167,6 +170,11 @@ class Api:
                              "so its route names a scope")
         if or_scheme is not None and public:
             raise ValueError(f"{method} {path}: or_scheme is an alternative to a scoped route's bearer credential")
+        if idempotent is not None:
+            from svc_core.http import idempotency  # loaded by the functions with an idempotent route only
+            errors = (*errors, *(code for code in idempotency.ERRORS if code not in errors))
+            description = (idempotency.DESCRIPTION.strip() if description is None
+                           else description + idempotency.DESCRIPTION)
         spec = RouteSpec(method=method, path=path, scope=scope, public=public, throttle=throttle,
                          stream=media_type == EVENT_STREAM)
         doc = {"status": status, "response_model": response_model, "summary": summary, "description": description,
@@ -174,8 +182,10 @@ class Api:
                "security_scheme": security_scheme, "or_scheme": or_scheme}
 
         def decorator(func: Callable) -> Callable:
+            served = func if idempotent is None else idempotency.route(self, idempotent, func)
+
             def call(**kwargs: Any) -> Response:
-                result = func(**kwargs)
+                result = served(**kwargs)
                 if isinstance(result, Response):  # a route that picks its own status and body (a stream)
                     return result
                 if hasattr(result, "model_dump"):  # a pydantic model (not imported to check: see binding)
@@ -189,7 +199,7 @@ class Api:
                                 body=envelope.success_body(result, _state.get().request_id))
 
             self.specs[(method, path)] = spec
-            self.routes.append(Route(spec, func, call, Binder(func, path), _path_pattern(path), doc))
+            self.routes.append(Route(spec, served, call, Binder(served, path), _path_pattern(path), doc))
             # Powertools' order: every static path before any with a parameter (a parameter would match them).
             self.routes.sort(key=lambda r: "{" in r.spec.path)
             return func

@@ -102,9 +102,10 @@ def resolve_reference(reference: Any, func: Callable, route: str) -> Any:
     if not _DOTTED_NAME.fullmatch(reference):
         raise LookupError(f"{where} is not a dotted name such as 'models.Project'")
     first, *attributes = reference.split(".")
-    if first not in func.__globals__:
+    names = inspect.unwrap(func).__globals__  # the declared function's module, under a route's wrapper
+    if first not in names:
         raise LookupError(f"{where}: the module {func.__module__} has no name {first!r}")
-    found, path = func.__globals__[first], first
+    found, path = names[first], first
     for attribute in attributes:
         try:
             found = getattr(found, attribute)

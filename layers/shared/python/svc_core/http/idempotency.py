@@ -16,8 +16,10 @@ the key comes back (its answer, kept with the write, is answered again), and a c
 ended without committing is taken over by the retry once its time is up (the stalled request's
 late write then finds the record no longer its own, and commits nothing).
 
-A route declares the header with `idempotency_key: IdempotencyKey = None`, lists ERRORS among its
-error statuses, adds DESCRIPTION to its description, and wraps its work in run().
+A route says `idempotent="<operation>"` (svc_core/http/api.py), or an Operation where its answer
+holds what a record must not keep in clear; route() then declares the header (the binder takes it,
+the document lists it), and runs the route's work in run(); the route adds ERRORS to its error
+statuses and DESCRIPTION to its description.
 
 The answer is stored as it was sent, so a replay of POST /api-keys answers the key's value again
 (as Stripe answers the first response again): a client that lost the first answer can still use
@@ -27,12 +29,15 @@ IdempotencyTable for KEY_LIFETIME_SECONDS.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
 import math
 import re
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from svc_core.adapters import aws
@@ -62,17 +67,55 @@ IdempotencyKey = Annotated[str | None, Header(
 DESCRIPTION = (" Honours Idempotency-Key: the same key and body answer the first answer again; another body is "
                "422, a request still in progress 409.")
 ERRORS = (409, 422)   # REQUEST_IN_PROGRESS, IDEMPOTENCY_KEY_REUSED
+PARAMETER = "idempotency_key"   # the header's parameter, which route() adds to the route's function
+
+Answer = dict[str, Any]
 
 
-def run(api: Any, operation: str, key: str | None, body: dict[str, Any] | None,
-        work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def _as_is(_ctx: Any, answer: Answer) -> Answer:
+    return answer
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What a route's idempotent= names: the operation its keys are scoped to and, where its answer
+    holds what a record must not keep in clear (a generated secret), the answer as the record keeps
+    it (kept) and a kept answer as it is answered again (given), each given the tenant's context."""
+    name: str
+    kept: Callable[[Any, Answer], Answer] = _as_is
+    given: Callable[[Any, Answer], Answer] = _as_is
+
+
+def route(api: Any, operation: str | Operation, func: Callable[..., Answer]) -> Callable[..., Answer]:
+    """The route function `func` made idempotent: its parameters and the Idempotency-Key header's, its
+    work (given the body, the route's pydantic model, as the payload a repeat must match) run by run()."""
+    signature = inspect.signature(func)
+    if PARAMETER in signature.parameters:
+        raise ValueError(f"{func.__name__}: an idempotent route's {PARAMETER} parameter is added by the route")
+
+    @functools.wraps(func)
+    def idempotent(**kwargs: Any) -> Answer:
+        key = kwargs.pop(PARAMETER, None)
+        body = next((value for value in kwargs.values() if hasattr(value, "model_dump")), None)
+        return run(api, operation, key, body.model_dump(mode="json") if body is not None else None,
+                   lambda: func(**kwargs))
+
+    header = inspect.Parameter(PARAMETER, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=IdempotencyKey)
+    idempotent.__signature__ = signature.replace(parameters=[*signature.parameters.values(), header])  # type: ignore[attr-defined]
+    idempotent.__annotations__ = {**func.__annotations__, PARAMETER: IdempotencyKey}
+    return idempotent
+
+
+def run(api: Any, operation: str | Operation, key: str | None, body: dict[str, Any] | None,
+        work: Callable[[], Answer]) -> Answer:
     """The answer of work(), at most once per (tenant, operation, Idempotency-Key header's value)."""
     if key is None:
         return work()
+    operation = operation if isinstance(operation, Operation) else Operation(operation)
     if not KEY_PATTERN.match(key):
         raise ValidationFailed("The Idempotency-Key header is not valid.", {"fields": [
             {"field": HEADER, "in": "header", "reason": "1 to 255 visible ASCII characters"}]})
-    record_id = _digest([api.tenant_context().tenant_id, operation, key])
+    record_id = _digest([api.tenant_context().tenant_id, operation.name, key])
     payload = _digest(body)
     token = secrets.token_hex(16)
     for _ in range(2):  # a claim lost to another request: read again what it left
@@ -84,7 +127,7 @@ def run(api: Any, operation: str, key: str | None, body: dict[str, Any] | None,
                                            {"header": HEADER})
             if found.answer is not None:
                 api.set_response_header(REPLAYED_HEADER, "true")
-                return found.answer
+                return operation.given(api.tenant_context(), found.answer)
             if found.running(now) or found.status != records.PENDING:
                 raise _in_progress(found, now)
         try:
@@ -102,7 +145,7 @@ def run(api: Any, operation: str, key: str | None, body: dict[str, Any] | None,
         _after_failure(exc, record_id, token)
         raise
     try:
-        records.complete(record_id, token, answer)
+        records.complete(record_id, token, operation.kept(api.tenant_context(), answer))
     except Exception as exc:  # the change is made: answered; a retry finds the answer kept with the write
         if not (isinstance(exc, ConditionFailed) or aws.is_unavailable(exc)):
             raise

@@ -25,6 +25,7 @@ from svc_core.domain.agents import (
     AutonomyLevel,
     ToolName,
 )
+from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.rules import deployment_document
 from svc_core.rules.schemas import VISIBLE, PatchBody, RequestBody, id_of, name_text, unicode_text, whole_number
 
@@ -95,14 +96,8 @@ class Agent(BaseModel):
     updated_at: str = Field(description="ISO 8601 UTC")
 
 
-class AgentPage(BaseModel):
-    items: list[Agent]
-    nextCursor: str | None
-
-
-class AgentDeleted(BaseModel):
-    id: str
-    deleted: bool
+AgentPage = named("AgentPage", Page[Agent])
+AgentDeleted = named("AgentDeleted", Deleted)
 
 
 # ---- runs ----------------------------------------------------------------------------------------
@@ -162,6 +157,4 @@ class Run(BaseModel):
                                               "next model call or tool")
 
 
-class RunPage(BaseModel):
-    items: list[Run]
-    nextCursor: str | None
+RunPage = named("RunPage", Page[Run])

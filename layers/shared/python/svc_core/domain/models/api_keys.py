@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from svc_core.auth.scopes import SCOPES
 from svc_core.domain.api_keys import DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS
+from svc_core.domain.models.common import Page, named
 from svc_core.rules.schemas import RequestBody, name_text, whole_number
 
 ScopeName = Literal[tuple(SCOPES)]  # type: ignore[valid-type]
@@ -59,6 +60,4 @@ class ApiKeyWithSecret(ApiKey):
     key: str = Field(description="The full key value. Shown this once; store it now.")
 
 
-class ApiKeyPage(BaseModel):
-    items: list[ApiKey]
-    nextCursor: str | None
+ApiKeyPage = named("ApiKeyPage", Page[ApiKey])

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from svc_core.domain.billing import MAX_CUSTOM_CREDITS, MIN_CUSTOM_CREDITS, PACKS
+from svc_core.domain.models.common import Page, named
 from svc_core.rules import plans
 from svc_core.rules.schemas import RequestBody, whole_number
 
@@ -69,9 +70,7 @@ class BillingInvoice(BaseModel):
     created_at: str
 
 
-class BillingInvoicePage(BaseModel):
-    items: list[BillingInvoice]
-    nextCursor: str | None
+BillingInvoicePage = named("BillingInvoicePage", Page[BillingInvoice])
 
 
 class BillingLedgerEntry(BaseModel):
@@ -85,9 +84,7 @@ class BillingLedgerEntry(BaseModel):
     created_at: str
 
 
-class BillingLedgerPage(BaseModel):
-    items: list[BillingLedgerEntry]
-    nextCursor: str | None
+BillingLedgerPage = named("BillingLedgerPage", Page[BillingLedgerEntry])
 
 
 class BillingUsage(BaseModel):

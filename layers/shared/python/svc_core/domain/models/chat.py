@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 from svc_core.domain import agents, projects
 from svc_core.domain.chat import MAX_CONTENT, MAX_TITLE, MESSAGE_STATUSES, MESSAGES_SHOWN
 from svc_core.domain.chat_stream import EVENT_ID_PATTERN
+from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.rules.schemas import VISIBLE, RequestBody, id_of, name_text, unicode_text
 
 ProjectId = id_of(projects.PREFIX)
@@ -92,14 +93,8 @@ class ChatSessionDetail(ChatSession):
                                                 "and the older ones are not shown")
 
 
-class ChatSessionPage(BaseModel):
-    items: list[ChatSession]
-    nextCursor: str | None
-
-
-class ChatSessionDeleted(BaseModel):
-    id: str
-    deleted: bool
+ChatSessionPage = named("ChatSessionPage", Page[ChatSession])
+ChatSessionDeleted = named("ChatSessionDeleted", Deleted)
 
 
 class ChatTurnStarted(BaseModel):

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from svc_core.domain.models.common import Page, named
+
 
 class LoggedEvent(BaseModel):
     """An event as the webhooks carry it: {id, type, timestamp, tenantId, data}."""
@@ -17,9 +19,7 @@ class LoggedEvent(BaseModel):
     data: dict[str, Any] = Field(description="the event's data (see the events table in the webhooks guide)")
 
 
-class EventPage(BaseModel):
-    items: list[LoggedEvent]
-    nextCursor: str | None
+EventPage = named("EventPage", Page[LoggedEvent])
 
 
 # ---- the event stream ---------------------------------------------------------------------

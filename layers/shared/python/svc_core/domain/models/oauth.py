@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.rules.schemas import RequestBody
 
 State = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{43}$")]
@@ -38,11 +39,5 @@ class Connection(BaseModel):
     access_token_expires_at: str | None = Field(description="ISO 8601 UTC; null when the provider did not say")
 
 
-class ConnectionPage(BaseModel):
-    items: list[Connection]
-    nextCursor: str | None
-
-
-class ConnectionDeleted(BaseModel):
-    id: str
-    deleted: bool
+ConnectionPage = named("ConnectionPage", Page[Connection])
+ConnectionDeleted = named("ConnectionDeleted", Deleted)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.rules.schemas import PatchBody, RequestBody, description_text, name_text
 
 # at least one visible character, no control or bidirectional formatting character (the schema says so too)
@@ -38,11 +39,5 @@ class Project(BaseModel):
     updated_at: str = Field(description="ISO 8601 UTC")
 
 
-class ProjectDeleted(BaseModel):
-    id: str
-    deleted: bool
-
-
-class ProjectPage(BaseModel):
-    items: list[Project]
-    nextCursor: str | None
+ProjectDeleted = named("ProjectDeleted", Deleted)
+ProjectPage = named("ProjectPage", Page[Project])

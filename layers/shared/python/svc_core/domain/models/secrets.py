@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
+from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.domain.tenant_secrets import MAX_DESCRIPTION, MAX_VALUE_CHARS, NAME_PATTERN
 from svc_core.rules.schemas import BLANK, DocumentedPattern, PatchBody, RequestBody, description_text, unicode_text
 
@@ -57,11 +58,5 @@ class Secret(BaseModel):
     updated_at: str = Field(description="ISO 8601 UTC")
 
 
-class SecretPage(BaseModel):
-    items: list[Secret]
-    nextCursor: str | None
-
-
-class SecretDeleted(BaseModel):
-    id: str
-    deleted: bool
+SecretPage = named("SecretPage", Page[Secret])
+SecretDeleted = named("SecretDeleted", Deleted)

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints, WithJs
 
 from svc_core.adapters import webhook_url
 from svc_core.domain import events, webhooks
+from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.domain.webhooks import (
     ALL_EVENTS,
     DEFAULT_OVERLAP_SECONDS,
@@ -113,14 +114,8 @@ class WebhookRotated(Webhook):
                                                                "(null: none does any more)")
 
 
-class WebhookPage(BaseModel):
-    items: list[Webhook]
-    nextCursor: str | None
-
-
-class WebhookDeleted(BaseModel):
-    id: str
-    deleted: bool
+WebhookPage = named("WebhookPage", Page[Webhook])
+WebhookDeleted = named("WebhookDeleted", Deleted)
 
 
 class TestEventData(BaseModel):
@@ -150,9 +145,7 @@ class DeliveryAttempt(BaseModel):
                                              "again; null for the event's own delivery")
 
 
-class DeliveryPage(BaseModel):
-    items: list[DeliveryAttempt]
-    nextCursor: str | None
+DeliveryPage = named("DeliveryPage", Page[DeliveryAttempt])
 
 
 class ReplayRequest(RequestBody):
