@@ -17,7 +17,7 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values
-from svc_core.data.common import conditional, delete_partition, read_item
+from svc_core.data.common import conditional, delete_partition, query_page, read_item
 from svc_core.platform.config import settings
 
 OPEN_STATUSES = ("pending", "streaming")
@@ -58,6 +58,15 @@ def newest(tenant_id: str, session_id: str, limit: int, before: str | None = Non
     items = [_public(i) for i in answer.get("Items", [])]
     items.reverse()
     return items, bool(answer.get("LastEvaluatedKey"))
+
+
+def list_for_session(tenant_id: str, session_id: str, limit: int, after: str | None
+                     ) -> tuple[list[dict[str, Any]], str | None]:
+    """Oldest first, after the message id `after` (the last of the previous page, or any position):
+    the table's own key, the session's partition in id order."""
+    query = {"TableName": _table(), "KeyConditionExpression": "sessionKey = :k",
+             "ExpressionAttributeValues": values(k=f"{tenant_id}#{session_id}"), "Limit": limit, "ConsistentRead": True}
+    return query_page(query, _key(tenant_id, session_id, after) if after else None, _public)
 
 
 def put_entry(tenant_id: str, session_id: str, message: dict[str, Any]) -> dict[str, Any]:

@@ -97,6 +97,11 @@ class ChatSessionPage(BaseModel):
     nextCursor: str | None
 
 
+class ChatMessagePage(BaseModel):
+    items: list[ChatMessage]
+    nextCursor: str | None
+
+
 class ChatSessionDeleted(BaseModel):
     id: str
     deleted: bool
