@@ -18,6 +18,7 @@ from svc_client.models import (
     ApiKey,
     ApiKeyWithSecret,
     BillingSummary,
+    ChatMessage,
     ChatSent,
     ChatSession,
     CliToken,
@@ -226,6 +227,15 @@ class Chat(Resource):
 
     def delete_session(self, session_id: str) -> Deleted:
         return self._c._call("DELETE", f"/chat/sessions/{_seg(session_id)}", model=Deleted)
+
+    def list_messages(self, session_id: str, *, limit: int | None = None,
+                      cursor: str | None = None) -> Page[ChatMessage]:
+        """The session's messages, oldest first, a page at a time."""
+        return self._c._call("GET", f"/chat/sessions/{_seg(session_id)}/messages", model=Page[ChatMessage],
+                             params={"limit": limit, "cursor": cursor})
+
+    def iter_messages(self, session_id: str, *, limit: int | None = None) -> Iterator[ChatMessage]:
+        return self._c._paginate(f"/chat/sessions/{_seg(session_id)}/messages", ChatMessage, {"limit": limit})
 
     def send(self, session_id: str, content: str, project_id: str | None = None) -> ChatSent:
         """Sends a user message and starts the assistant's turn; read the answer with stream().

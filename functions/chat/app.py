@@ -43,6 +43,14 @@ def delete_chat_session(id: str):
     return chat.delete_session(api.tenant_context(), id)
 
 
+@api.get("/api/v1/chat/sessions/{id}/messages", scope="chat:read", response_model="models.ChatMessagePage", tags=TAGS,
+         summary="List the session's messages, oldest first")
+def list_chat_messages(id: str,
+                       limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+                       cursor: IdCursor = None):
+    return chat.list_messages(api.tenant_context(), id, limit, cursor)
+
+
 @api.post("/api/v1/chat/sessions/{id}/messages", scope="chat:write", status=202, response_model="models.ChatTurnStarted",
           tags=TAGS, errors=(402, 409),
           summary="Send a message: stores it and starts the assistant's answer (follow it on streamUrl)")

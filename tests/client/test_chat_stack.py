@@ -51,6 +51,9 @@ def test_a_turn_streams_as_typed_events_and_matches_the_stored_answer(svc):
     assert stored.active_turn is None and stored.last_event_id == ids[-1]
     assistant = stored.messages[-1]
     assert assistant.status == "completed" and assistant.content == answer_text(events)
+    page = svc.chat.list_messages(session.id, limit=1)
+    assert [m.id for m in page.items] == [sent.user_message.id] and page.next_cursor
+    assert [m.id for m in svc.chat.iter_messages(session.id, limit=1)] == [m.id for m in stored.messages]
     assert answer_text(events).startswith("[offline model]")
 
     # Resuming after an id gives exactly the rest; after the last one there is nothing (204).
@@ -115,6 +118,8 @@ def test_another_tenants_session_is_not_found(svc, local_stack):
     with Client(local_stack.base_url, api_key=local_stack.credentials["apiKey"]) as other:
         with pytest.raises(NotFound):
             other.chat.get_session(session.id)
+        with pytest.raises(NotFound):
+            other.chat.list_messages(session.id)
         with pytest.raises(NotFound):
             list(other.chat.stream(session.id))
 

@@ -192,6 +192,11 @@ def test_sessions_and_oauth_connections(run, account):
     [session] = run.data("sessions", "list", env=env)["items"]
     shown = run("sessions", "show", session["id"], env=env).stdout
     assert "Hello there" in shown and "assistant" in shown
+    listed = run("sessions", "messages", session["id"], env=env).stdout.splitlines()
+    assert [line.split("\t")[1:3] for line in listed] == [["user", "completed"], ["assistant", "completed"]]
+    assert listed[0].split("\t")[3] == "Hello there"
+    first = run.data("sessions", "messages", session["id"], "--limit", "1", env=env)
+    assert [m["role"] for m in first["items"]] == ["user"] and first["nextCursor"]
     assert run.data("sessions", "delete", session["id"], "--yes", env=env)["deleted"] is True
     assert run.data("sessions", "list", env=env)["items"] == []
     assert run.data("oauth", "list", env=env)["items"] == []

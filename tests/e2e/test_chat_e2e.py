@@ -1,5 +1,6 @@
 """Chat on the local stack as a user runs it: real HTTP on loopback through the gateway, the turn
-queued on ChatTurnQueue and answered by ChatTurnFunction, which the stack's SQS poller feeds."""
+queued on ChatTurnQueue and answered by ChatTurnFunction, which the stack's SQS poller feeds, and
+the session's messages read back page by page."""
 
 from __future__ import annotations
 
@@ -34,6 +35,13 @@ def test_a_message_is_answered_by_the_worker_the_poller_feeds(local_stack):
         assert started.status_code == 202, started.text
         busy = http.post(f"/api/v1/chat/sessions/{session_id}/messages", json={"content": "Me again."})
         session = wait_for_turn_end(http, session_id)
+        # The messages list through the gateway, a page of one at a time: the same messages, oldest first.
+        first = http.get(f"/api/v1/chat/sessions/{session_id}/messages", params={"limit": 1})
+        assert first.status_code == 200, first.text
+        second = http.get(f"/api/v1/chat/sessions/{session_id}/messages",
+                          params={"limit": 1, "cursor": first.json()["data"]["nextCursor"]})
+    assert first.json()["data"]["items"] == session["messages"][:1]
+    assert second.json()["data"]["items"] == session["messages"][1:2]
     assert busy.status_code in (202, 409)   # 409 unless the first turn had already ended
     answer = session["messages"][1]
     assert (answer["role"], answer["status"], answer["model"]) == ("assistant", "completed", "offline")

@@ -3,10 +3,10 @@ turn worker fed from ChatTurnQueue by the local stack's QueuePoller with templat
 mapping properties (as the local stack runs it). The model is the local stack's offline one, or a
 scripted one (the registry's test hook) to drive tool calls and failures.
 
-Sessions (create, list, read, delete), validation, one turn at a time (409), a turn's stored
-events and its final message, metering per call, agent sessions' tools (run when autonomous,
-proposed otherwise), model failures (before and mid-stream), redelivery and crash recovery, a
-turn that cannot be queued, and other tenants' sessions (404 everywhere).
+Sessions (create, list, read, delete), a session's messages page by page, validation, one turn at
+a time (409), a turn's stored events and its final message, metering per call, agent sessions' tools
+(run when autonomous, proposed otherwise), model failures (before and mid-stream), redelivery and
+crash recovery, a turn that cannot be queued, and other tenants' sessions (404 everywhere).
 """
 
 from __future__ import annotations
@@ -179,6 +179,46 @@ def test_sessions_are_created_listed_newest_first_read_and_deleted(stack):
     assert [s["id"] for s in api("ListChatSessions", key).data["items"]] == [full["id"]]
 
 
+def messages(key: str, session_id: str, **query):
+    return api("ListChatMessages", key, path_params={"id": session_id}, query=query or None)
+
+
+def test_a_sessions_messages_are_listed_oldest_first_page_by_page(stack, turns):
+    _, key = stack.tenant_with_key()
+    session, elsewhere = new_session(key), new_session(key)
+    for n in range(3):
+        assert send(key, session["id"], f"Message {n}").status == 202
+        assert turns.run() == 1
+    assert send(key, elsewhere["id"], "Not in the first session").status == 202   # its turn left pending
+    stored = read(key, session["id"])["messages"]
+    assert [m["role"] for m in stored] == ["user", "assistant"] * 3
+
+    first = messages(key, session["id"], limit="4")
+    assert first.status == 200, first
+    assert_envelope(first)
+    assert first.data["items"] == stored[:4] and first.data["nextCursor"]
+    assert all(set(m) == MESSAGE_FIELDS for m in first.data["items"])
+    rest = messages(key, session["id"], limit="4", cursor=first.data["nextCursor"])
+    assert rest.data == {"items": stored[4:], "nextCursor": None}
+    # Pages of two: every message once, oldest first, the user's before the answer to it.
+    listed, cursor = [], None
+    while True:
+        page = messages(key, session["id"], limit="2", **({"cursor": cursor} if cursor else {}))
+        assert page.status == 200 and len(page.data["items"]) <= 2, page
+        listed += page.data["items"]
+        if not (cursor := page.data["nextCursor"]):
+            break
+    assert [m["id"] for m in listed] == [m["id"] for m in stored] == sorted(m["id"] for m in stored)
+    assert [m["content"] for m in listed[::2]] == ["Message 0", "Message 1", "Message 2"]
+    assert all(answer["userMessageId"] == asked["id"] for asked, answer in zip(listed[::2], listed[1::2], strict=True))
+    assert messages(key, new_session(key)["id"]).data == {"items": [], "nextCursor": None}
+
+    for query, field in (({"cursor": "not-a-cursor"}, "cursor"), ({"limit": "0"}, "limit"),
+                         ({"limit": "101"}, "limit")):
+        refused = messages(key, session["id"], **query)
+        assert assert_error(refused, 400, "VALIDATION_ERROR")["fields"][0]["field"] == field, query
+
+
 @pytest.mark.parametrize("body, field, status", [
     ({"projectId": MISSING_PROJECT}, "projectId", 404),  # well formed, names nothing: not found
     ({"projectId": "not-an-id"}, "projectId", 400),
@@ -201,6 +241,7 @@ def test_unknown_and_malformed_session_ids_are_404_on_every_endpoint(stack):
     _, key = stack.tenant_with_key()
     for session_id in (MISSING_SESSION, "chs_nope", "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"):
         for reply in (api("GetChatSession", key, path_params={"id": session_id}),
+                      messages(key, session_id),
                       api("DeleteChatSession", key, path_params={"id": session_id}),
                       send(key, session_id)):
             assert assert_error(reply, 404, "RESOURCE_NOT_FOUND")["resource"] == "chat_session"
@@ -579,10 +620,12 @@ def test_another_tenants_session_is_404_on_every_endpoint(stack, turns):
     project = project_api.create(key, name="Mine")
     agent = new_agent(key, "suggest")
     session = new_session(key, projectId=project["id"], agentId=agent["id"])
+    assert send(key, session["id"]).status == 202   # a message the other tenant must not see
     for reply in (api("GetChatSession", other, path_params={"id": session["id"]}),
+                  messages(other, session["id"]),
                   api("DeleteChatSession", other, path_params={"id": session["id"]}),
                   send(other, session["id"])):
-        assert_error(reply, 404, "RESOURCE_NOT_FOUND")
+        assert assert_error(reply, 404, "RESOURCE_NOT_FOUND") == {"id": session["id"], "resource": "chat_session"}
     assert api("ListChatSessions", other).data["items"] == []
     # nor may the other tenant name this tenant's project or agent
     for body, field in (({"projectId": project["id"]}, "projectId"), ({"agentId": agent["id"]}, "agentId")):
@@ -591,7 +634,7 @@ def test_another_tenants_session_is_404_on_every_endpoint(stack, turns):
     mine = new_session(other)
     refused = send(other, mine["id"], projectId=project["id"])
     assert assert_error(refused, 404, "RESOURCE_NOT_FOUND")["fields"][0]["field"] == "projectId"
-    assert read(key, session["id"])["messages"] == [] and turns.take() == []
+    assert len(read(key, session["id"])["messages"]) == 2 and len(turns.take()) == 1
 
 
 def test_reading_needs_chat_read_and_writing_chat_write(stack):
@@ -600,9 +643,11 @@ def test_reading_needs_chat_read_and_writing_chat_write(stack):
     writer = stack.new_key(tenant, ["chat:write"])["key"]
     session = new_session(writer)
     assert api("GetChatSession", reader, path_params={"id": session["id"]}).status == 200
+    assert messages(reader, session["id"]).status == 200
     assert_error(api("CreateChatSession", reader, body={}), 403, "FORBIDDEN")
     assert_error(send(reader, session["id"]), 403, "FORBIDDEN")
     assert_error(api("ListChatSessions", writer), 403, "FORBIDDEN")
+    assert assert_error(messages(writer, session["id"]), 403, "FORBIDDEN")["requiredScope"] == "chat:read"
 
 
 # ---- on DynamoDB Local (AWS's own engine: expressions, transactions, conditions) ----------------

@@ -17,8 +17,8 @@ from svc_core.platform import ids
 from svc_core.rules import cursors
 from tests.support.functions import call
 from tests.support.projects import assert_error
+from tests.support.route_objects import make_each
 from tests.support.stack import provisioned_stack
-from tests.support.webhook_receiver import register
 
 
 @pytest.fixture(scope="module")
@@ -26,15 +26,16 @@ def stack(emulator):
     yield from provisioned_stack(emulator)
 
 
+# The collections the lists' path parameters name (/agents/{id}/runs: agents), one object of each made
+# per tenant (tests/support/route_objects.py), so a new list under any of them is tested as it is.
+PARENTS = sorted({parent for r in routes.list_routes() for parent in r.parents})
+
+
 def make_tenant(stack) -> dict:
-    """A tenant with an agent and a webhook (the lists under an agent and a webhook), its key, and
-    one event (the events list then has something on each side of most positions)."""
+    """A tenant, its key, and one object of each collection a list is under (the agent's creation is
+    an event too: the events list has something on each side of most positions)."""
     tenant_id, key = stack.tenant_with_key()
-    agent = call("agents", "Agents-CreateAgent", token=key,
-                 body={"name": "Lister", "systemPrompt": "List.", "config": {"autonomyLevel": "suggest"}})
-    assert agent.status == 201, agent
-    webhook_id = register(tenant_id, "https://hooks.example.com/x", [])
-    return {"key": key, "agents": agent.data["id"], "webhooks": webhook_id}
+    return {"key": key, **make_each(PARENTS, tenant_id, key)}
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from svc_core.data import (
     agents_table,
     api_keys_table,
     billing_table,
+    chat_messages_table,
     chat_sessions_table,
     oauth_connections_table,
     projects_table,
@@ -28,6 +29,7 @@ from svc_core.data import (
     webhook_deliveries_table,
     webhooks_table,
 )
+from svc_core.data.common import transact
 from svc_core.platform import ids
 from svc_core.platform.config import settings
 from svc_core.rules import events
@@ -35,6 +37,7 @@ from svc_core.rules.cursors import AttemptPosition
 
 STEP_MS = 10
 AGENT = "agt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
+SESSION = "chs_01JD2Q7ZB6V8S3K4X9W2M5N7PA"   # both tenants' messages under the same session id
 
 
 def _project(tenant, item_id):
@@ -50,6 +53,10 @@ def _connection(tenant, item_id):
 def _key(tenant, item_id):
     api_keys_table.create({"id": item_id, "tenantId": tenant, "scopes": [], "type": "sdk", "environment": "test"},
                           secrets.token_hex(16))
+
+
+def _message(tenant, item_id):
+    transact([chat_messages_table.put_entry(tenant, SESSION, {"id": item_id, "role": "user", "content": item_id})])
 
 
 def _run(tenant, item_id):
@@ -76,7 +83,12 @@ LISTS = {
                                    billing_table.list_entries),
     "GET /api/v1/billing/invoices": ("inv", lambda t, i: billing_table.write([billing_table.put_invoice(t, {"id": i})]),
                                      billing_table.list_invoices),
+    "GET /api/v1/chat/sessions/{id}/messages": ("msg", _message,
+                                                lambda t, limit, after: chat_messages_table.list_for_session(
+                                                    t, SESSION, limit, after)),
 }
+# The lists that read oldest first; every other list is newest first.
+OLDEST_FIRST = {"GET /api/v1/chat/sessions/{id}/messages"}
 # List routes whose positions are not ids of one table's items, and the test that pages them.
 PAGED_ELSEWHERE = {
     "GET /api/v1/webhooks/{id}/deliveries": "test_delivery_attempts_continue_after_any_position_within_the_tenant",
@@ -118,23 +130,30 @@ def test_a_list_continues_after_any_position_within_the_tenant(data_backend, nam
     for own, other in zip(made, foreign, strict=False):
         store(mine, own)
         store(theirs, other)
-    newest_first = made[::-1]
+    oldest_first = name in OLDEST_FIRST
+    in_order = made if oldest_first else made[::-1]
 
     def read(limit, after):
         items, last = page(mine, limit, after)
         return [i["id"] for i in items], last
 
+    def listed(limit, after=None):
+        return [i for p in walk(read, limit, after) for i in p]
+
     for limit in (1, 2, 3):
         pages = walk(read, limit)
-        assert [i for p in pages for i in p] == newest_first, (name, limit)
+        assert [i for p in pages for i in p] == in_order, (name, limit)
         assert all(len(p) <= limit for p in pages)
-    # A position between two items that names none: the older items follow.
-    assert [i for p in walk(read, 2, id_at(prefix, start + 25)) for i in p] == made[2::-1]
+    # A position between two items that names none: the items past it follow (older ones, newer ones
+    # in a list read oldest first).
+    assert listed(2, id_at(prefix, start + 25)) == (made[3:] if oldest_first else made[2::-1])
     # Another tenant's item is only a position in mine: nothing of theirs shows.
-    assert [i for p in walk(read, 2, foreign[3]) for i in p] == made[3::-1]
-    # Positions after everything and before everything.
-    assert [i for p in walk(read, 3, f"{prefix}_7{'Z' * 25}") for i in p] == newest_first
-    assert read(3, f"{prefix}_{'0' * 26}") == ([], None)
+    assert listed(2, foreign[3]) == (made[4:] if oldest_first else made[3::-1])
+    # Positions before the list's first item and after its last.
+    lowest, highest = f"{prefix}_{'0' * 26}", f"{prefix}_7{'Z' * 25}"
+    before_all, after_all = (lowest, highest) if oldest_first else (highest, lowest)
+    assert listed(3, before_all) == in_order
+    assert read(3, after_all) == ([], None)
 
 
 def test_delivery_attempts_continue_after_any_position_within_the_tenant(data_backend):

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from devstack import routes
-from tests.support.functions import api_event, load_function
-from tests.support.webhook_receiver import register
+from tests.support.functions import api_event
+from tests.support.route_objects import MADE, make_each
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "shared" / "python"
@@ -34,20 +34,9 @@ READS = sorted({(r.directory, r.event, r.parents[-1] if r.parents else None)
                 for r in [*routes.everyday_reads().values(), *routes.list_routes()]})
 
 
-# The collection a read's path parameter names -> how to make one of its objects for a tenant:
-# (function directory, create event, body) through the API, or a function of the tenant id.
-MADE = {
-    "projects": ("projects", "Projects-CreateProject", {"name": "P"}),
-    "sessions": ("chat", "Chat-CreateChatSession", {"title": "t"}),
-    "agents": ("agents", "Agents-CreateAgent", {"name": "Reader", "systemPrompt": "Read.",
-                                                "config": {"autonomyLevel": "suggest"}}),
-    "webhooks": lambda tenant_id: register(tenant_id, "https://hooks.example.com/x", []),
-}
-
-
-def test_every_read_names_an_object_this_module_makes():
+def test_every_read_names_an_object_tests_support_makes():
     missing = {event: parent for _, event, parent in READS if parent is not None and parent not in MADE}
-    assert not missing, f"no way to make the object these reads name: add it to MADE: {missing}"
+    assert not missing, f"no way to make the object these reads name: add it to tests/support/route_objects.py: {missing}"
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +44,7 @@ def made(emulator):
     from tests.support.stack import provisioned_stack
     for stack in provisioned_stack(emulator):
         tenant_id, key = stack.tenant_with_key()
-        ids = {}
-        for collection, how in MADE.items():
-            if callable(how):
-                ids[collection] = how(tenant_id)
-                continue
-            directory, event_name, body = how
-            response = load_function(directory).lambda_handler(api_event(event_name, token=key, body=body), None)
-            assert response["statusCode"] == 201, response
-            ids[collection] = json.loads(response["body"])["data"]["id"]
-        yield key, ids, dict(os.environ)
+        yield key, make_each(MADE, tenant_id, key), dict(os.environ)
 
 
 def _first_request(directory: str, event: dict, environment: dict, tmp_path: Path) -> dict:

@@ -1,11 +1,15 @@
-"""Chat without AWS: the bodies' rules, the coalescing of text deltas (and the redaction of a
-secret cut between two of them), the conversation sent to the model, and a tool input's clipping."""
+"""Chat without AWS: the bodies' rules, the messages list as the document says it, the coalescing of
+text deltas (and the redaction of a secret cut between two of them), the conversation sent to the
+model, and a tool input's clipping."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from pydantic import ValidationError
 
+from devstack import openapi
 from svc_core.data import chat_events_table, chat_messages_table
 from svc_core.domain import chat_turns
 from svc_core.domain.chat import MAX_CONTENT
@@ -24,6 +28,20 @@ def test_a_message_of_exactly_the_limit_and_a_session_with_nothing_are_accepted(
     assert ChatSessionCreate.model_validate({"title": "  Notes "}).title == "Notes"
     with pytest.raises(ValidationError):
         ChatSessionCreate.model_validate({"title": "Notes", "model": "x"})
+
+
+def test_the_messages_list_is_documented_as_the_sessions_list_is():
+    """GET /chat/sessions/{id}/messages takes the sessions list's query parameters (limit, the id
+    cursor) and answers a page of messages under the same scope, or 404 for a session not the caller's."""
+    paths = json.loads(openapi.DOCUMENT.read_text())["paths"]
+    listed, sessions = paths["/api/v1/chat/sessions/{id}/messages"]["get"], paths["/api/v1/chat/sessions"]["get"]
+    assert listed["operationId"] == "list_chat_messages" and "oldest first" in listed["summary"]
+    assert [p for p in listed["parameters"] if p["in"] == "query"] == sessions["parameters"]
+    assert [p["name"] for p in listed["parameters"] if p["in"] == "path"] == ["id"]
+    assert listed["security"] == sessions["security"] == [{"bearerAuth": ["chat:read"]}]
+    page = listed["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert page == "#/components/schemas/ChatMessagePageResponse"
+    assert {"400", "401", "403", "404", "429", "500"} <= set(listed["responses"])
 
 
 class Stored:

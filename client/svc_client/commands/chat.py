@@ -96,7 +96,7 @@ def _print_answer(state: State, events: Iterable[Any]) -> None:
 
 @click.group(cls=SvcGroup)
 def sessions() -> None:
-    """Chat sessions: list, show (with messages), delete. `svc chat` talks in one."""
+    """Chat sessions: list, show (with messages), messages, delete. `svc chat` talks in one."""
 
 
 _list_command(sessions, "list", [("ID", "id"), ("TITLE", "title"), ("PROJECT", "projectId"),
@@ -119,6 +119,12 @@ def sessions_show(state: State, session_id: str) -> None:
             state.out.print(f"[bold]{message.role}[/bold]> ", end="")
             state.out.print(message.content or "", markup=False)
     state.emit(session, text)
+
+
+_list_command(sessions, "messages", [("ID", "id"), ("ROLE", "role"), ("STATUS", "status"), ("CONTENT", "content")],
+              lambda svc, session_id, **page: svc.chat.list_messages(session_id, **page),
+              "A session's messages, oldest first.", argument="session_id",
+              example=("svc sessions messages chs_...", "svc sessions messages chs_... --all --json role,content"))
 
 
 _call_command(sessions, "delete", click.argument("session_id"), lambda svc, id: svc.chat.delete_session(id),

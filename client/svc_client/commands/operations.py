@@ -16,6 +16,7 @@ COMMANDS = {
     "reject_run": "agents runs reject", "cancel_run": "agents runs cancel",
     "list_chat_sessions": "sessions list", "create_chat_session": "chat", "get_chat_session": "sessions show",
     "delete_chat_session": "sessions delete", "send_chat_message": "chat", "stream_chat_session": "chat",
+    "list_chat_messages": "sessions messages",
     "list_keys": "keys list", "create_key": "keys create", "get_key": "keys show", "revoke_key": "keys revoke",
     "rotate_key": "keys rotate",
     "list_secrets": "secrets list", "create_secret": "secrets create", "get_secret": "secrets show",

@@ -49,6 +49,13 @@ def newest(tenant_id: str, session_id: str, limit: int, before: str | None = Non
     return items, bool(answer.get("LastEvaluatedKey"))
 
 
+def list_for_session(tenant_id: str, session_id: str, limit: int, after: str | None
+                     ) -> tuple[list[dict[str, Any]], str | None]:
+    """Oldest first, after the message id `after` (the last of the previous page, or any position):
+    the table's own key, the session's partition in id order."""
+    return _TABLE.page(f"{tenant_id}#{session_id}", limit, after, ScanIndexForward=True, ConsistentRead=True)
+
+
 def put_entry(tenant_id: str, session_id: str, message: dict[str, Any]) -> dict[str, Any]:
     """A TransactWriteItems entry that stores a new message."""
     return _TABLE.put_entry(_record(tenant_id, session_id, message), ConditionExpression="attribute_not_exists(id)")

@@ -57,7 +57,8 @@ class Table:
     def page(self, partition: str, limit: int, after: str | None, *, prefix: str = "",
              **query: Any) -> tuple[list[dict[str, Any]], str | None]:
         """One page of a partition's items whose sort key is prefix + an id, newest first (ids are
-        ULIDs), after the id `after`: the items and the last one's id when more may follow."""
+        ULIDs; `ScanIndexForward=True` reads oldest first), after the id `after`: the items and the
+        last one's id when more may follow."""
         partition_key, sort_key = self.key_names
         request = {"TableName": self.name, "ScanIndexForward": False, "Limit": limit,
                    "KeyConditionExpression": f"{partition_key} = :p"

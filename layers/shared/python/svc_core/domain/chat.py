@@ -26,10 +26,11 @@ from svc_core.data import (
 )
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import projects
-from svc_core.domain.paging import tenant_page
+from svc_core.domain.paging import id_page, tenant_page
 from svc_core.domain.references import referenced
 from svc_core.platform import ids, log, timeutil
 from svc_core.platform.errors import Conflict, InternalError, NotFound
+from svc_core.rules import cursors
 
 if TYPE_CHECKING:
     from svc_core.domain.models.chat import ChatMessageCreate, ChatSessionCreate
@@ -110,6 +111,15 @@ def read_session(ctx: TenantContext, session_id: str, store=chat_sessions_table,
     return {**session_view(session), "messages": [message_view(m) for m in messages], "messagesTruncated": more}
 
 
+def list_messages(ctx: TenantContext, session_id: str, limit: int, cursor: str | None, store=chat_sessions_table,
+                  message_store=chat_messages_table) -> dict[str, Any]:
+    """One page of the session's messages, oldest first: whoever may read the session may read them."""
+    session = get_session(ctx, session_id, store)
+    items, last_id = message_store.list_for_session(ctx.tenant_id, session["id"], limit,
+                                                    cursors.id_after(cursor, MESSAGE_PREFIX))
+    return id_page(items, last_id, message_view)
+
+
 def delete_session(ctx: TenantContext, session_id: str, store=chat_sessions_table) -> dict[str, Any]:
     session = get_session(ctx, session_id, store)
     try:
@@ -174,4 +184,5 @@ def send_message(ctx: TenantContext, session_id: str, body: ChatMessageCreate, *
             "streamUrl": stream_path(session["id"])}
 
 
-__all__ = ["create_session", "delete_session", "get_session", "list_sessions", "read_session", "send_message"]
+__all__ = ["create_session", "delete_session", "get_session", "list_messages", "list_sessions", "read_session",
+           "send_message"]

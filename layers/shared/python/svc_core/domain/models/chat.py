@@ -94,6 +94,7 @@ class ChatSessionDetail(ChatSession):
 
 
 ChatSessionPage = named("ChatSessionPage", Page[ChatSession])
+ChatMessagePage = named("ChatMessagePage", Page[ChatMessage])
 ChatSessionDeleted = named("ChatSessionDeleted", Deleted)
 
 
