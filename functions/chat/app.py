@@ -6,6 +6,7 @@ from __future__ import annotations  # the models are named lazily (svc_core/doma
 from typing import Annotated
 
 from svc_core.domain import chat, chat_stream
+from svc_core.domain.fields import chat as chat_fields
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http import idempotency
 from svc_core.http.api import Api
@@ -34,7 +35,7 @@ def create_chat_session(body: models.ChatSessionCreate, idempotency_key: idempot
 
 
 @api.get("/api/v1/chat/sessions/{id}", scope="chat:read", response_model="models.ChatSessionDetail", tags=TAGS,
-         summary=f"Read one chat session with its newest {chat.MESSAGES_SHOWN} messages")
+         summary=f"Read one chat session with its newest {chat_fields.MESSAGES_SHOWN} messages")
 def get_chat_session(id: str):
     return chat.read_session(api.tenant_context(), id)
 
