@@ -48,6 +48,8 @@ def build_document() -> dict[str, Any]:
 
     from svc_core.adapters.payments.stripe_provider import SIGNATURE_HEADER, SIGNATURE_SCHEME
     from svc_core.domain.chat_stream import STREAM_TOKEN_PARAMETER, STREAM_TOKEN_SCHEME
+    from svc_core.http import openapi_doc
+    from svc_core.http.api import Api
 
     schemes = {
         "bearerAuth": HTTPBearer(bearerFormat="API key (svc_<type>_...) or service JWT"),
@@ -75,8 +77,8 @@ def build_document() -> dict[str, Any]:
             continue
         seen.add(code_dir)
         api = _api_of(code_dir)
-        if api is not None and hasattr(api, "openapi_resolver"):
-            schema = api.openapi_resolver().get_openapi_schema(security_schemes=schemes)
+        if isinstance(api, Api):
+            schema = openapi_doc.resolver(api).get_openapi_schema(security_schemes=schemes)
             _refuse_clashing_models(schema, models, code_dir.name)
             merge.add_schema(schema)
     document = _event_streams_as_text(_without_unused_validation_response(json.loads(merge.get_openapi_json_schema())))

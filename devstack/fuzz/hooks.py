@@ -17,7 +17,7 @@ from pathlib import Path
 import schemathesis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "layers" / "shared" / "python"))
-from svc_core.domain.tenants import CIDR_PATTERN
+from svc_core.domain.fields.tenants import CIDR_PATTERN
 
 PROTECTED_KEY_ID = os.environ.get("FUZZ_PROTECTED_KEY_ID", "")
 STAND_IN = "key_00000000000000000000000000"  # well formed, never issued: answers 404

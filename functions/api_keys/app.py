@@ -8,8 +8,7 @@ from svc_core.domain import api_keys
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import Api
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.cursors import IdCursor
-from svc_core.rules.params import Body, Query
+from svc_core.rules.params import Body, IdCursor, Query
 
 models = lazy_module("svc_core.domain.models.api_keys")
 api = Api()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 from svc_core.domain import accounts, device_login, idp_exchange
+from svc_core.domain.fields import device_login as device_login_fields
 from svc_core.http.api import AUTHENTICATED, Api
 from svc_core.http.pages import load_page
 from svc_core.platform.lazy import lazy_module
@@ -20,7 +21,7 @@ idp_models = lazy_module("svc_core.domain.models.idp_exchange")
 api = Api()
 # The device login's id (models.device_login.LoginId) as the query marker states it, so that polling
 # binds without pydantic; the document shows the same schema.
-LoginId = Annotated[str, Query(pattern=device_login.LOGIN_ID_PATTERN, examples=[device_login.LOGIN_ID_EXAMPLE])]
+LoginId = Annotated[str, Query(pattern=device_login_fields.LOGIN_ID_PATTERN, examples=[device_login_fields.LOGIN_ID_EXAMPLE])]
 TAGS = ["Authentication"]
 COOKIE = "refresh_token"
 

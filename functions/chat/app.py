@@ -6,11 +6,11 @@ from __future__ import annotations  # the models are named lazily (svc_core/doma
 from typing import Annotated
 
 from svc_core.domain import chat, chat_stream
+from svc_core.domain.fields import chat as chat_fields
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import Api
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.cursors import IdCursor
-from svc_core.rules.params import Query
+from svc_core.rules.params import IdCursor, Query
 
 models = lazy_module("svc_core.domain.models.chat")
 api = Api()
@@ -32,7 +32,7 @@ def create_chat_session(body: models.ChatSessionCreate):
 
 
 @api.get("/api/v1/chat/sessions/{id}", scope="chat:read", response_model="models.ChatSessionDetail", tags=TAGS,
-         summary=f"Read one chat session with its newest {chat.MESSAGES_SHOWN} messages")
+         summary=f"Read one chat session with its newest {chat_fields.MESSAGES_SHOWN} messages")
 def get_chat_session(id: str):
     return chat.read_session(api.tenant_context(), id)
 

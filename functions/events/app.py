@@ -5,16 +5,17 @@ from __future__ import annotations  # the models are named lazily (svc_core/doma
 from typing import Annotated
 
 from svc_core.domain import events
-from svc_core.domain.events import EventType, TimeQuery
+from svc_core.domain.events import TIME_PATTERN, EventType
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import Api
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.cursors import IdCursor
-from svc_core.rules.params import Query
+from svc_core.rules.params import IdCursor, Query
 
 models = lazy_module("svc_core.domain.models.events")
 api = Api()
 TAGS = ["Events"]
+TimeQuery = Annotated[str | None, Query(pattern=TIME_PATTERN, description=(
+    "ISO 8601 date and time with its offset, e.g. 2026-11-25T10:00:00Z"))]
 
 
 @api.get("/api/v1/events", scope=events.SCOPE, response_model="models.EventPage", tags=TAGS,

@@ -11,8 +11,7 @@ from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http import idempotency
 from svc_core.http.api import Api
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.cursors import AttemptCursor, IdCursor
-from svc_core.rules.params import Body, Query
+from svc_core.rules.params import AttemptCursor, Body, IdCursor, Query
 
 models = lazy_module("svc_core.domain.models.webhooks")
 api = Api()

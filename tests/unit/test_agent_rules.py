@@ -13,6 +13,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agent_tools, agents
+from svc_core.domain.fields import agents as agent_fields
 from svc_core.domain.models.agents import AgentCreate, AgentUpdate
 from svc_core.platform.errors import Conflict, NotFound, ValidationFailed
 
@@ -68,7 +69,7 @@ def test_the_catalogue_names_each_tool_once_and_only_write_file_changes_somethin
 def test_create_fills_in_the_defaults_and_stores_only_what_is_set():
     store = MemoryAgents()
     agent = new(store)
-    assert agent["config"] == {"autonomyLevel": "suggest", "model": None, "stepLimit": agents.DEFAULT_STEP_LIMIT,
+    assert agent["config"] == {"autonomyLevel": "suggest", "model": None, "stepLimit": agent_fields.DEFAULT_STEP_LIMIT,
                                "tools": list(agent_tools.TOOL_NAMES)}
     [stored] = store.rows.values()
     assert "model" not in stored["config"]
@@ -174,7 +175,7 @@ def test_the_agents_guide_documents_every_autonomy_level_and_tool():
     text = GUIDE.read_text()
     section = text[text.index("\n## Agents\n"):]
     section = section[:section.index("\n## ", 1)]
-    for name in (*agents.AUTONOMY_LEVELS, *agent_tools.TOOL_NAMES):
+    for name in (*agent_fields.AUTONOMY_LEVELS, *agent_tools.TOOL_NAMES):
         assert f"`{name}`" in section, name
 
 

@@ -110,12 +110,13 @@ def _read_thing(id: str):
     ("__import__('os').getcwd()", "is not a dotted name"),  # looked up, never run
 ])
 def test_a_response_model_name_that_does_not_resolve_names_its_route(reference, problem):
+    from svc_core.http import openapi_doc
     from svc_core.http.api import Api
 
     api = Api()
     api.get("/api/v1/things/{id}", scope="projects:read", response_model=reference, summary="A thing")(_read_thing)
     with pytest.raises(LookupError, match=re.escape(problem)) as caught:
-        api.openapi_resolver()
+        openapi_doc.resolver(api)
     assert "GET /api/v1/things/{id}" in str(caught.value)
     assert f"{__name__}._read_thing" in str(caught.value)
 
@@ -140,11 +141,12 @@ def test_the_same_errors_as_powertools_validation(query, headers, body):
     from aws_lambda_powertools.event_handler import Response
     from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
+    from svc_core.http import openapi_doc
     from svc_core.http.api import Api
 
     api = Api()
     api.post("/api/v1/things/{id}", scope="projects:write", summary="A thing")(route)
-    resolver = api.openapi_resolver()
+    resolver = openapi_doc.resolver(api)
     seen = []
     resolver.exception_handler(RequestValidationError)(lambda exc: seen.extend(exc.errors()) or Response(400))
     event = {"httpMethod": "POST", "path": "/api/v1/things/a1", "resource": "/api/v1/things/{id}",

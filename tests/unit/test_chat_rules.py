@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from devstack import openapi
 from svc_core.data import chat_events_table, chat_messages_table
 from svc_core.domain import chat_turns
-from svc_core.domain.chat import MAX_CONTENT
+from svc_core.domain.fields.chat import MAX_CONTENT
 from svc_core.domain.models.chat import ChatMessageCreate, ChatSessionCreate
 
 

@@ -18,10 +18,12 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from svc_core.adapters import endpoint_guard
-from svc_core.domain import region_preferences, storage, tenants
+from svc_core.domain import region_preferences, storage
+from svc_core.domain.fields import regions as region_fields
+from svc_core.domain.fields import tenants as tenant_fields
+from svc_core.domain.fields.regions import FIELDS
 from svc_core.domain.models.regions import ByosConfigBody, PreferencesUpdate, StorageConfigBody
 from svc_core.domain.models.tenants import TIMEZONE_PATTERN, SettingsPatch
-from svc_core.domain.region_preferences import FIELDS
 from svc_core.platform.errors import ValidationFailed
 from svc_core.rules import regions
 
@@ -87,10 +89,10 @@ def test_bodies_valid_alone_pass_both(body):
 
 
 def test_the_pattern_for_other_levels_excludes_exactly_the_ruled_ones():
-    pattern = re.compile(region_preferences.level_pattern_other_than(region_preferences.RULED_LEVELS))
+    pattern = re.compile(region_fields.level_pattern_other_than(region_fields.RULED_LEVELS))
     for level in ("standard", "g", "gdp", "gdprs", "hipaa-x", "soc2", "a" * 32):
         assert pattern.fullmatch(level), level
-    for level in (*region_preferences.RULED_LEVELS, "a" * 33, "Gdpr"):
+    for level in (*region_fields.RULED_LEVELS, "a" * 33, "Gdpr"):
         assert not pattern.fullmatch(level), level
 
 
@@ -114,7 +116,7 @@ def server_accepts_storage(body: dict, adapter=StorageConfigBody) -> bool:
 STORAGE_VALUES = {
     "storageMode": st.sampled_from(["platform", "byos", "cloud"]),
     "platformRegion": st.sampled_from(["eu-west-1", "ap-northeast-1", None]),
-    "byosProvider": st.sampled_from([*storage.PROVIDERS, "ftp"]),
+    "byosProvider": st.sampled_from([*region_fields.PROVIDERS, "ftp"]),
     "byosEndpoint": st.sampled_from(["https://acct.r2.cloudflarestorage.com", "https://storage.googleapis.com",
                                      None]),
     "byosBucket": st.sampled_from(["acme-1", "under_score", "two--hyphens", "Up", "a.b.c"]),
@@ -137,15 +139,15 @@ def test_the_providers_are_the_servers():
     variants = DOCUMENT["paths"]["/api/v1/regions/storage/{tenantId}"]["put"]["requestBody"]["content"][
         "application/json"]["schema"]["oneOf"]
     names = [v["$ref"].rsplit("/", 1)[1] for v in variants]
-    assert [SCHEMAS[n]["properties"].get("byosProvider", {}).get("const") for n in names] == [None, *storage.PROVIDERS]
-    for provider, rules in storage.PROVIDER_RULES.items():
+    assert [SCHEMAS[n]["properties"].get("byosProvider", {}).get("const") for n in names] == [None, *region_fields.PROVIDERS]
+    for provider, rules in region_fields.PROVIDER_RULES.items():
         schema = SCHEMAS[f"{provider.capitalize()}StorageBody"]
         assert set(schema["required"]) == {"storageMode", "byosProvider", "byosBucket", *rules.required}
         assert schema["properties"]["byosBucket"]["pattern"] == rules.bucket_pattern
 
 
 @EXAMPLES
-@given(st.from_regex(storage.ENDPOINT_PATTERN, fullmatch=True).filter(lambda url: len(url) <= 2048))
+@given(st.from_regex(region_fields.ENDPOINT_PATTERN, fullmatch=True).filter(lambda url: len(url) <= 2048))
 def test_an_endpoint_matching_the_documented_pattern_is_accepted_without_resolving_it(url):
     def no_guard(*_args, **_kwargs):
         raise AssertionError("a name the pattern accepts is not resolved on PUT")
@@ -160,7 +162,7 @@ def test_an_endpoint_matching_the_documented_pattern_is_accepted_without_resolvi
                                  "https://a.example.com:0", "https://a.example.com?x=1", "https://u@a.example.com",
                                  "https://minio.local", "https://s3.corp.INTERNAL:9000", "https://a.localhost/x"])
 def test_endpoints_outside_the_pattern_are_400(url):
-    assert not re.fullmatch(storage.ENDPOINT_PATTERN, url)
+    assert not re.fullmatch(region_fields.ENDPOINT_PATTERN, url)
     with pytest.raises(ValidationFailed):
         storage.check_endpoint(url)
 
@@ -168,7 +170,7 @@ def test_endpoints_outside_the_pattern_are_400(url):
 # ---- tenant settings -----------------------------------------------------------------------
 
 @EXAMPLES
-@given(st.from_regex(tenants.CIDR_PATTERN, fullmatch=True))
+@given(st.from_regex(tenant_fields.CIDR_PATTERN, fullmatch=True))
 def test_a_cidr_matching_the_documented_pattern_is_accepted_and_normalised(cidr):
     patch = SettingsPatch.model_validate({"ipAllowlist": [cidr]})
     assert patch.ipAllowlist == [str(ipaddress.ip_network(cidr, strict=False))]
@@ -184,13 +186,13 @@ def test_every_address_ipaddress_reads_matches_the_pattern(address, prefix, with
         readable = True
     except ValueError:
         readable = False
-    assert bool(re.fullmatch(tenants.CIDR_PATTERN, text)) == readable, text
+    assert bool(re.fullmatch(tenant_fields.CIDR_PATTERN, text)) == readable, text
 
 
 def test_the_settings_schema_uses_the_servers_pattern_and_zones():
     props = SCHEMAS["SettingsPatch"]["properties"]
     items = props["ipAllowlist"]["anyOf"][0]["items"]
-    assert items["pattern"] == tenants.CIDR_PATTERN
+    assert items["pattern"] == tenant_fields.CIDR_PATTERN
     pattern = [s for s in props["timezone"]["anyOf"] if "pattern" in s][0]["pattern"]
     assert pattern == TIMEZONE_PATTERN
     from importlib import resources

@@ -4,6 +4,10 @@ Each package of svc_core is a layer; a module may import its own package and the
 lists for it, nothing else (each package's __init__ says why). The functions are thin handlers
 over http and domain: they never reach a table module (data) directly. No production code imports
 the local stack, the tests, the benchmarks or the client. Imports inside functions count too.
+
+Within a package too, imports point one way: no module of svc_core or of the local stack reaches
+itself again through its imports (a domain module and its request models, a package and its
+modules), counting imports under TYPE_CHECKING, inside functions and through lazy_module.
 """
 
 from __future__ import annotations
@@ -39,13 +43,14 @@ def _sources() -> list[tuple[str, Path]]:
     return found
 
 
-def _module_of(path: Path) -> str:
-    parts = list(path.relative_to(LAYER.parent).with_suffix("").parts)
+def _module_of(path: Path, base: Path | None = None) -> str:
+    parts = list(path.relative_to(base or LAYER.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """(line, imported module or name) of every import in the file, relative ones resolved."""
+def _imports(path: Path, base: Path | None = None) -> list[tuple[int, str]]:
+    """(line, imported module or name) of every import in the file, relative ones resolved, and
+    each module named to lazy_module (imported on first use)."""
     tree = ast.parse(path.read_text(), str(path))
     found = []
     for node in ast.walk(tree):
@@ -54,10 +59,13 @@ def _imports(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
             if node.level:
-                package = _module_of(path).split(".")
+                package = _module_of(path, base).split(".")
                 package = package[:len(package) - node.level + (1 if path.name == "__init__.py" else 0)]
                 module = ".".join(package + ([module] if module else []))
             found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
+        elif (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "lazy_module" and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            found.append((node.lineno, node.args[0].value))
     return found
 
 
@@ -99,6 +107,84 @@ def violations() -> list[str]:
             found += [f"{where}:{line} uses {name}, a private name of another package"
                       for line, name in _private_reaches(path, layer)]
     return found
+
+
+def import_graph(package: Path) -> dict[str, dict[str, int]]:
+    """module -> {module of the same package it imports: the line}, for every module of the package
+    (`from a import b` is module a.b when a/b.py exists, else module a)."""
+    modules = {_module_of(path, package.parent): path for path in sorted(package.rglob("*.py"))}
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in modules.items():
+        graph[module] = {}
+        for line, name in _imports(path, package.parent):
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                graph[module].setdefault(name, line)
+    return graph
+
+
+def circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The import circles: each set of modules that reach one another (a strongly connected
+    component of two modules or more, Tarjan's algorithm), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in graph[module]:
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = []
+            while not component or component[-1] != module:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(found)
+
+
+def _described(graph: dict[str, dict[str, int]], circle: list[str]) -> str:
+    return "; ".join(f"{a} -> {b} (line {line})" for a in circle for b, line in graph[a].items() if b in circle)
+
+
+@pytest.mark.parametrize("package", [LAYER, ROOT / "devstack"], ids=["svc_core", "devstack"])
+def test_no_import_circle(package):
+    graph = import_graph(package)
+    found = circles(graph)
+    assert found == [], "imports that come back round (move what both sides need to the module below " \
+        "them):\n" + "\n".join(f"  {_described(graph, c)}" for c in found)
+
+
+def test_the_check_finds_a_circle_through_a_function_level_import(tmp_path):
+    """The test above can fail: a rules module and its models importing each other, one of the
+    imports inside a function and one under TYPE_CHECKING, are a circle; a third module that only
+    imports one of them is not in it."""
+    package = tmp_path / "pkg"
+    (package / "models").mkdir(parents=True)
+    for init in (package / "__init__.py", package / "models" / "__init__.py"):
+        init.write_text("")
+    (package / "rules.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                      "    from pkg.models.things import Thing\n")
+    (package / "models" / "things.py").write_text("def limit():\n    from pkg import rules\n"
+                                                  "    return rules.MAX\n")
+    (package / "user.py").write_text("from . import rules\n")
+    graph = import_graph(package)
+    assert circles(graph) == [["pkg.models.things", "pkg.rules"]]
+    assert _described(graph, ["pkg.models.things", "pkg.rules"]) == \
+        "pkg.models.things -> pkg.rules (line 2); pkg.rules -> pkg.models.things (line 3)"
+    (package / "models" / "things.py").write_text("MAX = 1\n")
+    assert circles(import_graph(package)) == []
 
 
 def test_every_module_of_the_shared_layer_is_in_a_package():

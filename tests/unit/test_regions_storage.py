@@ -15,6 +15,7 @@ from svc_core.adapters.endpoint_guard import EndpointRefused, address_problem, c
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.domain import region_preferences, routing, storage
+from svc_core.domain.fields import regions as region_fields
 from svc_core.domain.models.regions import BYOS_MODELS, ByosConfigBody, PreferencesUpdate, StorageConfigBody
 from svc_core.domain.region_preferences import DEFAULTS
 from svc_core.platform.errors import Conflict, Forbidden, NotFound, ValidationFailed
@@ -161,7 +162,7 @@ def fields(problems):
 
 def test_the_defaults_follow_the_catalogue():
     assert DEFAULTS["primaryRegion"] == regions.DEFAULT_REGION and region_preferences.rule_problems(DEFAULTS) == []
-    assert region_preferences.RULED_LEVELS == ("gdpr", "hipaa")
+    assert region_fields.RULED_LEVELS == ("gdpr", "hipaa")
 
 
 def test_rule_problems_name_every_field_at_fault():

@@ -19,9 +19,10 @@ from pydantic import ValidationError
 
 from svc_core.adapters import endpoint_guard, webhook_url
 from svc_core.domain import webhooks
+from svc_core.domain.fields import webhooks as webhook_fields
+from svc_core.domain.fields.secrets import MAX_VALUE_CHARS
 from svc_core.domain.models.secrets import SecretCreate, SecretUpdate
 from svc_core.domain.models.webhooks import WebhookRotate
-from svc_core.domain.tenant_secrets import MAX_VALUE_CHARS
 from svc_core.domain.webhook_delivery import secret_key
 from svc_core.platform.errors import ValidationFailed
 
@@ -53,7 +54,8 @@ def test_the_document_carries_the_rule_the_api_applies():
     assert URL_SCHEMA["pattern"] == webhook_url.PATTERN and URL_SCHEMA["maxLength"] == webhook_url.MAX_URL
     assert SCHEMAS["WebhookUpdate"]["properties"]["url"]["pattern"] == webhook_url.PATTERN
     for schema in (SECRET_SCHEMA, SCHEMAS["WebhookRotate"]["properties"]["secret"]):
-        assert [form["pattern"] for form in schema["anyOf"]] == [webhooks.WHSEC_PATTERN, webhooks.PLAIN_SECRET_PATTERN]
+        assert [form["pattern"] for form in schema["anyOf"]] == [webhook_fields.WHSEC_PATTERN,
+                                                                  webhook_fields.PLAIN_SECRET_PATTERN]
 
 
 @RULES
@@ -120,14 +122,14 @@ def secret_accepted(text: str) -> bool:
 
 
 @RULES
-@given(st.from_regex(webhooks.WHSEC_PATTERN, fullmatch=True))
+@given(st.from_regex(webhook_fields.WHSEC_PATTERN, fullmatch=True))
 def test_every_documented_whsec_secret_is_taken_and_keys_24_to_64_bytes(text):
     assert documented(SECRET_SCHEMA, text) and secret_accepted(text)
     assert 24 <= len(secret_key(text)) <= 64
 
 
 @RULES
-@given(st.from_regex(webhooks.PLAIN_SECRET_PATTERN, fullmatch=True).map(lambda t: (t + "A" * 32)[:256]))
+@given(st.from_regex(webhook_fields.PLAIN_SECRET_PATTERN, fullmatch=True).map(lambda t: (t + "A" * 32)[:256]))
 def test_every_documented_plain_secret_is_taken_and_keys_its_utf8_bytes(text):
     assert documented(SECRET_SCHEMA, text) and secret_accepted(text)
     assert secret_key(text) == text.encode()
@@ -138,7 +140,7 @@ def test_every_documented_plain_secret_is_taken_and_keys_its_utf8_bytes(text):
        st.sampled_from(["", "=", "A", " "]))
 def test_a_prefixed_secret_is_taken_exactly_when_the_document_allows_it(raw, prefix, tail):
     text = prefix + base64.b64encode(raw).decode() + tail
-    assert secret_accepted(text) == documented(SECRET_SCHEMA, text) == webhooks.is_secret(text)
+    assert secret_accepted(text) == documented(SECRET_SCHEMA, text) == webhook_fields.is_secret(text)
     if prefix == "whsec_" and not tail:
         assert secret_accepted(text) == (24 <= len(raw) <= 64)
 
@@ -147,7 +149,7 @@ def test_a_prefixed_secret_is_taken_exactly_when_the_document_allows_it(raw, pre
 @given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x7F) | st.sampled_from("éwhsecWHSEC_"),
                min_size=0, max_size=300))
 def test_any_text_is_a_secret_exactly_when_the_document_allows_it(text):
-    assert secret_accepted(text) == documented(SECRET_SCHEMA, text) == webhooks.is_secret(text)
+    assert secret_accepted(text) == documented(SECRET_SCHEMA, text) == webhook_fields.is_secret(text)
 
 
 # ---- secret values --------------------------------------------------------------------------

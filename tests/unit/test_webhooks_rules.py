@@ -10,8 +10,9 @@ from pydantic import ValidationError
 
 from svc_core.adapters.endpoint_guard import EndpointRefused, check
 from svc_core.domain import webhooks
+from svc_core.domain.fields.webhooks import secret_problem
 from svc_core.domain.models.webhooks import WebhookCreate, WebhookRotate, WebhookUpdate
-from svc_core.domain.webhooks import rotated_secrets, secret_problem
+from svc_core.domain.webhooks import rotated_secrets
 from svc_core.platform.errors import ValidationFailed
 
 

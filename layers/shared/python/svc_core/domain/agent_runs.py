@@ -73,6 +73,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.data import agent_run_queue, agents_table, projects_table, runs_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agent_tools, agents, metering, projects, storage, tenant_secrets
+from svc_core.domain.fields import agents as agent_fields
 from svc_core.domain.paging import id_page
 from svc_core.domain.references import referenced
 from svc_core.platform import ids, timeutil
@@ -84,11 +85,9 @@ if TYPE_CHECKING:
     from svc_core.domain.models.agents import RunCreate, RunDecision
 
 PREFIX = "run"
-MAX_GOAL = 20_000
 MAX_STORED_TEXT = 4_000        # characters of one step's model text kept in the run
 MAX_STORED_INPUT = 1_000       # characters of one tool input string kept in the run
 MAX_TOOL_TEXT = 2_000          # characters of a tool's result kept in the run (the model gets all)
-STATUSES = ("queued", "running", "awaiting_approval", "completed", "failed", "cancelled")
 ENDED = ("completed", "failed", "cancelled")
 STEP_LIMIT_REACHED = "STEP_LIMIT_REACHED"
 CANCELLED = "CANCELLED"
@@ -96,7 +95,6 @@ CONVERSATION_TOO_LARGE = "CONVERSATION_TOO_LARGE"
 LEASE_MARGIN_SECONDS = 180     # a holder's lease: its budget plus the longest model call and tool after it
 SYNC_LEASE_SECONDS = 35        # a request's lease: API Gateway ends it at 29 s, whatever its budget says
 MAX_SEALED_CHARACTERS = 300_000  # of the sealed conversation: the run's item stays under DynamoDB's 400 KB
-MAX_REASON = 1_000
 _PATH_SEGMENT = re.compile(r"^[^\x00-\x1f\x7f\\]+$")
 
 # ---- views and storage -----------------------------------------------------------------------
@@ -295,7 +293,7 @@ def _system_prompt(agent: dict[str, Any], project: dict[str, Any]) -> str:
     level = agent["config"]["autonomyLevel"]
     return (f"{agent['systemPrompt']}\n\n"
             f"You are working in the project {project['name']!r} ({project['id']}). "
-            f"Autonomy level: {level} ({agents.AUTONOMY_LEVELS[level]}). "
+            f"Autonomy level: {level} ({agent_fields.AUTONOMY_LEVELS[level]}). "
             "Use the tools offered when they help; answer with the result when the goal is reached.")
 
 

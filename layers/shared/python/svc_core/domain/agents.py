@@ -2,8 +2,8 @@
 will execute. This module keeps their configuration; it runs nothing.
 
 config (the spec lists only autonomyLevel; every field has a default, and so has config itself):
-    autonomyLevel  suggest | supervised | autonomous (AUTONOMY_LEVELS says what each means for runs);
-                   default suggest, the most cautious
+    autonomyLevel  suggest | supervised | autonomous (domain/fields/agents.py's AUTONOMY_LEVELS says
+                   what each means for runs); default suggest, the most cautious
     model          one of the deployment's allowed model ids (svc_core/adapters/models/registry.py), or null
                    for the deployment's default model
     stepLimit      the most model calls a run may make, 1 to 25 (default 8)
@@ -16,13 +16,14 @@ resets the field to its default.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from svc_core.adapters.models.registry import choose_model
 from svc_core.auth.context import TenantContext
 from svc_core.data import agents_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agent_tools
+from svc_core.domain.fields.agents import DEFAULT_AUTONOMY_LEVEL, DEFAULT_STEP_LIMIT
 from svc_core.domain.paging import tenant_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
@@ -32,33 +33,6 @@ if TYPE_CHECKING:
     from svc_core.domain.models.agents import AgentCreate, AgentUpdate
 
 PREFIX = "agt"
-MAX_NAME = 200
-MAX_SYSTEM_PROMPT = 20_000
-MAX_MODEL_ID = 256
-MIN_STEPS, MAX_STEPS, DEFAULT_STEP_LIMIT = 1, 25, 8
-DEFAULT_AUTONOMY_LEVEL = "suggest"
-
-AUTONOMY_LEVELS: dict[str, str] = {
-    "suggest": "only tools that read run; a change is proposed in the run's output, never made",
-    "supervised": "a tool that changes something pauses the run (awaiting_approval) until the caller "
-                  "approves or rejects that call; tools that read run",
-    "autonomous": "every allowed tool runs",
-}
-
-NAME_HELP = f"1 to {MAX_NAME} characters, at least one visible; leading and trailing spaces are trimmed"
-PROMPT_HELP = f"1 to {MAX_SYSTEM_PROMPT:,} characters, at least one visible; kept exactly as sent"
-AUTONOMY_HELP = ("; ".join(f"{level}: {meaning}" for level, meaning in AUTONOMY_LEVELS.items())
-                 + f"; null or left out: {DEFAULT_AUTONOMY_LEVEL}")
-MODEL_HELP = "one of the deployment's allowed model ids; null or left out: the deployment's default model"
-STEPS_HELP = (f"the most model calls one run may make, {MIN_STEPS} to {MAX_STEPS}; "
-              f"null or left out: {DEFAULT_STEP_LIMIT}")
-TOOLS_HELP = ("the tools the agent may use, each at most once: "
-              + "; ".join(f"{t.name} ({'changes' if t.changes else 'reads'}): {t.description.rstrip('.')}"
-                          for t in agent_tools.CATALOGUE)
-              + "; null or left out: every tool; [] for none")
-
-AutonomyLevel = Literal[tuple(AUTONOMY_LEVELS)]  # type: ignore[valid-type]
-ToolName = Literal[agent_tools.TOOL_NAMES]  # type: ignore[valid-type]
 
 _DEFAULTS: dict[str, Any] = {"autonomyLevel": DEFAULT_AUTONOMY_LEVEL, "model": None, "stepLimit": DEFAULT_STEP_LIMIT,
                              "tools": list(agent_tools.DEFAULT_TOOLS)}

@@ -32,8 +32,6 @@ from svc_core.rules import rotation
 if TYPE_CHECKING:
     from svc_core.domain.models.api_keys import ApiKeyCreate, ApiKeyRotate
 
-MAX_OVERLAP_SECONDS = 7 * 24 * 3600
-DEFAULT_OVERLAP_SECONDS = 24 * 3600
 MAX_LIVE_VALUES = 5   # the current value and at most four in their overlap (as a webhook's secrets)
 
 

@@ -19,6 +19,7 @@ from svc_core.data import billing_table, tenants_table, usage_table
 from svc_core.data.common import read_items
 from svc_core.domain import billing_ledger as ledger
 from svc_core.domain import tenants
+from svc_core.domain.fields.billing import PACKS
 from svc_core.domain.paging import id_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from svc_core.domain.models.billing import BillingGiftCardRedeem, BillingPurchaseCreate, BillingSubscriptionCreate
 
 CURRENCY = "usd"
-PACKS: dict[str, int] = {"credits_10": 10, "credits_25": 25, "credits_50": 50, "credits_100": 100}
-MIN_CUSTOM_CREDITS, MAX_CUSTOM_CREDITS = 5, 10_000
 GIFT_CARD_MAX_CREDITS = 10_000
 REDEEM_FAILURES_PER_HOUR = 5
 PAID_PLANS = tuple(p for p in plans.PLANS if plans.MONTHLY_PRICE_CENTS[p] > 0)
@@ -427,7 +426,6 @@ def adjust(tenant_id: str, micro_credits: int, reason: str, operator: str) -> di
     entry = ledger.new_entry("adjustment", micro_credits, principal=f"operator:{operator}", request_id=None,
                              reason=reason, reference=None)
     return ledger.record(tenant_id, entry)
-
 
 
 # ---- the payment provider's webhooks (Stripe) ----------------------------------------------------

@@ -26,6 +26,7 @@ from svc_core.data import (
 )
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import projects
+from svc_core.domain.fields.chat import MESSAGES_SHOWN
 from svc_core.domain.paging import id_page, tenant_page
 from svc_core.domain.references import referenced
 from svc_core.platform import ids, log, timeutil
@@ -37,10 +38,6 @@ if TYPE_CHECKING:
 
 PREFIX = "chs"
 MESSAGE_PREFIX = "msg"
-MAX_TITLE = 200
-MAX_CONTENT = 20_000
-MESSAGES_SHOWN = 100        # GET /chat/sessions/{id} answers the newest this many messages
-MESSAGE_STATUSES = ("pending", "streaming", "completed", "failed")
 
 
 # ---- views -------------------------------------------------------------------------------------

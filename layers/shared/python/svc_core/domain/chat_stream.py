@@ -52,7 +52,6 @@ TOKEN_TYPE = "chat-stream+jwt"  # not at+jwt: tokens.verify() refuses it everywh
 TOKEN_LIFETIME_SECONDS = 300
 SESSION_CHECK_SECONDS = 1.0     # while idle: how often to look whether the turn ended
 BATCH = 200                     # events read per query
-EVENT_ID_PATTERN = r"^[0-9]{1,18}$"   # a stream event's id
 # Where a stream resumes: an event's id, or nothing (an empty Last-Event-ID is as if not sent).
 LAST_EVENT_ID_PATTERN = r"^(?:[0-9]{1,18})?$"
 _LAST_EVENT_ID = re.compile(LAST_EVENT_ID_PATTERN)

@@ -53,8 +53,9 @@ from svc_core.data import (
     usage_table,
 )
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import agent_runs, agent_tools, agents, metering
+from svc_core.domain import agent_runs, agent_tools, metering
 from svc_core.domain.chat import empty_usage
+from svc_core.domain.fields import agents as agent_fields
 from svc_core.platform import log, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable
@@ -184,7 +185,7 @@ def _config(agent: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     config = agent["config"]
     return {"autonomyLevel": config["autonomyLevel"], "model": config.get("model"),
-            "stepLimit": config.get("stepLimit", agents.DEFAULT_STEP_LIMIT),
+            "stepLimit": config.get("stepLimit", agent_fields.DEFAULT_STEP_LIMIT),
             "tools": list(config.get("tools", agent_tools.DEFAULT_TOOLS))}
 
 

@@ -43,10 +43,6 @@ LIFETIME_SECONDS = 600
 POLL_INTERVAL_SECONDS = 5
 _CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read aloud and typed without doubt
 
-# A login id (secrets.token_urlsafe(32)): the status and info routes take it as a query parameter.
-LOGIN_ID_PATTERN = r"^[A-Za-z0-9_-]{43}$"
-LOGIN_ID_EXAMPLE = "x4Qy0oR3c8mVvT2bZL9aK1nE5wJ7hU6sD0fG3pM8qYk"
-
 
 def _verification_code() -> str:
     raw = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(8))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from svc_core.auth.context import TenantContext
 from svc_core.data import events_table
@@ -19,7 +19,6 @@ from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import NotFound, ValidationFailed
 from svc_core.rules import cursors
 from svc_core.rules.events import EVENT_PREFIX, EVENT_TYPES, Event
-from svc_core.rules.params import Query
 
 RETENTION_DAYS = 30
 SCOPE = "events:read"
@@ -36,8 +35,6 @@ _CLOCK = r"(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?"
 TIME_PATTERN = rf"^{_DATE}T{_CLOCK}(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$"
 
 EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
-TimeQuery = Annotated[str | None, Query(pattern=TIME_PATTERN, description=(
-    "ISO 8601 date and time with its offset, e.g. 2026-11-25T10:00:00Z"))]
 
 
 def object_id_of(event: Event) -> str | None:

@@ -2,8 +2,8 @@
 own (BYOS: an S3, R2, GCS or Azure bucket), and the check that BYOS really works.
 
 A body is one of the variants of the document (oneOf, told apart by storageMode and byosProvider;
-what each provider needs is PROVIDER_RULES below, which makes both the models (domain/models/regions)
-and the document):
+what each provider needs is PROVIDER_RULES in domain/fields/regions.py, which makes both the models
+(domain/models/regions) and the document):
     s3     byosBucket, byosRegion (byosEndpoint optional: AWS's regional endpoint by default)
     r2     byosEndpoint, byosBucket
     gcs    byosEndpoint (its S3-interoperable endpoint), byosBucket
@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from svc_core.adapters import endpoint_guard, project_files, project_files_bucket, sealing, storage_probe
@@ -41,6 +40,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.data import tenants_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import region_preferences
+from svc_core.domain.fields.regions import ENDPOINT_PATTERN, KEYS
 from svc_core.domain.tenant_access import not_found, own_tenant, require_feature
 from svc_core.platform import timeutil
 from svc_core.platform.config import settings
@@ -53,31 +53,7 @@ if TYPE_CHECKING:
 
 SECTION = "storage"
 BYOS_FIELDS = ("byosProvider", "byosEndpoint", "byosBucket", "byosRegion", "byosAccessKey", "byosSecretKey")
-KEYS = ("byosAccessKey", "byosSecretKey")
 CREDENTIALS_CONTEXT_PURPOSE = "byos-credentials"
-
-
-@dataclass(frozen=True)
-class ProviderRules:
-    required: tuple[str, ...]    # besides byosBucket
-    bucket_pattern: str          # the provider's own naming rule (with bucket_max characters, 3 at least)
-    bucket_max: int
-    bucket_rule: str
-
-
-PROVIDER_RULES = {
-    "s3": ProviderRules(("byosRegion",), r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$", 63, "3-63 characters: a-z 0-9 . -"),
-    "r2": ProviderRules(("byosEndpoint",), r"^[a-z0-9][a-z0-9-]*[a-z0-9]$", 63, "3-63 characters: a-z 0-9 -"),
-    "gcs": ProviderRules(("byosEndpoint",), r"^[a-z0-9][a-z0-9._-]*[a-z0-9]$", 222, "3-222 characters: a-z 0-9 . _ -"),
-    "azure": ProviderRules(("byosEndpoint",), r"^[a-z0-9]+(-[a-z0-9]+)*$", 63,
-                           "a container name: 3-63 characters a-z 0-9 -, no double hyphen"),
-}
-PROVIDERS = tuple(PROVIDER_RULES)
-
-# https, a host name and port as endpoint_guard's text rules say (no IP address, no local name),
-# and a path of visible ASCII without ? and #: what endpoint_guard.parse accepts, minus IP literals.
-_PATH_CHARACTER = r"[\x21\x22\x24-\x3e\x40-\x7e]"
-ENDPOINT_PATTERN = f"^https://{endpoint_guard.HOST_NAME}(?::{endpoint_guard.PORT})?(?:/{_PATH_CHARACTER}*)?$"
 _ENDPOINT = re.compile(ENDPOINT_PATTERN)
 ENDPOINT_RULE = ("must be https://host[:port][/path] with a DNS name of two labels or more for host (no IP "
                  "address, user, query or fragment)")

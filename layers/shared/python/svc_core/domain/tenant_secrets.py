@@ -20,6 +20,7 @@ from svc_core.adapters import sealing
 from svc_core.auth.context import TenantContext
 from svc_core.data import secrets_table
 from svc_core.data.common import ConditionFailed
+from svc_core.domain.fields.secrets import NAME_PATTERN
 from svc_core.domain.paging import tenant_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, NotFound
@@ -29,11 +30,6 @@ if TYPE_CHECKING:
 
 PREFIX = "sec"
 PURPOSE = "tenant-secret"
-NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"
-# Characters (code points, as the schema's maxLength counts them): at most 64 KiB of UTF-8 sealed,
-# and even written all in \uXXXX\uXXXX escapes (12 bytes a character) a body stays under 256 KiB.
-MAX_VALUE_CHARS = 16384
-MAX_DESCRIPTION = 500
 _NAME = re.compile(NAME_PATTERN)
 
 

@@ -24,7 +24,7 @@ admission: no credential, not counted (svc_core.http.cors). Paths are written as
 
 Routing and validation are this module's and svc_core.http.binding's, with Powertools' rules and
 error locations; the OpenAPI document is Powertools', generated from the same declarations
-(`openapi_resolver`, devstack/openapi.py). Powertools' event handler is not imported to serve a
+(svc_core.http.openapi_doc, which imports this module, never the reverse). Powertools' event handler is not imported to serve a
 request: its import alone (every resolver it has, its OpenAPI models) cost each cold start about
 50 ms, a third of a function's own start-up (docs/benchmarks.md). docs/architecture.md, "Why the HTTP
 layer is our own", gives the figures and what to keep in step with Powertools.
@@ -126,7 +126,7 @@ class Route:
     call: Callable[..., Response]  # the function, its result made the answer
     binder: Binder
     pattern: re.Pattern[str]
-    doc: dict[str, Any]          # what the OpenAPI document says of it (openapi_resolver)
+    doc: dict[str, Any]          # what the OpenAPI document says of it (openapi_doc)
 
 
 class Api:
@@ -220,14 +220,6 @@ class Api:
 
     def delete(self, path: str, **kw: Any) -> Callable:
         return self.route("DELETE", path, **kw)
-
-    # ---- the OpenAPI document -----------------------------------------------------------
-
-    def openapi_resolver(self) -> Any:
-        """A Powertools resolver with every route declared as it is here, for its OpenAPI document
-        (get_openapi_schema): the generator's, never a request's (svc_core.http.openapi_doc)."""
-        from svc_core.http import openapi_doc
-        return openapi_doc.resolver(self)
 
     # ---- SnapStart ----------------------------------------------------------------------
 

@@ -13,18 +13,18 @@ VALIDATION_ERROR naming `cursor`.
   time (42 bits: until the year 2109), the event id's 22 digits as above, 1 digit for the attempt
   number (0 to 63).
 
-The patterns below are what the query parameters document and what decoding checks.
+The patterns below are what the query parameters document (IdCursor, AttemptCursor in
+svc_core/rules/params.py) and what decoding checks.
 """
 
 from __future__ import annotations
 
 import re
 import string
-from typing import Annotated, NamedTuple
+from typing import NamedTuple
 
 from svc_core.platform import ids
 from svc_core.platform.errors import ValidationFailed
-from svc_core.rules.params import Query
 
 _ALPHABET = string.ascii_uppercase + string.ascii_lowercase + string.digits + "-_"   # base64url's order
 _DIGIT = "[A-Za-z0-9_-]"
@@ -35,10 +35,6 @@ _TIME_DIGITS = 7
 
 ID_CURSOR = f"^{_ID_PART}$"
 ATTEMPT_CURSOR = f"^{_DIGIT}{{{_TIME_DIGITS}}}{_ID_PART}{_DIGIT}$"   # the attempt number: one digit
-
-_DESCRIPTION = "the nextCursor of the previous page; any string of this pattern is a position in the list"
-IdCursor = Annotated[str | None, Query(pattern=ID_CURSOR, description=_DESCRIPTION)]
-AttemptCursor = Annotated[str | None, Query(pattern=ATTEMPT_CURSOR, description=_DESCRIPTION)]
 
 
 class AttemptPosition(NamedTuple):

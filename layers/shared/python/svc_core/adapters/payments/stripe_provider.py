@@ -17,7 +17,7 @@ from typing import Any
 import stripe
 
 from svc_core.adapters import secrets_cache
-from svc_core.adapters.payments import Payment, Subscription
+from svc_core.adapters.payments.base import Payment, Subscription
 from svc_core.platform.config import settings
 from svc_core.platform.errors import ProviderError, Unauthorized, ValidationFailed
 from svc_core.platform.log import logger

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core.adapters.payments import Payment, Subscription
+from svc_core.adapters.payments.base import Payment, Subscription
 from svc_core.platform import ids, timeutil
 
 PERIOD_SECONDS = 30 * 24 * 3600

@@ -8,5 +8,8 @@ start: svc_core.http.binding). A function module names them lazily:
     def create_project(body: models.ProjectCreate): ...        # with `from __future__ import annotations`
 
 The domain module annotates with them under TYPE_CHECKING, and imports them inside a function that
-builds one. The OpenAPI document is generated from them (svc_core.http.openapi_doc).
+builds one. A model takes its area's limits, patterns and help texts from svc_core.domain.fields,
+which the domain module imports too, so that no domain module and its models import each other
+(tests/unit/test_layer_imports.py finds any circle). The OpenAPI document is generated from them
+(svc_core.http.openapi_doc).
 """

@@ -7,19 +7,21 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from svc_core.domain import agent_tools, projects
-from svc_core.domain.agent_runs import MAX_GOAL, MAX_REASON, STATUSES
-from svc_core.domain.agents import (
+from svc_core.domain.fields.agents import (
     AUTONOMY_HELP,
     DEFAULT_AUTONOMY_LEVEL,
     DEFAULT_STEP_LIMIT,
+    MAX_GOAL,
     MAX_MODEL_ID,
     MAX_NAME,
+    MAX_REASON,
     MAX_STEPS,
     MAX_SYSTEM_PROMPT,
     MIN_STEPS,
     MODEL_HELP,
     NAME_HELP,
     PROMPT_HELP,
+    STATUSES,
     STEPS_HELP,
     TOOLS_HELP,
     AutonomyLevel,

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from svc_core.auth.scopes import SCOPES
-from svc_core.domain.api_keys import DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS
+from svc_core.domain.fields.api_keys import DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS
 from svc_core.domain.models.common import Page, named
 from svc_core.rules.schemas import RequestBody, name_text, whole_number
 

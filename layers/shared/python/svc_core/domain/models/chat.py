@@ -8,8 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from svc_core.domain import agents, projects
-from svc_core.domain.chat import MAX_CONTENT, MAX_TITLE, MESSAGE_STATUSES, MESSAGES_SHOWN
-from svc_core.domain.chat_stream import EVENT_ID_PATTERN
+from svc_core.domain.fields.chat import EVENT_ID_PATTERN, MAX_CONTENT, MAX_TITLE, MESSAGE_STATUSES, MESSAGES_SHOWN
 from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.rules.schemas import VISIBLE, RequestBody, id_of, name_text, unicode_text
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from svc_core.domain.device_login import LOGIN_ID_EXAMPLE, LOGIN_ID_PATTERN
+from svc_core.domain.fields.device_login import LOGIN_ID_EXAMPLE, LOGIN_ID_PATTERN
 from svc_core.rules.schemas import RequestBody
 
 LoginId = Annotated[str, StringConstraints(pattern=LOGIN_ID_PATTERN), Field(examples=[LOGIN_ID_EXAMPLE])]

@@ -21,16 +21,19 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from svc_core.domain import region_preferences
-from svc_core.domain.region_preferences import (
+from svc_core.domain.fields.regions import (
     COMPLIANCE_LEVEL_PATTERN,
+    ENDPOINT_PATTERN,
     FIELDS,
+    KEYS,
+    PROVIDER_RULES,
+    PROVIDERS,
     RULED_LEVELS,
     Jurisdiction,
+    ProviderRules,
     RegionId,
     body_schema_rules,
 )
-from svc_core.domain.storage import ENDPOINT_PATTERN, KEYS, PROVIDER_RULES, PROVIDERS, ProviderRules
 from svc_core.rules.schemas import DocumentedPattern, RequestBody
 
 # ---- regional preferences ------------------------------------------------------------------
@@ -99,7 +102,7 @@ Secret = Annotated[str, StringConstraints(min_length=1, max_length=512, pattern=
 class PlatformStorageBody(RequestBody):
     """The platform's storage."""
     storageMode: Literal["platform"]
-    platformRegion: region_preferences.RegionId | None = Field(
+    platformRegion: RegionId | None = Field(
         None, description="an available region of the catalogue; default: the tenant's primary region")
 
 

@@ -8,9 +8,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints, WithJsonSchema
 
 from svc_core.adapters import webhook_url
-from svc_core.domain import events, webhooks
-from svc_core.domain.models.common import Deleted, Page, named
-from svc_core.domain.webhooks import (
+from svc_core.domain import events
+from svc_core.domain.fields.webhooks import (
     ALL_EVENTS,
     DEFAULT_OVERLAP_SECONDS,
     MAX_DESCRIPTION,
@@ -22,13 +21,15 @@ from svc_core.domain.webhooks import (
     SECRET_MIN_BYTES,
     SECRET_PREFIX,
     WHSEC_PATTERN,
+    secret_problem,
 )
+from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.rules.events import EVENT_TYPES
 from svc_core.rules.schemas import DocumentedPattern, PatchBody, RequestBody, description_text, whole_number
 
 
 def _secret(text: str) -> str:
-    problem = webhooks.secret_problem(text)
+    problem = secret_problem(text)
     if problem:
         raise ValueError(problem)
     return text
