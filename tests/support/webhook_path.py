@@ -9,7 +9,7 @@ from typing import Any
 
 from devstack.pollers import QueuePoller
 from devstack.template import Resolver
-from svc_core.rules import events
+from svc_core.contracts import events
 from tests.support.functions import load_function
 from tests.support.queues import take_messages
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import cursors
 from svc_core.data import (
     agents_table,
     chat_events_table,
@@ -27,11 +28,10 @@ from svc_core.data import (
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import projects
 from svc_core.domain.fields.chat import MESSAGES_SHOWN
-from svc_core.domain.paging import id_page, tenant_page
+from svc_core.domain.paging import id_page, tenant_list_page
 from svc_core.domain.references import referenced
 from svc_core.platform import ids, log, timeutil
 from svc_core.platform.errors import Conflict, InternalError, NotFound
-from svc_core.rules import cursors
 
 if TYPE_CHECKING:
     from svc_core.domain.models.chat import ChatMessageCreate, ChatSessionCreate
@@ -98,7 +98,7 @@ def create_session(ctx: TenantContext, body: ChatSessionCreate, store=chat_sessi
 
 
 def list_sessions(ctx: TenantContext, limit: int, cursor: str | None, store=chat_sessions_table) -> dict[str, Any]:
-    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=session_view)
+    return tenant_list_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=session_view)
 
 
 def read_session(ctx: TenantContext, session_id: str, store=chat_sessions_table,
