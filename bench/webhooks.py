@@ -81,8 +81,8 @@ def _receiver(secret: str, verify_every: int = 50):
 
 
 def throughput(fixture, messages: int = 500) -> ThroughputResult:
+    from svc_core.contracts import events
     from svc_core.data.webhook_delivery_queue import delivery_message
-    from svc_core.rules import events
     from tests.support.functions import load_function
     from tests.support.webhook_receiver import new_secret, register
 

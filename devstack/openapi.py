@@ -23,7 +23,7 @@ LAYER = ROOT / "layers" / "shared" / "python"
 if str(LAYER) not in sys.path:
     sys.path.insert(0, str(LAYER))
 
-from svc_core.rules import deployment_document  # noqa: E402  (the layer's path is set just above)
+from svc_core.contracts import deployment_document  # noqa: E402  (the layer's path is set just above)
 
 DOCUMENT = ROOT / "functions" / "meta" / "openapi.json"
 LICENSE = "LicenseRef-Proprietary"   # an SPDX reference to a license of its own: the API is not open source

@@ -8,9 +8,9 @@ from svc_core.domain import agents
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http import envelope, idempotency
 from svc_core.http.api import JSON, Api
+from svc_core.http.params import Body, IdCursor, Query
 from svc_core.http.response import Response
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import Body, IdCursor, Query
 
 models = lazy_module("svc_core.domain.models.agents")
 # The run machinery (model adapters, sealing, the tenants' storage backends) is loaded by the first

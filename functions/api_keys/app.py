@@ -7,8 +7,8 @@ from typing import Annotated
 from svc_core.domain import api_keys
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import Api
+from svc_core.http.params import Body, IdCursor, Query
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import Body, IdCursor, Query
 
 models = lazy_module("svc_core.domain.models.api_keys")
 api = Api()

@@ -11,9 +11,9 @@ from typing import Annotated
 from svc_core.domain import accounts, device_login, idp_exchange
 from svc_core.domain.fields import device_login as device_login_fields
 from svc_core.http.api import AUTHENTICATED, Api
-from svc_core.http.pages import load_page
+from svc_core.http.html_pages import load_page
+from svc_core.http.params import Body, Query
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import Body, Query
 
 account_models = lazy_module("svc_core.domain.models.accounts")
 device_models = lazy_module("svc_core.domain.models.device_login")

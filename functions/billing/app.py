@@ -9,8 +9,8 @@ from svc_core.domain import billing
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http import idempotency
 from svc_core.http.api import AUTHENTICATED, Api
+from svc_core.http.params import IdCursor, Query
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import IdCursor, Query
 
 models = lazy_module("svc_core.domain.models.billing")
 api = Api()

@@ -21,10 +21,10 @@ from svc_core.domain import chat_stream
 from svc_core.domain.chat_stream import EVENT_STREAM, STREAM_PATH
 from svc_core.http import streamed
 from svc_core.http.api import Api
+from svc_core.http.params import Header, Query
 from svc_core.http.response import Response
 from svc_core.platform.config import settings
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import Header, Query
 
 models = lazy_module("svc_core.domain.models.chat")
 EVENT_ID_PATTERN = chat_stream.LAST_EVENT_ID_PATTERN

@@ -19,10 +19,10 @@ from svc_core.domain import event_stream, events
 from svc_core.domain.event_stream import LAST_EVENT_ID_PATTERN, STREAM_PATH, TYPES_PATTERN
 from svc_core.http import streamed
 from svc_core.http.api import Api
+from svc_core.http.params import Header, Query
 from svc_core.http.response import Response
 from svc_core.platform.config import settings
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import Header, Query
 
 models = lazy_module("svc_core.domain.models.events")
 BUFFERED_SECONDS = 20.0  # API Gateway answers a buffered proxy integration after 29 s

@@ -8,8 +8,8 @@ from svc_core.domain import events
 from svc_core.domain.events import TIME_PATTERN, EventType
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import Api
+from svc_core.http.params import IdCursor, Query
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import IdCursor, Query
 
 models = lazy_module("svc_core.domain.models.events")
 api = Api()

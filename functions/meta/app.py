@@ -12,11 +12,11 @@ from pathlib import Path
 
 from svc_core.adapters.models.registry import allowed_models
 from svc_core.auth import signing_keys
+from svc_core.contracts import deployment_document
 from svc_core.http.api import Api
-from svc_core.http.pages import renderer_page
+from svc_core.http.html_pages import renderer_page
 from svc_core.platform.config import settings
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules import deployment_document
 
 models = lazy_module("svc_core.domain.models.meta")
 api = Api()

@@ -8,8 +8,8 @@ from typing import Annotated
 from svc_core.domain import oauth_connections
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import AUTHENTICATED, Api
+from svc_core.http.params import Body, IdCursor, Query
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import Body, IdCursor, Query
 
 models = lazy_module("svc_core.domain.models.oauth")
 api = Api()

@@ -15,10 +15,10 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item
+from svc_core.contracts.events import Event
 from svc_core.domain import events
 from svc_core.platform.config import settings
 from svc_core.platform.log import logger
-from svc_core.rules.events import Event
 
 # The stream is mapped with ReportBatchItemFailures: a batch whose every record failed is
 # reported record by record too, rather than raised (which would make Lambda bisect it).

@@ -8,8 +8,8 @@ from typing import Annotated
 
 from svc_core.domain import region_preferences, routing, storage
 from svc_core.http.api import AUTHENTICATED, Api
+from svc_core.http.params import Body
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import Body
 
 models = lazy_module("svc_core.domain.models.regions")
 api = Api()

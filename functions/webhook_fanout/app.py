@@ -16,9 +16,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
+from svc_core.contracts.events import Event
 from svc_core.domain import webhooks
 from svc_core.platform.log import logger
-from svc_core.rules.events import Event
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 

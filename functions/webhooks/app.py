@@ -10,8 +10,8 @@ from svc_core.domain import webhook_replays, webhooks
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http import idempotency
 from svc_core.http.api import Api
+from svc_core.http.params import AttemptCursor, Body, IdCursor, Query
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import AttemptCursor, Body, IdCursor, Query
 
 models = lazy_module("svc_core.domain.models.webhooks")
 api = Api()

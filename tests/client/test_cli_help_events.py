@@ -10,7 +10,7 @@ import click
 
 from svc_client.cli import cli
 from svc_client.webhook_events import EVENT_TYPES, example_events
-from svc_core.rules.events import EVENT_TYPES as SERVICE_EVENT_TYPES
+from svc_core.contracts.events import EVENT_TYPES as SERVICE_EVENT_TYPES
 
 # An event's name is a kind and what happened to it (project.created), or the test event.
 EVENT_NAME = re.compile(r"\b[a-z]+\.(?:[a-z]+ed|test)\b")

@@ -104,7 +104,7 @@ def test_the_clients_webhook_event_is_the_services_envelope_field_by_field():
     # same JSON types (the client may accept more), required alike.
     from pydantic import TypeAdapter
 
-    from svc_core.rules.events import Event
+    from svc_core.contracts.events import Event
     ours = TypeAdapter(Event).json_schema()  # a dataclass's fields, as pydantic reads them
     theirs = WebhookEvent.model_json_schema(by_alias=True)
     assert list(theirs["properties"]) == list(ours["properties"])
@@ -116,8 +116,8 @@ def test_the_clients_webhook_event_is_the_services_envelope_field_by_field():
 
 def test_every_event_the_service_sends_parses_as_a_typed_event_with_the_same_fields():
     from svc_client.webhook_events import _BY_PREFIX
+    from svc_core.contracts.events import EVENT_TYPES, Event, new_event
     from svc_core.domain.webhooks import TEST_EVENT
-    from svc_core.rules.events import EVENT_TYPES, Event, new_event
     for kind in (*EVENT_TYPES, TEST_EVENT):
         assert [cls for prefix, cls in _BY_PREFIX.items() if kind.startswith(prefix)], f"{kind} has no typed event"
     sent = new_event("user.created", "ten_01", {"id": "usr_01", "email": "a@example.com", "name": "A",

@@ -103,7 +103,7 @@ def test_case_folding_goes_beyond_lower_case(stack):
 
 
 def test_an_address_claimed_before_normalisation_still_signs_in(stack, monkeypatch):
-    from svc_core.rules import email_address
+    from svc_core.contracts import email_address
     with monkeypatch.context() as patched:
         patched.setattr(email_address, "normalise", lambda address: address.lower())  # as claims were written
         registered_before("Stra\u00dfe@example.de")

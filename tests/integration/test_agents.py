@@ -14,8 +14,8 @@ import re
 
 import pytest
 
+from svc_core.contracts.cursors import id_cursor
 from svc_core.domain import agent_tools
-from svc_core.rules.cursors import id_cursor
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error
 from tests.support.stack import provisioned_stack

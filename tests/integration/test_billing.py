@@ -201,7 +201,7 @@ def test_a_subscription_moves_the_plan_invoices_the_period_and_credits_its_price
 
 def test_the_new_plan_s_rate_limit_applies(stack):
     from svc_core.auth import tenant_policy
-    from svc_core.rules import plans
+    from svc_core.contracts import plans
     tenant, key = stack.tenant_with_key()
     subscribe(key, "growth")
     tenant_policy.forget()

@@ -109,10 +109,10 @@ def test_a_cancelled_write_publishes_nothing_and_stores_nothing(data_backend, op
     assert len(data_backend.items(stack.environment["OUTBOX_TABLE"])) == outbox_before
     assert data_backend.items(stack.environment["PROJECTS_TABLE"]) == projects_before
 
+    from svc_core.contracts import events
     from svc_core.data import outbox_table
     from svc_core.data.common import transact
     from svc_core.platform import timeutil
-    from svc_core.rules import events
     transact([outbox_table.put_event_item(events.new_event("project.created", made["tenant"], {"n": 1}),
                                           timeutil.now())])
     for _ in range(3):

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from svc_core.adapters import aws
+from svc_core.contracts import events
 from svc_core.data import api_keys_table, outbox_table, projects_table, rate_limits_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, cancellation_reasons, transact
 from svc_core.data.rate_limits_table import CredentialRevoked
@@ -24,7 +25,6 @@ from svc_core.domain.tenants import create_tenant_with_owner
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict
-from svc_core.rules import events
 
 WEEK = outbox_table.RETENTION_SECONDS
 # The start of the 60 s window each test runs in, set by `clock`. It follows the real clock

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from svc_core.adapters.dynamo import to_item
+from svc_core.contracts.events import Event
 from svc_core.domain import events as event_log
 from svc_core.platform import ids, timeutil
-from svc_core.rules.events import Event
 from tests.support.functions import call, load_function
 from tests.support.projects import assert_error
 from tests.support.stack import provisioned_stack
@@ -125,7 +125,7 @@ def test_pages_newest_first_with_a_cursor_and_filters(logged):
             break
     assert seen == [events[1]["id"], events[0]["id"]]
     # A cursor past the range's end continues within it; one before its start ends the list.
-    from svc_core.rules.cursors import id_cursor
+    from svc_core.contracts.cursors import id_cursor
     assert listed(key, cursor=id_cursor(events[3]["id"]), until=timeutil.iso(BASE + 60)).data["items"] == [
         events[1], events[0]]
     assert listed(key, cursor=id_cursor(events[0]["id"]), since=timeutil.iso(BASE + 60)).data["items"] == []

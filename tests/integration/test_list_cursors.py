@@ -1,5 +1,5 @@
 """The `cursor` of every list: any string of the documented pattern is answered 200 (a position in
-the caller's own list), any other string 400 VALIDATION_ERROR naming `cursor` (svc_core/rules/cursors.py),
+the caller's own list), any other string 400 VALIDATION_ERROR naming `cursor` (svc_core/contracts/cursors.py),
 never 500. The lists and their patterns are read from the template and the OpenAPI document; the
 property runs on moto and on DynamoDB Local, which refuses a start key outside a Query's key range.
 Paging itself, on both engines: tests/integration/test_list_positions.py."""
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from devstack import routes
+from svc_core.contracts import cursors
 from svc_core.platform import ids
-from svc_core.rules import cursors
 from tests.support.functions import call
 from tests.support.projects import assert_error
 from tests.support.stack import provisioned_stack

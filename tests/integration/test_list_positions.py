@@ -1,6 +1,6 @@
 """Every list continues after any position, on moto and on DynamoDB Local.
 
-A cursor carries only a position (svc_core/rules/cursors.py): the last item's id, or any id the caller
+A cursor carries only a position (svc_core/contracts/cursors.py): the last item's id, or any id the caller
 made up. Each table module builds its ExclusiveStartKey from that position, also for an item that
 does not exist, and on an index (api keys, runs) with the table's key too. These tests page each
 list and start it after positions that name no item, in one tenant's data among another's.
@@ -16,6 +16,8 @@ import pytest
 from devstack import routes
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import to_item
+from svc_core.contracts import events
+from svc_core.contracts.cursors import AttemptPosition
 from svc_core.data import (
     agents_table,
     api_keys_table,
@@ -30,8 +32,6 @@ from svc_core.data import (
 )
 from svc_core.platform import ids
 from svc_core.platform.config import settings
-from svc_core.rules import events
-from svc_core.rules.cursors import AttemptPosition
 
 STEP_MS = 10
 AGENT = "agt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
+from svc_core.contracts import events
 from svc_core.data import webhook_delivery_queue
 from svc_core.domain import webhook_delivery
 from svc_core.platform import config
-from svc_core.rules import events
 from tests.support import projects as project_api
 from tests.support.auth_helpers import Clock
 from tests.support.functions import call

@@ -21,10 +21,10 @@ def test_filter_patterns_match_like_lambda_filter_criteria():
 
 
 def _put_events(stack, count):
+    from svc_core.contracts import events
     from svc_core.data import outbox_table
     from svc_core.data.common import transact
     from svc_core.platform import timeutil
-    from svc_core.rules import events
     made = [events.new_event("project.created", "ten_X", {"n": i}) for i in range(count)]
     for event in made:
         transact([outbox_table.put_event_item(event, timeutil.now())])
@@ -235,10 +235,10 @@ def test_a_cancelled_transaction_publishes_nothing_and_the_stream_goes_on(data_b
     """On both engines: DynamoDB Local writes no stream record for it; moto does, and leaves
     iterators on a discarded copy of the table, which the local stack's moto poller handles."""
     from devstack.stack import LocalStack
+    from svc_core.contracts import events
     from svc_core.data import outbox_table, tenants_table
     from svc_core.data.common import ConditionFailed, transact
     from svc_core.platform import timeutil
-    from svc_core.rules import events
     stack = data_backend.stack
     clients = _clients(stack)
     delivered: list[str] = []

@@ -13,10 +13,10 @@ import json
 import pytest
 from botocore.exceptions import ClientError
 
+from svc_core.contracts.cursors import id_cursor
 from svc_core.data import projects_table
 from svc_core.platform import ids
 from svc_core.platform.config import settings
-from svc_core.rules.cursors import id_cursor
 from tests.support.projects import (
     CREATE,
     ISO_UTC,
@@ -333,7 +333,7 @@ def test_a_cancelled_transaction_stores_neither_the_change_nor_its_event(stack, 
                                       Item={"id": {"S": taken}, "type": {"S": "sentinel"}})
     before = snapshot()
     real_new_id = ids.new_id
-    monkeypatch.setattr("svc_core.rules.events.new_id", lambda p: taken if p == "evt" else real_new_id(p))
+    monkeypatch.setattr("svc_core.contracts.events.new_id", lambda p: taken if p == "evt" else real_new_id(p))
     if operation == "create":
         # Nothing was written: a collision the client may send again.
         assert_error(api(CREATE, key, body={"name": "Gemini"}), 409, "CONFLICT")

@@ -183,7 +183,7 @@ def test_a_revoked_keys_401_carries_the_headers_too(stack, clock):
 # ---- the tenant's ceiling -------------------------------------------------------------------
 
 def test_a_tenants_keys_together_hit_its_ceiling_and_another_tenant_is_unaffected(stack, limit, clock):
-    from svc_core.rules import plans
+    from svc_core.contracts import plans
     ceiling = limit * plans.TENANT_CEILING_MULTIPLE
     tenant, first = stack.tenant_with_key()
     keys = [first] + [stack.new_key(tenant)["key"] for _ in range(plans.TENANT_CEILING_MULTIPLE)]
@@ -212,7 +212,7 @@ def test_a_tenants_keys_together_hit_its_ceiling_and_another_tenant_is_unaffecte
 
 
 def test_the_headers_show_the_counter_with_the_fewest_remaining(stack, limit, clock):
-    from svc_core.rules import plans
+    from svc_core.contracts import plans
     ceiling = limit * plans.TENANT_CEILING_MULTIPLE
     tenant, first = stack.tenant_with_key()
     second = stack.new_key(tenant)["key"]
@@ -242,7 +242,7 @@ def test_a_key_refused_by_its_own_limit_does_not_use_up_its_tenants_ceiling(stac
 
 
 def test_a_revoked_key_is_still_refused_when_its_tenant_is_at_its_ceiling(stack, limit, clock):
-    from svc_core.rules import plans
+    from svc_core.contracts import plans
     tenant, admin = stack.tenant_with_key()
     victim = stack.new_key(tenant, ["projects:read"])
     assert call("api_keys", "ApiKeys-RevokeKey", token=admin, path_params={"id": victim["id"]}).status == 200

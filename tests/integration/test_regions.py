@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from svc_core.rules import plans, regions
+from svc_core.contracts import plans, regions
 from tests.support.fake_keys import access_key_id
 from tests.support.functions import Reply, api_event, load_function
 from tests.support.projects import assert_envelope, assert_error, bad_fields

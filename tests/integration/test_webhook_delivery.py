@@ -16,9 +16,9 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from svc_core.adapters import endpoint_guard
+from svc_core.contracts import events
 from svc_core.data import webhook_deliveries_table, webhook_delivery_queue, webhooks_table
 from svc_core.platform.config import settings
-from svc_core.rules import events
 from tests.support.functions import call
 from tests.support.webhook_receiver import closed_port, new_secret, register
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from svc_core.contracts import events
 from svc_core.domain import events as event_log
 from svc_core.domain import webhook_replays
 from svc_core.platform import timeutil
-from svc_core.rules import events
 from tests.integration.test_webhook_delivery import attempts
 from tests.support.functions import call
 from tests.support.projects import assert_error

@@ -10,7 +10,7 @@ from typing import Any
 
 from devstack.pollers import QueuePoller
 from devstack.template import Resolver
-from svc_core.rules import events
+from svc_core.contracts import events
 from tests.support.functions import load_function
 
 ZEROS = "0,0,0,0,0,0,0"   # 8 attempts, as many as the delivery queue's maxReceiveCount

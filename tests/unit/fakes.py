@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 
+from svc_core.contracts import rotation
+from svc_core.contracts.events import Event
 from svc_core.data.common import ConditionFailed
-from svc_core.rules import rotation
-from svc_core.rules.events import Event
 
 
 class MemoryProjects:

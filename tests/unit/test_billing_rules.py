@@ -11,9 +11,9 @@ import time
 import pytest
 from pydantic import ValidationError
 
+from svc_core.contracts import plans
 from svc_core.domain import billing, billing_ledger
 from svc_core.domain.models import billing as models
-from svc_core.rules import plans
 
 
 @pytest.mark.parametrize("body", [{"credits": 5}, {"credits": 10_000}, {"credits": 25.0}, {"pack": "credits_50"}])

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from svc_core.http.binding import Binder, RequestInvalid, parameters_of, resolve_reference
+from svc_core.http.params import Body, Header, Query
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import Body, Header, Query
 from tests.support.functions import load_function
 
 

@@ -18,6 +18,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from svc_core.adapters import endpoint_guard
+from svc_core.contracts import regions
 from svc_core.domain import region_preferences, storage
 from svc_core.domain.fields import regions as region_fields
 from svc_core.domain.fields import tenants as tenant_fields
@@ -25,7 +26,6 @@ from svc_core.domain.fields.regions import FIELDS
 from svc_core.domain.models.regions import ByosConfigBody, PreferencesUpdate, StorageConfigBody
 from svc_core.domain.models.tenants import TIMEZONE_PATTERN, SettingsPatch
 from svc_core.platform.errors import ValidationFailed
-from svc_core.rules import regions
 
 DOCUMENT = json.loads((Path(__file__).parents[2] / "functions/meta/openapi.json").read_text())
 REGISTRY = Registry().with_resource("urn:doc", Resource.from_contents(DOCUMENT, default_specification=DRAFT202012))

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from svc_core.contracts.events import Event
 from svc_core.domain import event_stream, events, webhook_replays
 from svc_core.platform import ids
 from svc_core.platform.errors import ValidationFailed
-from svc_core.rules.events import Event
 
 
 def event(event_type: str, data: dict) -> Event:

@@ -23,13 +23,13 @@ LAYER = ROOT / "layers" / "shared" / "python" / "svc_core"
 
 ALLOWED: dict[str, set[str]] = {
     "platform": set(),
-    "rules": {"platform"},
+    "contracts": {"platform"},
     "adapters": {"platform"},
-    "data": {"platform", "rules", "adapters"},
+    "data": {"platform", "contracts", "adapters"},
     "auth": {"platform", "adapters", "data"},
-    "domain": {"platform", "rules", "adapters", "data", "auth"},
-    "http": {"platform", "rules", "adapters", "data", "auth"},
-    "functions": {"platform", "rules", "adapters", "auth", "domain", "http"},
+    "domain": {"platform", "contracts", "adapters", "data", "auth"},
+    "http": {"platform", "contracts", "adapters", "data", "auth"},
+    "functions": {"platform", "contracts", "adapters", "auth", "domain", "http"},
 }
 NEVER_IMPORTED = ("devstack", "tests", "bench", "ops", "svc_client")
 

@@ -115,10 +115,10 @@ def _served_cursor_patterns() -> dict[str, str]:
 
 
 def test_every_list_documents_the_cursor_pattern_the_server_checks():
-    """The document's cursor pattern is the one decoding checks (svc_core/rules/cursors.py): every string it
+    """The document's cursor pattern is the one decoding checks (svc_core/contracts/cursors.py): every string it
     allows is a position, so a schema-valid cursor is never refused. The lists are the routes that
     declare a cursor, read from the functions' Api objects."""
-    from svc_core.rules import cursors
+    from svc_core.contracts import cursors
     document = json.loads(openapi.DOCUMENT.read_text())
     patterns = {}
     for path, operations in document["paths"].items():
@@ -167,7 +167,7 @@ def test_every_optional_body_documents_null_as_the_api_accepts_it():
 
 
 def _marked_enums(document):
-    from svc_core.rules import deployment_document
+    from svc_core.contracts import deployment_document
     return [schema.get("enum") for schema in deployment_document.marked(document)]
 
 

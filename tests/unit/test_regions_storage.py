@@ -14,12 +14,12 @@ from svc_core.adapters import endpoint_guard
 from svc_core.adapters.endpoint_guard import EndpointRefused, address_problem, check
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
+from svc_core.contracts import plans, regions
 from svc_core.domain import region_preferences, routing, storage
 from svc_core.domain.fields import regions as region_fields
 from svc_core.domain.models.regions import BYOS_MODELS, ByosConfigBody, PreferencesUpdate, StorageConfigBody
 from svc_core.domain.region_preferences import DEFAULTS
 from svc_core.platform.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from svc_core.rules import plans, regions
 from tests.support.fake_keys import access_key_id
 
 # ---- addresses -----------------------------------------------------------------------------

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from svc_core.adapters import dynamo
 from svc_core.auth import rate_limit
+from svc_core.contracts import cursors
 from svc_core.http import envelope
 from svc_core.platform import ids
 from svc_core.platform.errors import ValidationFailed
 from svc_core.platform.log import scrub
-from svc_core.rules import cursors
 
 
 def test_ids_carry_their_prefix_and_sort_by_creation_time():
@@ -133,7 +133,7 @@ def test_every_scope_is_in_the_docs_scope_table():
 
 
 def test_the_plan_matrix_is_ordered_and_complete():
-    from svc_core.rules import plans
+    from svc_core.contracts import plans
     assert set(plans.LIMITS) == set(plans.PLANS)
     for feature in plans.FEATURES.values():
         assert feature.from_plan in plans.PLANS
@@ -222,7 +222,7 @@ def test_the_binding_allowance_is_the_one_exceeded_else_the_one_with_fewest_rema
 
 
 def test_e_mail_addresses_normalise_to_nfkc_case_folded_and_trimmed():
-    from svc_core.rules.email_address import normalise
+    from svc_core.contracts.email_address import normalise
     assert normalise(" Ada@Example.COM ") == "ada@example.com"
     assert normalise("\uff21\uff24\uff21@example.com") == "ada@example.com"  # full-width
     assert normalise("Stra\u00dfe@example.de") == "strasse@example.de"
@@ -266,8 +266,8 @@ def test_the_documented_e_mail_rule_is_the_servers_and_every_address_it_describe
     from pydantic import ValidationError
 
     from devstack import openapi
+    from svc_core.contracts import email_address
     from svc_core.domain.models.accounts import RegisterBody
-    from svc_core.rules import email_address
     schema = json.loads(openapi.DOCUMENT.read_text())["components"]["schemas"]["RegisterBody"]["properties"]["email"]
     assert (schema["pattern"], schema["maxLength"]) == (email_address.VALID, email_address.MAX_LENGTH)
     assert email_address.VALID.endswith("$")
@@ -299,7 +299,7 @@ def test_a_names_length_counts_as_sent_as_the_schemas_max_length_does():
     strip, though the schema's maxLength (which counts the raw string) refuses it."""
     from pydantic import BaseModel, ValidationError
 
-    from svc_core.rules.schemas import name_text
+    from svc_core.domain.models.request_body import name_text
 
     class Named(BaseModel):
         name: name_text(10)

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from svc_core.contracts.events import Event, EventInvalid
 from svc_core.data.webhook_delivery_queue import DeliveryMessage, MessageInvalid, ReplayStep, delivery_message
-from svc_core.rules.events import Event, EventInvalid
 
 EVENT = {"id": "evt_1", "type": "project.created", "timestamp": "2026-11-25T10:00:00.000Z", "tenantId": "ten_1",
          "data": {"id": "proj_1"}}

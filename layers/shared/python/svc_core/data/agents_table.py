@@ -11,7 +11,7 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values
-from svc_core.data.common import ConditionFailed, create_item, is_condition_failure, read_item, tenant_page
+from svc_core.data.common import ConditionFailed, create_item, is_condition_failure, query_tenant_items, read_item
 from svc_core.platform.config import settings
 
 
@@ -43,7 +43,7 @@ def get(tenant_id: str, agent_id: str) -> dict[str, Any] | None:
 
 
 def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    return tenant_page(_table(), tenant_id, limit, after, _key, _public)
+    return query_tenant_items(_table(), tenant_id, limit, after, _key, _public)
 
 
 def create(tenant_id: str, agent: dict[str, Any], answer: dict[str, Any] | None = None) -> None:

@@ -19,10 +19,10 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values
+from svc_core.contracts import rotation
 from svc_core.data import rate_limits_table
 from svc_core.data.common import query_page, transact
 from svc_core.platform.config import settings
-from svc_core.rules import rotation
 
 BY_TENANT_INDEX = "byTenant"
 
@@ -132,7 +132,7 @@ def _end_secret(secret_hash: str, not_after: int) -> dict[str, Any]:
 def rotate(record: dict[str, Any], new_hash: str, hint: str, earlier_end_by: int, now: int) -> dict[str, Any]:
     """Give the key a new secret; every earlier live one (the current one and those still in an
     overlap) lives on until earlier_end_by at the latest, on the record's list and on its own item
-    (rules/rotation.py). The list keeps only live secrets: those that end now are dropped from it.
+    (contracts/rotation.py). The list keeps only live secrets: those that end now are dropped from it.
     When they all end now, the key's rate-limit counter is marked too (rate_limits_table), so a
     value that a container cached before the rotation is refused on its next request there as well.
 

@@ -85,7 +85,7 @@ def _key_text(key: dict[str, Any]) -> str:
     return repr(sorted((name, sorted(value.items())) for name, value in key.items()))
 
 
-def tenant_page(table: str, tenant_id: str, limit: int, after: str | None,
+def query_tenant_items(table: str, tenant_id: str, limit: int, after: str | None,
                 key: Callable[[str, str], dict[str, Any]], public: Callable[[dict[str, Any]], dict[str, Any]],
                 **query: Any) -> tuple[list[dict[str, Any]], str | None]:
     """One page of a table partitioned by tenantId and sorted by id, newest first, after the id `after`."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item
-from svc_core.data.common import ConditionFailed, is_condition_failure, projection, read_item, tenant_page, transact
+from svc_core.data.common import ConditionFailed, is_condition_failure, projection, query_tenant_items, read_item, transact
 from svc_core.platform.config import settings
 
 _LISTED = ("tenantId", "id", "provider", "userId", "scopes", "tokenType", "hasRefreshToken", "created_at",
@@ -45,7 +45,7 @@ def get(tenant_id: str, connection_id: str) -> dict[str, Any] | None:
 
 def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
     # The sealed tokens stay in the table: a list never needs them.
-    return tenant_page(_table(), tenant_id, limit, after, _key, _public, **projection(_LISTED))
+    return query_tenant_items(_table(), tenant_id, limit, after, _key, _public, **projection(_LISTED))
 
 
 def delete(tenant_id: str, connection_id: str) -> None:

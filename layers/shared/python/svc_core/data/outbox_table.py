@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.adapters.dynamo import to_item
+from svc_core.contracts.events import Event
 from svc_core.platform.config import settings
-from svc_core.rules.events import Event
 
 RETENTION_SECONDS = 7 * 24 * 3600
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from svc_core.adapters.dynamo import from_item, to_item, values
 from svc_core.data import outbox_table
-from svc_core.data.common import read_item, tenant_page, transact
+from svc_core.data.common import query_tenant_items, read_item, transact
 from svc_core.platform.config import settings
 
 
@@ -34,7 +34,7 @@ def get(tenant_id: str, project_id: str) -> dict[str, Any] | None:
 
 
 def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    return tenant_page(_table(), tenant_id, limit, after, _key, _public)
+    return query_tenant_items(_table(), tenant_id, limit, after, _key, _public)
 
 
 def create(tenant_id: str, project: dict[str, Any], event: dict[str, Any], now: float,

@@ -3,7 +3,7 @@
 - (USER#<id>, PROFILE): the user: email, name, status, passwordHash, created_at.
 - (EMAIL#<normalised e-mail>, EMAIL): points at the user. Written with the profile in one
   transaction whose condition makes e-mail addresses unique in their normalised form (NFKC,
-  case-folded, trimmed: svc_core/rules/email_address.py). Claims written before that were merely
+  case-folded, trimmed: svc_core/contracts/email_address.py). Claims written before that were merely
   lower-cased; a look-up falls back to that form.
 - (USER#<id>, MEMBER#<tenant id>): a membership: the tenant and the user's role in it.
 - (IDP#<issuer>#<subject>, IDP): the identity-provider account a user signs in with.
@@ -16,8 +16,8 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values
+from svc_core.contracts import email_address
 from svc_core.platform.config import settings
-from svc_core.rules import email_address
 
 
 def _table() -> str:

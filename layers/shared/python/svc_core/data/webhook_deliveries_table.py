@@ -29,9 +29,9 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values
+from svc_core.contracts.cursors import AttemptPosition
 from svc_core.data.common import is_condition_failure
 from svc_core.platform.config import settings
-from svc_core.rules.cursors import AttemptPosition
 
 RETENTION_SECONDS = 30 * 86400
 

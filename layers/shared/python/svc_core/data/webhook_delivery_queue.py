@@ -18,16 +18,16 @@ import json
 from dataclasses import dataclass
 
 from svc_core.adapters import aws
+from svc_core.contracts.events import Event
 from svc_core.platform.checked import fields_of, require_strings
 from svc_core.platform.config import settings
-from svc_core.rules.events import Event
 
 
 class MessageInvalid(ValueError):
     """A queue message that is not one of the two below."""
 
 
-# Checked dataclasses, as the event envelope is (rules/events.py): the webhooks API's reads import
+# Checked dataclasses, as the event envelope is (contracts/events.py): the webhooks API's reads import
 # this module, and a read's cold start should not load pydantic (svc_core.http.binding).
 @dataclass(frozen=True, kw_only=True)
 class DeliveryMessage:

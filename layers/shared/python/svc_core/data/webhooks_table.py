@@ -16,7 +16,7 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_item, values
-from svc_core.data.common import ConditionFailed, create_item, is_condition_failure, projection, read_item, tenant_page
+from svc_core.data.common import ConditionFailed, create_item, is_condition_failure, projection, query_tenant_items, read_item
 from svc_core.platform.config import settings
 
 _LISTED = ("id", "url", "events", "enabled", "description", "disabledReason", "disabledAt", "failingSince",
@@ -59,7 +59,7 @@ def get(tenant_id: str, webhook_id: str) -> dict[str, Any] | None:
 
 def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """Newest first, after the webhook id `after`, without the sealed secrets."""
-    return tenant_page(_table(), tenant_id, limit, after, _key, _public, **projection(_LISTED))
+    return query_tenant_items(_table(), tenant_id, limit, after, _key, _public, **projection(_LISTED))
 
 
 def count_for_tenant(tenant_id: str) -> int:

@@ -4,5 +4,5 @@ catalogue (agent_tools), its request and response models beside the rules that u
 (models/: the OpenAPI document is generated from those), and each area's fields (fields/: limits,
 patterns, allowed values, help texts), which the rules and the models both import.
 
-May import: platform, rules, adapters, data, auth.
+May import: platform, contracts, adapters, data, auth.
 """

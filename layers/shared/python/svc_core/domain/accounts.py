@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any
 from svc_core.auth import rate_limit, tokens
 from svc_core.auth.principal import Principal
 from svc_core.auth.roles import ROLE_SCOPES
+from svc_core.contracts import email_address
 from svc_core.data import api_keys_table, rate_limits_table, sessions_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import passwords
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Forbidden, RateLimited, Unauthorized
-from svc_core.rules import email_address
 
 if TYPE_CHECKING:
     from svc_core.domain.models.accounts import LoginBody, RegisterBody

@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from svc_core.adapters import project_files, sealing
 from svc_core.adapters.models import registry
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import cursors, events
 from svc_core.data import agent_run_queue, agents_table, projects_table, runs_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agent_tools, agents, metering, projects, storage, tenant_secrets
@@ -79,7 +80,6 @@ from svc_core.domain.references import referenced
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, ModelThrottled, ModelUnavailable, NotFound
-from svc_core.rules import cursors, events
 
 if TYPE_CHECKING:
     from svc_core.domain.models.agents import RunCreate, RunDecision

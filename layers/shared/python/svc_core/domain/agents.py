@@ -24,7 +24,7 @@ from svc_core.data import agents_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import agent_tools
 from svc_core.domain.fields.agents import DEFAULT_AUTONOMY_LEVEL, DEFAULT_STEP_LIMIT
-from svc_core.domain.paging import tenant_page
+from svc_core.domain.paging import tenant_list_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, NotFound
@@ -88,7 +88,7 @@ def get_agent(ctx: TenantContext, agent_id: str, store=agents_table) -> dict[str
 
 
 def list_agents(ctx: TenantContext, limit: int, cursor: str | None, store=agents_table) -> dict[str, Any]:
-    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
+    return tenant_list_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
 
 
 def update_agent(ctx: TenantContext, agent_id: str, body: AgentUpdate, store=agents_table) -> dict[str, Any]:

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from svc_core.auth import authenticate, key_format
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import rotation
 from svc_core.data import api_keys_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain.paging import tenant_page
+from svc_core.domain.paging import tenant_list_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, Forbidden, NotFound
-from svc_core.rules import rotation
 
 if TYPE_CHECKING:
     from svc_core.domain.models.api_keys import ApiKeyCreate, ApiKeyRotate
@@ -94,7 +94,7 @@ def get_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[str, 
 
 
 def list_keys(ctx: TenantContext, limit: int, cursor: str | None, store=api_keys_table) -> dict[str, Any]:
-    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix="key", view=_view)
+    return tenant_list_page(store, ctx.tenant_id, limit, cursor, id_prefix="key", view=_view)
 
 
 def _caller_identities(ctx: TenantContext, store) -> set[str]:
@@ -142,7 +142,7 @@ def revoke_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[st
 
 def rotate_key(ctx: TenantContext, key_id: str, body: ApiKeyRotate, store=api_keys_table) -> dict[str, Any]:
     """A new value; every earlier live value works until now + overlap at the latest (and never past
-    the key's own expiry): 0 ends them all at once (rules/rotation.py)."""
+    the key's own expiry): 0 ends them all at once (contracts/rotation.py)."""
     record = _record(ctx, key_id, store)
     authorise_key_change(ctx, record, "rotate", store)
     now = int(timeutil.now())

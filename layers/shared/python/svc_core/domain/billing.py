@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from svc_core.adapters.payments import PaymentProvider
 from svc_core.adapters.payments import provider as payment_provider
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import cursors, plans
 from svc_core.data import billing_table, tenants_table, usage_table
 from svc_core.data.common import read_items
 from svc_core.domain import billing_ledger as ledger
@@ -24,7 +25,6 @@ from svc_core.domain.paging import id_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, NotFound, RateLimited
-from svc_core.rules import cursors, plans
 
 if TYPE_CHECKING:
     from svc_core.domain.models.billing import BillingGiftCardRedeem, BillingPurchaseCreate, BillingSubscriptionCreate

@@ -27,7 +27,7 @@ from svc_core.data import (
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import projects
 from svc_core.domain.fields.chat import MESSAGES_SHOWN
-from svc_core.domain.paging import tenant_page
+from svc_core.domain.paging import tenant_list_page
 from svc_core.domain.references import referenced
 from svc_core.platform import ids, log, timeutil
 from svc_core.platform.errors import Conflict, InternalError, NotFound
@@ -97,7 +97,7 @@ def create_session(ctx: TenantContext, body: ChatSessionCreate, store=chat_sessi
 
 
 def list_sessions(ctx: TenantContext, limit: int, cursor: str | None, store=chat_sessions_table) -> dict[str, Any]:
-    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=session_view)
+    return tenant_list_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=session_view)
 
 
 def read_session(ctx: TenantContext, session_id: str, store=chat_sessions_table,

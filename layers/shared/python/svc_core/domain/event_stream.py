@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from svc_core.auth.context import TenantContext
+from svc_core.contracts.events import EVENT_PREFIX, EVENT_TYPES
 from svc_core.domain import events
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import ValidationFailed
-from svc_core.rules.events import EVENT_PREFIX, EVENT_TYPES
 
 STREAM_PATH = "/api/v1/events/stream"
 RETRY_MS = 2000

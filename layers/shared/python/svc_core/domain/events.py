@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import cursors
+from svc_core.contracts.events import EVENT_PREFIX, EVENT_TYPES, Event
 from svc_core.data import events_table
 from svc_core.domain.paging import page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import NotFound, ValidationFailed
-from svc_core.rules import cursors
-from svc_core.rules.events import EVENT_PREFIX, EVENT_TYPES, Event
 
 RETENTION_DAYS = 30
 SCOPE = "events:read"

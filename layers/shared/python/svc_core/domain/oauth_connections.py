@@ -35,7 +35,7 @@ from svc_core.adapters import sealing, secrets_cache
 from svc_core.auth.context import TenantContext
 from svc_core.data import oauth_connections_table, oauth_flows_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain.paging import tenant_page
+from svc_core.domain.paging import tenant_list_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Forbidden, NotFound, ProviderError, ServiceError, ValidationFailed
@@ -259,7 +259,7 @@ def _not_found(connection_id: str) -> NotFound:
 
 def list_connections(ctx: TenantContext, limit: int, cursor: str | None,
                      store=oauth_connections_table) -> dict[str, Any]:
-    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
+    return tenant_list_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
 
 
 def delete_connection(ctx: TenantContext, connection_id: str, store=oauth_connections_table) -> dict[str, Any]:

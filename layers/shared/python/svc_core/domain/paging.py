@@ -1,8 +1,8 @@
-"""List parameters shared by every list endpoint (the cursors themselves: svc_core/rules/cursors.py)."""
+"""List parameters shared by every list endpoint (the cursors themselves: svc_core/contracts/cursors.py)."""
 
 from __future__ import annotations
 
-from svc_core.rules import cursors
+from svc_core.contracts import cursors
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -18,7 +18,7 @@ def id_page(items: list, last_id: str | None, view) -> dict:
     return page([view(i) for i in items], cursors.id_cursor(last_id) if last_id else None)
 
 
-def tenant_page(store, tenant_id: str, limit: int, cursor: str | None, *, id_prefix: str, view) -> dict:
+def tenant_list_page(store, tenant_id: str, limit: int, cursor: str | None, *, id_prefix: str, view) -> dict:
     """One page of a tenant's records whose ids carry id_prefix, newest first, each shown by view:
     what every list endpoint over a tenant's table does. The cursor is a position in the tenant's
     own records, whichever id it was made from."""

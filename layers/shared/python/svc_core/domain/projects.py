@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import events
 from svc_core.data import projects_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain.paging import tenant_page
+from svc_core.domain.paging import tenant_list_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, NotFound
-from svc_core.rules import events
 
 if TYPE_CHECKING:
     from svc_core.domain.models.projects import ProjectCreate, ProjectUpdate
@@ -46,7 +46,7 @@ def get_project(ctx: TenantContext, project_id: str, store=projects_table) -> di
 
 
 def list_projects(ctx: TenantContext, limit: int, cursor: str | None, store=projects_table) -> dict[str, Any]:
-    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
+    return tenant_list_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
 
 
 def update_project(ctx: TenantContext, project_id: str, body: ProjectUpdate, store=projects_table) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Regional preferences: where a tenant's data lives, and the rules that bind the choice.
 
-The catalogue (svc_core/rules/regions.py) says which regions exist, are available, lie in which
-jurisdiction and are certified for which compliance levels; the plans (svc_core/rules/plans.py) say
+The catalogue (svc_core/contracts/regions.py) says which regions exist, are available, lie in which
+jurisdiction and are certified for which compliance levels; the plans (svc_core/contracts/plans.py) say
 which tenant may use a secondary region, data residency and a compliance level with rules.
 A PATCH is judged in three steps, and a refused one stores nothing:
 1. the fields sent, among themselves: 400 VALIDATION_ERROR naming every field at fault. The
@@ -18,13 +18,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import regions
 from svc_core.data import tenants_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.fields.regions import FIELDS, JURISDICTIONS, RULED_LEVELS
 from svc_core.domain.tenant_access import not_found, own_tenant, require_feature
 from svc_core.platform import timeutil
 from svc_core.platform.errors import Conflict, ValidationFailed
-from svc_core.rules import regions
 
 if TYPE_CHECKING:
     from svc_core.domain.models.regions import PreferencesUpdate

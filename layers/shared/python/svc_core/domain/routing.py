@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import plans
 from svc_core.data import tenants_table
 from svc_core.domain import region_preferences, storage
 from svc_core.domain.tenant_access import own_tenant, plan_of
 from svc_core.platform.config import settings
 from svc_core.platform.errors import NotFound
-from svc_core.rules import plans
 
 API_VERSION = "v1"
 

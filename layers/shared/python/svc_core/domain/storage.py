@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from svc_core.adapters import endpoint_guard, project_files, project_files_bucket, sealing, storage_probe
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import regions
 from svc_core.data import tenants_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import region_preferences
@@ -46,7 +47,6 @@ from svc_core.platform import timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, ServiceError, ValidationFailed
 from svc_core.platform.log import logger
-from svc_core.rules import regions
 
 if TYPE_CHECKING:
     from svc_core.domain.models.regions import PlatformStorageBody, StorageConfigBody, _ByosBody

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import plans
 from svc_core.data import tenants_table
 from svc_core.platform.errors import Forbidden, NotFound
-from svc_core.rules import plans
 
 
 def not_found(tenant_id: str) -> NotFound:

@@ -21,7 +21,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.data import secrets_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.fields.secrets import NAME_PATTERN
-from svc_core.domain.paging import tenant_page
+from svc_core.domain.paging import tenant_list_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, NotFound
 
@@ -80,7 +80,7 @@ def get_secret(ctx: TenantContext, secret_id: str, store=secrets_table) -> dict[
 
 
 def list_secrets(ctx: TenantContext, limit: int, cursor: str | None, store=secrets_table) -> dict[str, Any]:
-    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
+    return tenant_list_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
 
 
 def update_secret(ctx: TenantContext, secret_id: str, body: SecretUpdate, store=secrets_table) -> dict[str, Any]:

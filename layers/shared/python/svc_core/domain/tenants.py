@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 from svc_core.auth import tenant_policy
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
+from svc_core.contracts import events, plans
 from svc_core.data import outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
 from svc_core.domain.passwords import hash_password
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, Forbidden, NotFound
-from svc_core.rules import events, plans
 
 if TYPE_CHECKING:
     from svc_core.domain.models.tenants import SettingsPatch, TenantCreate

@@ -24,12 +24,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from svc_core.auth.context import TenantContext
+from svc_core.contracts.events import Event
 from svc_core.data import events_table, webhook_deliveries_table, webhook_delivery_queue, webhooks_table
 from svc_core.domain import events, webhooks
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, NotFound
 from svc_core.platform.log import logger
-from svc_core.rules.events import Event
 
 if TYPE_CHECKING:
     from svc_core.domain.models.webhooks import ReplayRequest

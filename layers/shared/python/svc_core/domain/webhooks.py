@@ -7,7 +7,7 @@ secrets the deliveries are signed with (Standard Webhooks).
   loopback, private, link-local, metadata, CGNAT... refused), and a refused or unresolvable name
   makes a failed attempt in the deliveries. Local development (AllowLoopbackEndpoints) also
   takes loopback URLs, http too.
-- events: event names of svc_core/rules/events.py, or "*" for all of them (webhook.test is sent by
+- events: event names of svc_core/contracts/events.py, or "*" for all of them (webhook.test is sent by
   the test call only, to one subscription, and cannot be subscribed to).
 - secret: supplied by the caller (the spec) or, left out, generated. Two forms:
   the Standard Webhooks form "whsec_" + standard base64 of 24 to 64 random bytes (recommended,
@@ -33,15 +33,15 @@ from typing import TYPE_CHECKING, Any
 
 from svc_core.adapters import sealing, webhook_url
 from svc_core.auth.context import TenantContext
+from svc_core.contracts import cursors, rotation
+from svc_core.contracts.events import EVENT_PREFIX, Event, event_now
 from svc_core.data import webhook_deliveries_table, webhook_delivery_queue, webhooks_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain.fields.webhooks import ALL_EVENTS, SECRET_PREFIX
-from svc_core.domain.paging import page, tenant_page
+from svc_core.domain.paging import page, tenant_list_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, NotFound, ValidationFailed
-from svc_core.rules import cursors, rotation
-from svc_core.rules.events import EVENT_PREFIX, Event, event_now
 
 if TYPE_CHECKING:
     from svc_core.domain.models.webhooks import WebhookCreate, WebhookRotate, WebhookUpdate
@@ -110,7 +110,7 @@ def live_secrets(secrets: list[dict[str, Any]], now: float) -> list[dict[str, An
 def rotated_secrets(secrets: list[dict[str, Any]], new: dict[str, Any], now: float,
                     overlap_seconds: int) -> list[dict[str, Any]]:
     """The new secret first and current; every live previous one signs until now + overlap at the
-    latest (rules/rotation.py: a shorter overlap shortens an earlier one's too, 0 ends all)."""
+    latest (contracts/rotation.py: a shorter overlap shortens an earlier one's too, 0 ends all)."""
     return rotation.rotated(secrets, new, now, int(now) + overlap_seconds, "expiresAt")
 
 
@@ -185,7 +185,7 @@ def get_webhook(ctx: TenantContext, webhook_id: str, store=webhooks_table) -> di
 
 
 def list_webhooks(ctx: TenantContext, limit: int, cursor: str | None, store=webhooks_table) -> dict[str, Any]:
-    return tenant_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
+    return tenant_list_page(store, ctx.tenant_id, limit, cursor, id_prefix=PREFIX, view=_view)
 
 
 def update_webhook(ctx: TenantContext, webhook_id: str, body: WebhookUpdate, store=webhooks_table) -> dict[str, Any]:

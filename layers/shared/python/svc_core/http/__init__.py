@@ -3,5 +3,5 @@ tenant policy, scope, body rules in json_body), the envelope, the mapping of err
 CORS, Idempotency-Key, and the pages the service serves itself. It knows no service rule: a route
 calls the domain.
 
-May import: platform, rules, adapters, data, auth.
+May import: platform, contracts, adapters, data, auth.
 """

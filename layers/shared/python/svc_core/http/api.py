@@ -50,6 +50,7 @@ from svc_core.auth import rate_limit, tenant_policy
 from svc_core.auth.authenticate import authenticate, key_pepper
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
+from svc_core.contracts import plans
 from svc_core.data.common import ConditionFailed
 from svc_core.http import cors, envelope, json_body, security_headers
 from svc_core.http.binding import Binder, RequestInvalid
@@ -70,7 +71,6 @@ from svc_core.platform.errors import (
     ValidationFailed,
 )
 from svc_core.platform.log import logger
-from svc_core.rules import plans
 
 # Powertools' event handler (the OpenAPI document's) logs every route's arguments at DEBUG, request
 # bodies included (passwords, secret values, provider codes): never let it, whatever the log level.

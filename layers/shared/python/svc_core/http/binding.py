@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args, get_origin
 
-from svc_core.rules.params import Param
+from svc_core.http.params import Param
 
 # The order in which Powertools checked a request's parts (its errors come in this order).
 _KINDS = ("path", "query", "header", "body")

@@ -37,6 +37,7 @@ from typing import Annotated, Any
 
 from svc_core.adapters import aws
 from svc_core.data.common import ConditionFailed, writes_carrying
+from svc_core.http.params import Header
 from svc_core.platform import timeutil
 from svc_core.platform.errors import (
     Conflict,
@@ -47,7 +48,6 @@ from svc_core.platform.errors import (
     ValidationFailed,
 )
 from svc_core.platform.lazy import lazy_module
-from svc_core.rules.params import Header
 
 records = lazy_module("svc_core.data.idempotency_table")   # imported by the first request that sends a key
 HEADER = "Idempotency-Key"

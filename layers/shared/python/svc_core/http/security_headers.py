@@ -9,7 +9,7 @@ table) and the local gateway's (devstack/gateway.py).
   query (a chat stream's ?token=, the approval page's ?loginId=), and nothing the API serves needs a
   Referer, so no answer lets a browser tell another site where it came from.
 - Content-Security-Policy: an answer that is not a page (JSON, an event stream, an error) may load
-  nothing and be framed by no site; a page (svc_core.http.pages) sends its own policy instead.
+  nothing and be framed by no site; a page (svc_core.http.html_pages) sends its own policy instead.
 - X-Frame-Options: DENY, for browsers that predate frame-ancestors.
 """
 

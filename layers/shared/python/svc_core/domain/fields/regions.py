@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from svc_core.adapters import endpoint_guard
-from svc_core.rules import plans, regions
+from svc_core.contracts import plans, regions
 
 KEYS = ("byosAccessKey", "byosSecretKey")
 

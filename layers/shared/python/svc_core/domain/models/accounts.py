@@ -6,8 +6,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from svc_core.rules import email_address
-from svc_core.rules.schemas import RequestBody, name_text
+from svc_core.contracts import email_address
+from svc_core.domain.models.request_body import RequestBody, name_text
 
 # A valid e-mail address by the HTML standard: the schema's pattern and maxLength are the check.
 Email = Annotated[str, StringConstraints(max_length=email_address.MAX_LENGTH, pattern=email_address.VALID)]

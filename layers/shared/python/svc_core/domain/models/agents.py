@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
+from svc_core.contracts import deployment_document
 from svc_core.domain import agent_tools, projects
 from svc_core.domain.fields.agents import (
     AUTONOMY_HELP,
@@ -27,8 +28,7 @@ from svc_core.domain.fields.agents import (
     AutonomyLevel,
     ToolName,
 )
-from svc_core.rules import deployment_document
-from svc_core.rules.schemas import VISIBLE, PatchBody, RequestBody, id_of, name_text, unicode_text, whole_number
+from svc_core.domain.models.request_body import VISIBLE, PatchBody, RequestBody, id_of, name_text, unicode_text, whole_number
 
 # ---- agents --------------------------------------------------------------------------------------
 
@@ -41,7 +41,7 @@ def _each_once(names: list[str]) -> list[str]:
 Name = name_text(MAX_NAME)
 SystemPrompt = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SYSTEM_PROMPT, pattern=VISIBLE),
                          AfterValidator(unicode_text)]
-# The allowed ids are the deployment's: the document served lists them (svc_core/rules/deployment_document.py).
+# The allowed ids are the deployment's: the document served lists them (svc_core/contracts/deployment_document.py).
 ModelId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MODEL_ID),
                     Field(json_schema_extra=deployment_document.mark(deployment_document.ALLOWED_MODELS))]
 StepLimit = whole_number(MIN_STEPS, MAX_STEPS)

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from svc_core.auth.scopes import SCOPES
 from svc_core.domain.fields.api_keys import DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS
-from svc_core.rules.schemas import RequestBody, name_text, whole_number
+from svc_core.domain.models.request_body import RequestBody, name_text, whole_number
 
 ScopeName = Literal[tuple(SCOPES)]  # type: ignore[valid-type]
 

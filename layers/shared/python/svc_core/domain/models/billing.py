@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from svc_core.contracts import plans
 from svc_core.domain.fields.billing import MAX_CUSTOM_CREDITS, MIN_CUSTOM_CREDITS, PACKS
-from svc_core.rules import plans
-from svc_core.rules.schemas import RequestBody, whole_number
+from svc_core.domain.models.request_body import RequestBody, whole_number
 
 
 class BillingPurchaseCreate(RequestBody):

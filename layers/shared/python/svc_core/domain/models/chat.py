@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from svc_core.domain import agents, projects
 from svc_core.domain.fields.chat import EVENT_ID_PATTERN, MAX_CONTENT, MAX_TITLE, MESSAGE_STATUSES, MESSAGES_SHOWN
-from svc_core.rules.schemas import VISIBLE, RequestBody, id_of, name_text, unicode_text
+from svc_core.domain.models.request_body import VISIBLE, RequestBody, id_of, name_text, unicode_text
 
 ProjectId = id_of(projects.PREFIX)
 AgentId = id_of(agents.PREFIX)

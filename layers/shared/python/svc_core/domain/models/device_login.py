@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, StringConstraints
 
 from svc_core.domain.fields.device_login import LOGIN_ID_EXAMPLE, LOGIN_ID_PATTERN
-from svc_core.rules.schemas import RequestBody
+from svc_core.domain.models.request_body import RequestBody
 
 LoginId = Annotated[str, StringConstraints(pattern=LOGIN_ID_PATTERN), Field(examples=[LOGIN_ID_EXAMPLE])]
 _STATE_EXAMPLE = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"

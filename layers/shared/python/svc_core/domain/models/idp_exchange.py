@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from svc_core.rules.schemas import RequestBody
+from svc_core.domain.models.request_body import RequestBody
 
 
 class ExchangeBody(RequestBody):

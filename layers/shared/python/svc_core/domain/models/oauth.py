@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from svc_core.rules.schemas import RequestBody
+from svc_core.domain.models.request_body import RequestBody
 
 State = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{43}$")]
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from svc_core.rules.schemas import PatchBody, RequestBody, description_text, name_text
+from svc_core.domain.models.request_body import PatchBody, RequestBody, description_text, name_text
 
 # at least one visible character, no control or bidirectional formatting character (the schema says so too)
 Name = name_text(200)

@@ -34,7 +34,7 @@ from svc_core.domain.fields.regions import (
     RegionId,
     body_schema_rules,
 )
-from svc_core.rules.schemas import DocumentedPattern, RequestBody
+from svc_core.domain.models.request_body import DocumentedPattern, RequestBody
 
 # ---- regional preferences ------------------------------------------------------------------
 

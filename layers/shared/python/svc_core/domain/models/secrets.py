@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from svc_core.domain.fields.secrets import MAX_DESCRIPTION, MAX_VALUE_CHARS, NAME_PATTERN
-from svc_core.rules.schemas import BLANK, DocumentedPattern, PatchBody, RequestBody, description_text, unicode_text
+from svc_core.domain.models.request_body import BLANK, DocumentedPattern, PatchBody, RequestBody, description_text, unicode_text
 
 # A value needs one character that is neither whitespace nor NUL: an empty, blank or zeroed value is
 # a mistake (an unfilled template, a zeroed buffer), never a secret worth sealing. A search, as

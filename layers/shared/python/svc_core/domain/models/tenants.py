@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from svc_core.domain.fields.tenants import CIDR_PATTERN, MAX_ALLOWLIST
 from svc_core.domain.models.projects import Language
-from svc_core.rules.schemas import EMAIL, PatchBody, RequestBody, name_text
+from svc_core.domain.models.request_body import EMAIL, PatchBody, RequestBody, name_text
 
 Cidr = Annotated[str, StringConstraints(min_length=2, max_length=49, pattern=CIDR_PATTERN)]
 # The IANA zone names, from the tzdata package: the same list wherever the service runs (the

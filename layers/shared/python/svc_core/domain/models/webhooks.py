@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints, WithJsonSchema
 
 from svc_core.adapters import webhook_url
+from svc_core.contracts.events import EVENT_TYPES
 from svc_core.domain import events
 from svc_core.domain.fields.webhooks import (
     ALL_EVENTS,
@@ -23,8 +24,7 @@ from svc_core.domain.fields.webhooks import (
     WHSEC_PATTERN,
     secret_problem,
 )
-from svc_core.rules.events import EVENT_TYPES
-from svc_core.rules.schemas import DocumentedPattern, PatchBody, RequestBody, description_text, whole_number
+from svc_core.domain.models.request_body import DocumentedPattern, PatchBody, RequestBody, description_text, whole_number
 
 
 def _secret(text: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from svc_core.rules.cursors import ATTEMPT_CURSOR, ID_CURSOR
+from svc_core.contracts.cursors import ATTEMPT_CURSOR, ID_CURSOR
 
 # The keywords that constrain a value (the rest only describe it in the document).
 _CONSTRAINTS = ("ge", "gt", "le", "lt", "min_length", "max_length", "pattern")
@@ -57,7 +57,7 @@ class Body(Param):
     kind = "body"
 
 
-# A list's cursor, as every list route takes it (svc_core/rules/cursors.py decodes it).
+# A list's cursor, as every list route takes it (svc_core/contracts/cursors.py decodes it).
 _CURSOR = "the nextCursor of the previous page; any string of this pattern is a position in the list"
 IdCursor = Annotated[str | None, Query(pattern=ID_CURSOR, description=_CURSOR)]
 AttemptCursor = Annotated[str | None, Query(pattern=ATTEMPT_CURSOR, description=_CURSOR)]

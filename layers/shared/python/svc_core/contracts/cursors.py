@@ -14,7 +14,7 @@ VALIDATION_ERROR naming `cursor`.
   number (0 to 63).
 
 The patterns below are what the query parameters document (IdCursor, AttemptCursor in
-svc_core/rules/params.py) and what decoding checks.
+svc_core/http/params.py) and what decoding checks.
 """
 
 from __future__ import annotations
