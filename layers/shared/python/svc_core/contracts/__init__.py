@@ -1,8 +1,10 @@
-"""Rules: the service's catalogues and value rules, pure functions and tables that more than one
-layer applies. The plans and what each includes, the region catalogue, list cursors, e-mail
-addresses, how a rotation's overlap ends earlier values (API keys, webhook secrets), the base of
-request bodies (schemas: no coercion, no unknown fields, text rules) and the parts of the OpenAPI
-document a deployment decides. No table, no AWS client.
+"""Contracts: what the service promises outside and every layer applies alike, as pure functions
+and tables. The plans and what each includes (plans), the region catalogue (regions), the event
+envelope and its types (events), list cursors (cursors), e-mail addresses (email_address), how a
+rotation's overlap ends earlier values of API keys and webhook secrets (rotation), and the parts
+of the OpenAPI document a deployment decides (deployment_document). No table, no AWS client, no
+HTTP: the parameter markers are svc_core.http.params, the base of request bodies
+svc_core.domain.models.request_body.
 
 May import: platform.
 """

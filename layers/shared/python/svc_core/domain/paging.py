@@ -1,4 +1,5 @@
-"""List parameters shared by every list endpoint (the cursors themselves: svc_core/contracts/cursors.py)."""
+"""A list endpoint's pages: its limits, and one page of a tenant's records with the cursor after it
+(the cursors themselves: svc_core/contracts/cursors.py; HTML pages are svc_core/http/html_pages.py)."""
 
 from __future__ import annotations
 

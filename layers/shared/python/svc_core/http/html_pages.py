@@ -1,4 +1,5 @@
-"""Pages the service serves itself (the command-line login's approval page, the API reference).
+"""HTML pages the service serves itself (the command-line login's approval page, the API reference);
+not to be confused with a list's pages (svc_core/domain/paging.py).
 
 A page is one HTML file with its style and script inlined at import. Its Content-Security-Policy
 allows exactly those two by their SHA-256 hashes and nothing else but calls to this origin: no
