@@ -20,6 +20,8 @@ import pytest
 
 from tests.support.webhook_receiver import Receiver
 
+pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -51,7 +53,12 @@ class Listening:
         self.process.send_signal(signal.SIGINT)   # what Ctrl-C sends
         # Not communicate(): it would read standard error too, and could take the last line ("Stopped.")
         # from the reader thread. Standard output is a few lines, well within a pipe's buffer.
-        self.process.wait(timeout=30)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.reader.join(timeout=10)
+            raise AssertionError("svc listen did not stop on Ctrl-C; it wrote: " + "".join(self.error_text)) from None
         out = self.process.stdout.read()
         self.reader.join(timeout=30)  # every line of standard error read
         return self.process.returncode, [json.loads(line) for line in out.splitlines() if line.strip()]
