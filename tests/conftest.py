@@ -20,7 +20,10 @@ os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local
                    "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
                    "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_DISABLED": "true",
                    # The offline model only: asking for Bedrock anywhere in the tests raises.
-                   "MODEL_PROVIDER": "offline", "SVC_FORBID_REAL_MODEL": "1"})
+                   "MODEL_PROVIDER": "offline", "SVC_FORBID_REAL_MODEL": "1",
+                   # Hundreds of accounts are registered and signed in on two cores: light argon2id
+                   # (svc_core/domain/passwords.py; tests/unit/test_passwords.py checks both kinds).
+                   "PASSWORD_HASHING": "light"})
 for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
     os.environ.pop(name, None)
 PRISTINE_ENVIRONMENT = dict(os.environ)
@@ -62,3 +65,13 @@ def stack(provisioned, monkeypatch, request):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "fresh_stack: reset and provision the emulator for this test")
+    config.addinivalue_line("markers", "long_running: a file of minutes (a soak, an attack, whole processes); run first")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """The files with a long_running test come first. scripts/test hands files to its test processes
+    in the order collected (--no-loadscope-reorder): each process begins with a long file and the
+    short ones fill in around them, instead of one process running a soak alone at the end."""
+    long_files = {item.path for item in items if item.get_closest_marker("long_running")}
+    items.sort(key=lambda item: item.path not in long_files)   # stable: the rest keep their order

@@ -43,6 +43,12 @@ def test_the_template_refuses_a_prod_stack_with_test_providers_unless_allowed():
     assert _deploy_refused(Stage="dev", PaymentProvider="test", ModelProvider="offline") == []
 
 
+@pytest.fixture(autouse=True)
+def standard_password_hashing(monkeypatch):
+    """The suite hashes passwords lightly (tests/conftest.py), which STAGE=prod refuses too."""
+    monkeypatch.delenv("PASSWORD_HASHING")
+
+
 @pytest.mark.parametrize("payment, model", itertools.product(["test", "stripe"], ["offline", "bedrock"]))
 def test_the_settings_refuse_the_same_at_start(monkeypatch, payment, model):
     monkeypatch.setenv("PAYMENT_PROVIDER", payment)

@@ -80,6 +80,9 @@ class Settings:
     # A prod stage refuses the test payment provider and the offline model (it would give credits away
     # and answer with canned text) unless this says it is meant (template.yaml's AllowTestProviders).
     allow_test_providers: bool = False
+    # Password hashes: argon2id with RFC 9106's low-memory parameters ("standard"), or light ones
+    # ("light": 1 MiB, one pass; the test suite's, hundreds of accounts on two cores; STAGE=prod refuses it).
+    password_hashing: str = setting("standard", blank_is_default=True)
     # BYOS storage: the region serving a request, and the probe of a customer's endpoint.
     aws_region: str = setting("us-east-1", env=("AWS_REGION", "AWS_DEFAULT_REGION"), blank_is_default=True)
     allow_loopback_endpoints: bool = False     # loopback endpoints (and http) for local development only
@@ -148,6 +151,10 @@ class Settings:
     cors_allowed_origins: str = ""
 
     def __post_init__(self) -> None:
+        if self.password_hashing not in ("standard", "light"):
+            raise UnsafeSettings(f"PASSWORD_HASHING={self.password_hashing} is neither standard nor light")
+        if self.stage == "prod" and self.password_hashing != "standard":
+            raise UnsafeSettings("STAGE=prod refuses PASSWORD_HASHING=light")
         if self.stage == "prod" and not self.allow_test_providers:
             unsafe = [f"{name}={value}" for name, value, test in (
                 ("PAYMENT_PROVIDER", self.payment_provider, "test"), ("MODEL_PROVIDER", self.model_provider, "offline"))
