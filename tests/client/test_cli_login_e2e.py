@@ -16,9 +16,12 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 from tests.e2e.test_browser_login import PASSWORD, register
 from tests.support.terminal import Terminal
+
+pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
 
 AUTH_URL = re.compile(r"(http://127\.0\.0\.1:\d+/api/v1/cli/auth/approve\?loginId=[\w-]+#state=[0-9a-f]{64})")
 CODE = re.compile(r"code: ([A-Z0-9]{4}-[A-Z0-9]{4})")

@@ -14,6 +14,8 @@ import pytest
 
 from tests.support.terminal import Terminal
 
+pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 GOAL = "Write the file notes.md with 'approved in a terminal'"
 ESCAPE = b"\x1b["

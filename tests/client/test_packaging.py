@@ -16,6 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

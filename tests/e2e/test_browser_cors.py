@@ -21,6 +21,8 @@ import pytest
 
 from tests.e2e.test_browser_login import PASSWORD
 
+pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
+
 PAGE = """<!doctype html><meta charset="utf-8"><title>front-end</title>
 <script>
 const API = API_BASE + "/api/v1";

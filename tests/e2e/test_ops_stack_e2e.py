@@ -16,8 +16,11 @@ import sys
 
 import boto3
 import httpx
+import pytest
 
 from devstack.template import ROOT, load
+
+pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
 
 STACK_NAME = "svc-ops-e2e"
 

@@ -20,6 +20,8 @@ from tests.support.functions import ROOT
 from tests.support.stack_process import StackProcess
 from tests.support.terminal import Terminal
 
+pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
+
 
 def test_start_serve_and_stop_on_sigterm_leaving_no_process(tmp_path):
     credentials = tmp_path / "creds.json"

@@ -24,6 +24,8 @@ from devstack import soak
 from devstack.bootstrap import bootstrap
 from devstack.stack import LocalStack
 
+pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
+
 CALLS = int(os.environ.get("SOAK_CALLS", "2000"))
 SEED = int(os.environ.get("SOAK_SEED", "20261124"))
 SOAK = pytest.mark.timeout(0)   # bounded by its calls and its progress, not by the clock

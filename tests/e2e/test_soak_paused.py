@@ -11,6 +11,8 @@ from devstack import soak
 from devstack.stack import LocalStack
 from tests.e2e.test_soak import CALLS, SEED, SOAK, _check
 
+pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
+
 
 @pytest.fixture(scope="module")
 def soak_stack():

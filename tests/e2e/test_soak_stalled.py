@@ -7,9 +7,13 @@ delivered once. Its own file (and stack), so it runs beside the other soaks in a
 
 from __future__ import annotations
 
+import pytest
+
 from devstack import soak
 from tests.e2e.test_soak import CALLS, SEED, SOAK, _check
 from tests.e2e.test_soak_paused import soak_stack  # noqa: F401 - a stack of this module's own
+
+pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
 
 PAUSE_SECONDS = 15
 
