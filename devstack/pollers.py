@@ -36,6 +36,10 @@ from devstack.template import REGION
 
 SHARD_REFRESH_SECONDS = 1.0
 IDLE_POLL_SECONDS = 0.25
+# A queue poller's receive waits this long for a message (long polling, as Lambda's pollers do with
+# 20 s): a message wakes it at once, and an idle stack's 13 pollers ask the emulator a few times
+# a second, not 13 times (an idle stack used a quarter of a core, most of it in these receives).
+QUEUE_WAIT_SECONDS = 5
 REOPEN_ON = ("TrimmedDataAccessException", "ExpiredIteratorException")
 
 
@@ -107,8 +111,12 @@ class _Poller:
             thread.start()
         return self
 
-    def stop(self) -> None:
+    def ask_to_stop(self) -> None:
+        """Stop after the current poll (stop() waits for it); a stack asks all its pollers first."""
         self._stop.set()
+
+    def stop(self) -> None:
+        self.ask_to_stop()
         for thread in self._threads:
             if thread.is_alive():
                 thread.join(timeout=5)
@@ -382,7 +390,15 @@ class QueuePoller(_Poller):
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                self.poll_once()
+                self.poll_once(QUEUE_WAIT_SECONDS)
             except Exception as exc:
+                if self._stop.is_set():
+                    return  # the emulator stopped with the stack while this receive waited
                 self._failed(f"poll failed: {type(exc).__name__}: {exc}")
                 self._stop.wait(1)
+
+    def stop(self) -> None:
+        self.ask_to_stop()
+        for thread in self._threads:  # they wait together: at most one receive's wait in all
+            if thread.is_alive():
+                thread.join(timeout=QUEUE_WAIT_SECONDS + 5)

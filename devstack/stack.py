@@ -199,6 +199,8 @@ class LocalStack:
         tenant_policy.forget()
 
     def stop(self) -> None:
+        for poller in self.pollers:  # all at once: their queue receives' waits end together
+            poller.ask_to_stop()
         for poller in self.pollers:
             poller.stop()
         if self.gateway:
