@@ -29,6 +29,7 @@ EVENT_TYPES = (
     "project.created", "project.updated", "project.deleted",
     "agent.started", "agent.completed", "agent.failed",
     "tenant.created", "user.created",
+    "member.added", "member.removed", "member.role_changed",
 )
 
 

@@ -12,6 +12,7 @@ class TenantContext:
     tenant_id: str
     principal: Principal
     request_id: str
+    source_ip: str = ""   # API Gateway's sourceIp (what the audit log records)
 
     @property
     def actor(self) -> str:

@@ -24,6 +24,9 @@ SCOPES: dict[str, str] = {
     "events:read": "read and stream the tenant's event log (the last 30 days)",
     "keys:read": "list and view API keys (never their values)",
     "keys:write": "create, rotate and revoke API keys",
+    "members:read": "list the tenant's members and its open invitations",
+    "members:write": "invite people, change members' roles, remove members (owners only make or unmake owners)",
+    "audit:read": "read and export the tenant's audit log",
 }
 
 ALL_SCOPES: frozenset[str] = frozenset(SCOPES)

@@ -49,3 +49,34 @@ def set_fields(tenant_id: str, **fields: Any) -> dict[str, Any]:
     return _TABLE.update(_TABLE.key(tenant_id), UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in fields),
                          ConditionExpression="attribute_exists(id)", ExpressionAttributeNames=names,
                          ExpressionAttributeValues=values(**fields), ReturnValues="ALL_NEW")
+
+
+# Counters on the tenant item, changed in the same transaction as what they count, with a condition
+# that keeps them within bounds (a limit reached fails the whole transaction: ConditionFailed):
+# - seatsUsed: members plus open invitations (the plan's seats bound it);
+# - owners: members whose role is owner (never below one);
+# - projectCount: live projects (the plan's projects bound it).
+# A tenant written before a counter existed has none: it counts as COUNTER_DEFAULTS says.
+COUNTER_DEFAULTS = {"seatsUsed": 1, "owners": 1, "projectCount": 0}
+
+
+def count_entry(tenant_id: str, counter: str, delta: int, *, at_most: int | None = None,
+                at_least: int | None = None) -> dict[str, Any]:
+    """A TransactWriteItems entry adding delta to one of the tenant's counters, only if the result
+    stays within at_most / at_least (None: unbounded) and the tenant exists."""
+    start = COUNTER_DEFAULTS[counter]
+    conditions, vals = ["attribute_exists(id)"], {"start": start, "delta": delta}
+    # The bound is on the value before the change: value + delta <= at_most  <=>  value <= at_most - delta.
+    for bound, op in ((at_most, "<="), (at_least, ">=")):
+        if bound is None:
+            continue
+        limit = bound - delta
+        name = "most" if op == "<=" else "least"
+        vals[name] = limit
+        holds_now = start <= limit if op == "<=" else start >= limit
+        test = f"#c {op} :{name}"
+        conditions.append(f"({'attribute_not_exists(#c) OR ' if holds_now else 'attribute_exists(#c) AND '}{test})")
+    return _TABLE.update_entry(_TABLE.key(tenant_id),
+                               UpdateExpression="SET #c = if_not_exists(#c, :start) + :delta",
+                               ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames={"#c": counter},
+                               ExpressionAttributeValues=values(**vals))

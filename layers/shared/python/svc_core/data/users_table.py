@@ -5,7 +5,9 @@
   transaction whose condition makes e-mail addresses unique in their normalised form (NFKC,
   case-folded, trimmed: svc_core/contracts/email_address.py). Claims written before that were merely
   lower-cased; a look-up falls back to that form.
-- (USER#<id>, MEMBER#<tenant id>): a membership: the tenant and the user's role in it.
+- (USER#<id>, MEMBER#<tenant id>): a membership: the tenant and the user's role in it, and the
+  member's e-mail and name as they were when they joined (what a member list shows without a read
+  per member). The byTenant index (tenantId, pk) lists a tenant's memberships: only they carry tenantId.
 - (IDP#<issuer>#<subject>, IDP): the identity-provider account a user signs in with.
 One Query on USER#<id> returns the user with all their memberships.
 """
@@ -37,9 +39,53 @@ def put_new(user: dict[str, Any]) -> list[dict[str, Any]]:
     return _put_new_claiming(user, f"EMAIL#{email_address.normalise(user['email'])}", "EMAIL")
 
 
-def put_membership(user_id: str, tenant_id: str, role: str, since: str) -> dict[str, Any]:
-    return _TABLE.put_entry({"pk": f"USER#{user_id}", "sk": f"MEMBER#{tenant_id}", "tenantId": tenant_id,
-                             "role": role, "created_at": since})
+def put_membership(user_id: str, tenant_id: str, role: str, since: str, *, email: str | None = None,
+                   name: str | None = None, only_new: bool = False) -> dict[str, Any]:
+    """only_new: on the condition that the user is not a member yet (an invitation accepted)."""
+    record = {"pk": f"USER#{user_id}", "sk": f"MEMBER#{tenant_id}", "tenantId": tenant_id, "userId": user_id,
+              "role": role, "created_at": since, "email": email, "name": name}
+    return _TABLE.put_entry({k: v for k, v in record.items() if v is not None},
+                            **({"ConditionExpression": "attribute_not_exists(pk)"} if only_new else {}))
+
+
+def set_role_entry(user_id: str, tenant_id: str, role: str, expected: str, at: str) -> dict[str, Any]:
+    """A TransactWriteItems entry changing a member's role, only if it is still `expected`."""
+    return _TABLE.update_entry(_TABLE.key(f"USER#{user_id}", f"MEMBER#{tenant_id}"),
+                               UpdateExpression="SET #r = :role, updated_at = :at", ConditionExpression="#r = :expected",
+                               ExpressionAttributeNames={"#r": "role"},
+                               ExpressionAttributeValues=values(role=role, expected=expected, at=at))
+
+
+def delete_membership_entry(user_id: str, tenant_id: str, expected_role: str) -> dict[str, Any]:
+    """A TransactWriteItems entry ending a membership, only if its role is still `expected_role`."""
+    return _TABLE.delete_entry(_TABLE.key(f"USER#{user_id}", f"MEMBER#{tenant_id}"), ConditionExpression="#r = :expected",
+                               ExpressionAttributeNames={"#r": "role"},
+                               ExpressionAttributeValues=values(expected=expected_role))
+
+
+def membership(user_id: str, tenant_id: str) -> dict[str, Any] | None:
+    """One membership, read consistently (None: not a member)."""
+    found = _TABLE.get(f"USER#{user_id}", f"MEMBER#{tenant_id}")
+    if found is not None:
+        found.setdefault("userId", user_id)
+    return found
+
+
+def members_of(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of the tenant's memberships (the byTenant index, by user id), after the user id `after`."""
+    request: dict[str, Any] = {"TableName": _TABLE.name, "IndexName": "byTenant", "Limit": limit,
+                               "KeyConditionExpression": "tenantId = :t", "ExpressionAttributeValues": values(t=tenant_id)}
+    if after:
+        request["ExclusiveStartKey"] = {"tenantId": {"S": tenant_id}, "pk": {"S": f"USER#{after}"},
+                                        "sk": {"S": f"MEMBER#{tenant_id}"}}
+    answer = aws.client("dynamodb").query(**request)
+    found = []
+    for item in map(from_item, answer.get("Items", [])):
+        user_id = item.pop("pk").removeprefix("USER#")
+        item.pop("sk")
+        found.append({**item, "userId": user_id})
+    last = answer.get("LastEvaluatedKey")
+    return found, (last["pk"]["S"].removeprefix("USER#") if last else None)
 
 
 def with_memberships(user_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:

@@ -46,12 +46,12 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, pa
     else:
         user_items = users_table.put_new_federated(user, *federated)
     tenant = {"id": tenant_id, "name": tenant_name, "plan": "free", "status": "active",
-              "ownerId": user["id"], "created_at": stamp, "updated_at": stamp}
+              "ownerId": user["id"], "created_at": stamp, "updated_at": stamp, **tenants_table.COUNTER_DEFAULTS}
     tenant_view = {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
     try:
         transact([
             tenants_table.put_new(tenant), *user_items,
-            users_table.put_membership(user["id"], tenant["id"], "owner", stamp),
+            users_table.put_membership(user["id"], tenant["id"], "owner", stamp, email=email, name=user_name),
             outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], tenant_view), now),
             outbox_table.put_event_item(events.new_event("user.created", tenant["id"], user), now),
         ])
@@ -106,11 +106,14 @@ def create_tenant(ctx: TenantContext, body: TenantCreate) -> dict[str, Any]:
     now = timeutil.now()
     stamp = timeutil.iso(now)
     tenant = {"id": ids.new_id("ten"), "name": body.name, "plan": "free", "status": "active",
-              "ownerId": ctx.principal.subject, "created_at": stamp, "updated_at": stamp}
+              "ownerId": ctx.principal.subject, "created_at": stamp, "updated_at": stamp,
+              **tenants_table.COUNTER_DEFAULTS}
+    creator = users_table.get(ctx.principal.subject) or {}
     event_data = {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
     transact([
         tenants_table.put_new(tenant),
-        users_table.put_membership(ctx.principal.subject, tenant["id"], "owner", stamp),
+        users_table.put_membership(ctx.principal.subject, tenant["id"], "owner", stamp,
+                                   email=creator.get("email"), name=creator.get("name")),
         outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], event_data), now),
     ])
     return _view(tenant, "owner")

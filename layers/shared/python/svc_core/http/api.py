@@ -256,7 +256,7 @@ class Api:
         if state.principal is None:
             raise Unauthorized()
         return TenantContext(tenant_id=state.principal.tenant_id, principal=state.principal,
-                             request_id=state.request_id)
+                             request_id=state.request_id, source_ip=state.source_ip)
 
     def header(self, name: str) -> str | None:
         headers = _state.get().event.get("headers") or {}

@@ -36,6 +36,7 @@ class Settings:
     webhooks_table: str = "webhooks"
     webhook_deliveries_table: str = "webhook-deliveries"
     events_table: str = "events"   # the event log: every published event, per tenant, 30 days
+    audit_log_table: str = "audit-log"   # security-relevant actions, append-only (domain/audit.py)
     webhook_delivery_queue_url: str = ""
     oauth_flows_table: str = "oauth-flows"
     oauth_connections_table: str = "oauth-connections"
