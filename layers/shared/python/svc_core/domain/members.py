@@ -99,13 +99,13 @@ def _commit(ctx: TenantContext, writes: list[dict[str, Any]], member: dict[str, 
         return
     except ConditionFailed:
         pass
-    now = users_table.membership(member["userId"], ctx.tenant_id)
-    if now is None:
+    current = users_table.membership(member["userId"], ctx.tenant_id)
+    if current is None:
         raise _not_found(member["userId"])
-    if now["role"] != member["role"]:
+    if current["role"] != member["role"]:
         raise Conflict("The member's role changed meanwhile; read it again.",
                        {"id": member["userId"], "resource": "member"})
-    tenant = tenants_table.get_consistent(ctx.tenant_id) or {}
+    tenant = (tenants_table.get_consistent(ctx.tenant_id) or {}) if owners_fall else {}
     if owners_fall and tenant.get("owners", tenants_table.COUNTER_DEFAULTS["owners"]) <= 1:
         raise Conflict("A tenant keeps at least one owner: make another member an owner first.",
                        {"id": member["userId"], "resource": "member", "reason": "last_owner"})
