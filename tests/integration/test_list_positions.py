@@ -28,6 +28,7 @@ from svc_core.data import (
     projects_table,
     runs_table,
     secrets_table,
+    users_table,
     webhook_deliveries_table,
     webhooks_table,
 )
@@ -64,6 +65,15 @@ def _run(tenant, item_id):
                      events.new_event("agent.started", tenant, {"id": item_id}), time.time())
 
 
+def _member(tenant, user_id):
+    transact([users_table.put_membership(user_id, tenant, "member", "2026-11-26T00:00:00.000Z")])
+
+
+def _members(tenant, limit, after):
+    found, last = users_table.members_of(tenant, limit, after)
+    return [{**m, "id": m["userId"]} for m in found], last
+
+
 # Each list route: (id prefix, store one item of a tenant, one page of a tenant's items after an id);
 # how to store an item is the one thing a route does not say. Every list route of the document is
 # here or in PAGED_ELSEWHERE (test_every_list_route_is_paged_here_or_elsewhere).
@@ -86,9 +96,10 @@ LISTS = {
     "GET /api/v1/chat/sessions/{id}/messages": ("msg", _message,
                                                 lambda t, limit, after: chat_messages_table.list_for_session(
                                                     t, SESSION, limit, after)),
+    "GET /api/v1/members": ("usr", _member, _members),   # on an index, by user id
 }
 # The lists that read oldest first; every other list is newest first.
-OLDEST_FIRST = {"GET /api/v1/chat/sessions/{id}/messages"}
+OLDEST_FIRST = {"GET /api/v1/chat/sessions/{id}/messages", "GET /api/v1/members"}
 # List routes whose positions are not ids of one table's items, and the test that pages them.
 PAGED_ELSEWHERE = {
     "GET /api/v1/webhooks/{id}/deliveries": "test_delivery_attempts_continue_after_any_position_within_the_tenant",

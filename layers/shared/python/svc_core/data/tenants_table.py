@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, values
@@ -64,19 +64,35 @@ def count_entry(tenant_id: str, counter: str, delta: int, *, at_most: int | None
                 at_least: int | None = None) -> dict[str, Any]:
     """A TransactWriteItems entry adding delta to one of the tenant's counters, only if the result
     stays within at_most / at_least (None: unbounded) and the tenant exists."""
-    start = COUNTER_DEFAULTS[counter]
-    conditions, vals = ["attribute_exists(id)"], {"start": start, "delta": delta}
-    # The bound is on the value before the change: value + delta <= at_most  <=>  value <= at_most - delta.
-    for bound, op in ((at_most, "<="), (at_least, ">=")):
-        if bound is None:
-            continue
-        limit = bound - delta
-        name = "most" if op == "<=" else "least"
-        vals[name] = limit
-        holds_now = start <= limit if op == "<=" else start >= limit
-        test = f"#c {op} :{name}"
-        conditions.append(f"({'attribute_not_exists(#c) OR ' if holds_now else 'attribute_exists(#c) AND '}{test})")
-    return _TABLE.update_entry(_TABLE.key(tenant_id),
-                               UpdateExpression="SET #c = if_not_exists(#c, :start) + :delta",
-                               ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames={"#c": counter},
+    return counts_entry(tenant_id, Count(counter, delta, at_most, at_least))
+
+
+class Count(NamedTuple):
+    """One counter's change in counts_entry: delta, and the bounds the result must stay within."""
+    counter: str
+    delta: int
+    at_most: int | None = None
+    at_least: int | None = None
+
+
+def counts_entry(tenant_id: str, *changes: Count) -> dict[str, Any]:
+    """count_entry for several counters at once (a transaction may touch the tenant's item only once:
+    a removed owner frees a seat and leaves one owner fewer)."""
+    conditions, vals, names, sets = ["attribute_exists(id)"], {}, {}, []
+    for i, change in enumerate(changes):
+        start = COUNTER_DEFAULTS[change.counter]
+        names[f"#c{i}"] = change.counter
+        vals.update({f"start{i}": start, f"delta{i}": change.delta})
+        sets.append(f"#c{i} = if_not_exists(#c{i}, :start{i}) + :delta{i}")
+        # The bound is on the value before the change: value + delta <= at_most  <=>  value <= at_most - delta.
+        for bound, op, word in ((change.at_most, "<=", "most"), (change.at_least, ">=", "least")):
+            if bound is None:
+                continue
+            limit = bound - change.delta
+            vals[f"{word}{i}"] = limit
+            holds_now = start <= limit if op == "<=" else start >= limit
+            absent = f"attribute_not_exists(#c{i}) OR " if holds_now else f"attribute_exists(#c{i}) AND "
+            conditions.append(f"({absent}#c{i} {op} :{word}{i})")
+    return _TABLE.update_entry(_TABLE.key(tenant_id), UpdateExpression="SET " + ", ".join(sets),
+                               ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames=names,
                                ExpressionAttributeValues=values(**vals))

@@ -199,7 +199,7 @@ def refresh(refresh_token: str | None, tenant_id: str | None = None) -> dict[str
     membership = _membership(memberships, tenant_id or session["tenantId"])
     new_token, new_hash = _new_refresh_token(session["id"])
     try:
-        sessions_table.rotate(session["id"], presented, new_hash, int(now))
+        sessions_table.rotate(session["id"], presented, new_hash, int(now), membership["tenantId"])
     except sessions_table.StaleToken:
         # Another refresh with this token won the race: this one is a reuse.
         sessions_table.revoke(session["id"], int(now))
@@ -259,19 +259,44 @@ def set_user_status(user_id: str, status: str) -> dict[str, Any]:
     if status == "active":
         return {"userId": user_id, "status": status, "sessionsEnded": 0, "cliKeysRevoked": 0}
     now = int(timeutil.now())
-    sessions = sessions_table.ids_for_user(user_id)
-    for session_id in sessions:
-        sessions_table.revoke(session_id, now)
+    ended = end_sign_ins(user_id, now)
     _, memberships = users_table.with_memberships(user_id)
+    revoked = sum(revoke_cli_keys(user_id, membership["tenantId"], now) for membership in memberships)
+    return {"userId": user_id, "status": status, "sessionsEnded": ended, "cliKeysRevoked": revoked}
+
+
+def end_sign_ins(user_id: str, now: int, tenant_id: str | None = None) -> int:
+    """End the user's sign-ins (sessions): every one, or only those that have minted an access token
+    for tenant_id. Their access tokens are refused from their next request, and their refresh tokens
+    from now. Returns how many were live (sessions already ended, or past the life of any token
+    they minted, are left as they are)."""
+    ended = 0
+    for session_id in sessions_table.ids_for_user(user_id):
+        session = sessions_table.get(session_id)
+        if session is None or session.get("revokedAt") is not None:
+            continue
+        if tenant_id is not None and tenant_id not in sessions_table.tenants_of(session):
+            continue
+        if session["expiresAt"] + settings().jwt_lifetime_seconds <= now:
+            continue  # its refresh token is dead, and so is every access token it minted
+        sessions_table.revoke(session_id, now)
+        ended += 1
+    return ended
+
+
+def revoke_cli_keys(user_id: str, tenant_id: str, now: int, keep: frozenset[str] | None = None) -> int:
+    """Revoke the user's command-line keys (`svc_cli_`, made by their device login) in the tenant;
+    with keep, only those holding a scope outside it. Returns how many were revoked."""
     revoked = 0
-    for membership in memberships:
-        for key in _cli_keys_of(user_id, membership["tenantId"]):
-            try:
-                api_keys_table.revoke(key, now)
-                revoked += 1
-            except ConditionFailed:
-                pass  # revoked meanwhile
-    return {"userId": user_id, "status": status, "sessionsEnded": len(sessions), "cliKeysRevoked": revoked}
+    for key in _cli_keys_of(user_id, tenant_id):
+        if keep is not None and set(key["scopes"]) <= keep:
+            continue
+        try:
+            api_keys_table.revoke(key, now)
+            revoked += 1
+        except ConditionFailed:
+            pass  # revoked meanwhile
+    return revoked
 
 
 def _cli_keys_of(user_id: str, tenant_id: str) -> list[dict[str, Any]]:
