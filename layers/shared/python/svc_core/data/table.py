@@ -8,13 +8,13 @@ its conditions, its indexes) stays in its module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_attr, to_item, values
-from svc_core.data.common import ItemRead, conditional, create_item, projection, query_page, read_item
+from svc_core.data.common import ItemRead, conditional, create_item, projection, query_page, read_item, transact
 from svc_core.platform.config import settings
 
 
@@ -113,9 +113,15 @@ class Table:
         first, after the id `after` (the last of the previous page, or any position)."""
         return self.page(tenant_id, limit, after)
 
-    def create(self, record: dict[str, Any], answer: dict[str, Any] | None = None) -> None:
+    def create(self, record: dict[str, Any], answer: dict[str, Any] | None = None,
+               also: Sequence[dict[str, Any]] = ()) -> None:
         """Store a new item unless one with its key exists (ConditionFailed); `answer`: the request's
-        answer, kept with the write (common.create_item)."""
+        answer, kept with the write (common.create_item); `also`: more items of the same transaction
+        (an audit entry, which is then the write's witness: common.transact)."""
+        if also:
+            transact([self.put_entry(record, ConditionExpression=f"attribute_not_exists({self.key_names[-1]})"),
+                      *also], answer=answer)
+            return
         create_item(self.name, to_item(record), self.key_names[-1], answer=answer)
 
     def put(self, record: dict[str, Any], **condition: Any) -> None:
