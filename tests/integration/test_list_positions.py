@@ -21,6 +21,7 @@ from svc_core.contracts.cursors import AttemptPosition
 from svc_core.data import (
     agents_table,
     api_keys_table,
+    audit_log_table,
     billing_table,
     chat_messages_table,
     chat_sessions_table,
@@ -54,6 +55,15 @@ def _connection(tenant, item_id):
 def _key(tenant, item_id):
     api_keys_table.create({"id": item_id, "tenantId": tenant, "scopes": [], "type": "sdk", "environment": "test"},
                           secrets.token_hex(16))
+
+
+def _audit_entry(tenant, item_id):
+    transact([audit_log_table.put_entry({"id": item_id, "tenantId": tenant}, int(time.time()) + 86400)])
+
+
+def _audit_page(tenant, limit, after):
+    low, high = f"aud_{'0' * 26}", f"aud_7{'Z' * 25}"   # no since, no until
+    return audit_log_table.query(tenant, low=low, high=high, limit=limit, now=time.time(), after=after)
 
 
 def _message(tenant, item_id):
@@ -93,6 +103,7 @@ LISTS = {
                                    billing_table.list_entries),
     "GET /api/v1/billing/invoices": ("inv", lambda t, i: billing_table.write([billing_table.put_invoice(t, {"id": i})]),
                                      billing_table.list_invoices),
+    "GET /api/v1/audit-log": ("aud", _audit_entry, _audit_page),
     "GET /api/v1/chat/sessions/{id}/messages": ("msg", _message,
                                                 lambda t, limit, after: chat_messages_table.list_for_session(
                                                     t, SESSION, limit, after)),

@@ -11,6 +11,7 @@ whole family is revoked (RFC 9700, section 4.14.2).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from svc_core.adapters import aws
@@ -27,8 +28,9 @@ class StaleToken(Exception):
 _TABLE = Table("sessions_table", ("id",))
 
 
-def create(session: dict[str, Any]) -> None:
-    _TABLE.create({**session, "tenantIds": {session["tenantId"]}, "ttl": session["expiresAt"]})
+def create(session: dict[str, Any], also: Sequence[dict[str, Any]] = ()) -> None:
+    """Store a new session, with `also` (the sign-in's audit entry) in the same transaction."""
+    _TABLE.create({**session, "tenantIds": {session["tenantId"]}, "ttl": session["expiresAt"]}, also=also)
 
 
 def get(session_id: str) -> dict[str, Any] | None:

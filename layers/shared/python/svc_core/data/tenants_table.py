@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, values
-from svc_core.data.common import ItemRead
+from svc_core.data.common import ItemRead, transact
 from svc_core.data.table import Table
 
 _TABLE = Table("tenants_table", ("id",))
@@ -25,13 +26,24 @@ def get(tenant_id: str) -> dict[str, Any] | None:
 SECTIONS = ("settings", "regionPreferences", "storage")  # the parts of a tenant set as a whole
 
 
-def set_section(tenant_id: str, section: str, value: dict[str, Any], updated_at: str) -> dict[str, Any]:
-    """Replace one section of an existing tenant; the tenant as it is now."""
+def set_section(tenant_id: str, section: str, value: dict[str, Any], updated_at: str,
+                also: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """Replace one section of an existing tenant, with `also` (the audit entry) in the same
+    transaction; the tenant as it is now."""
     if section not in SECTIONS:
         raise ValueError(section)
-    return _TABLE.update(_TABLE.key(tenant_id), UpdateExpression="SET #section = :value, updated_at = :at",
-                         ConditionExpression="attribute_exists(id)", ExpressionAttributeNames={"#section": section},
-                         ExpressionAttributeValues=values(value=value, at=updated_at), ReturnValues="ALL_NEW")
+    return _changed(tenant_id, also, UpdateExpression="SET #section = :value, updated_at = :at",
+                    ConditionExpression="attribute_exists(id)", ExpressionAttributeNames={"#section": section},
+                    ExpressionAttributeValues=values(value=value, at=updated_at))
+
+
+def _changed(tenant_id: str, also: Sequence[dict[str, Any]], **update: Any) -> dict[str, Any]:
+    """One update of the tenant (ConditionFailed when its condition fails): alone, or in one
+    transaction with `also`; the tenant as it is now."""
+    if not also:
+        return _TABLE.update(_TABLE.key(tenant_id), ReturnValues="ALL_NEW", **update)
+    transact([_TABLE.update_entry(_TABLE.key(tenant_id), **update), *also])
+    return _TABLE.get(tenant_id)
 
 
 def consistent_read(tenant_id: str) -> ItemRead:
@@ -43,12 +55,13 @@ def get_consistent(tenant_id: str) -> dict[str, Any] | None:
     return _TABLE.get(tenant_id)
 
 
-def set_fields(tenant_id: str, **fields: Any) -> dict[str, Any]:
-    """Set top-level attributes (plan, status, updated_at) of an existing tenant."""
+def set_fields(tenant_id: str, also: Sequence[dict[str, Any]] = (), **fields: Any) -> dict[str, Any]:
+    """Set top-level attributes (plan, status, updated_at) of an existing tenant, with `also` (the
+    audit entry) in the same transaction."""
     names = {f"#{k}": k for k in fields}
-    return _TABLE.update(_TABLE.key(tenant_id), UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in fields),
-                         ConditionExpression="attribute_exists(id)", ExpressionAttributeNames=names,
-                         ExpressionAttributeValues=values(**fields), ReturnValues="ALL_NEW")
+    return _changed(tenant_id, also, UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in fields),
+                    ConditionExpression="attribute_exists(id)", ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values(**fields))
 
 
 # Counters on the tenant item, changed in the same transaction as what they count, with a condition

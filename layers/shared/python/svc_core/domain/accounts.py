@@ -35,7 +35,7 @@ from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.contracts import email_address
 from svc_core.data import api_keys_table, rate_limits_table, sessions_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import passwords
+from svc_core.domain import audit, passwords
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Forbidden, RateLimited, Unauthorized
@@ -57,12 +57,12 @@ def _tenant_view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
             "role": role}
 
 
-def register(body: RegisterBody) -> dict[str, Any]:
+def register(body: RegisterBody, source_ip: str = "") -> dict[str, Any]:
     # On first use: only registration needs the tenants module (its outbox and events) in this function.
     from svc_core.domain.tenants import OwnerTaken, create_tenant_with_owner
     try:
         made = create_tenant_with_owner(tenant_name=f"{body.name}'s workspace", email=body.email,
-                                        password=body.password, user_name=body.name)
+                                        password=body.password, user_name=body.name, source_ip=source_ip)
     except OwnerTaken as taken:
         # The address has an account: answer with what would have been made, nothing being stored.
         # The same ids made at the same point, the same hash, the same transaction (refused on its
@@ -127,7 +127,7 @@ def login(body: LoginBody, source_ip: str = "") -> dict[str, Any]:
     if user["status"] != "active":
         raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
     membership = _membership(memberships, body.tenantId)
-    return _open_session(user, membership, now)
+    return _open_session(user, membership, now, source_ip)
 
 
 def _membership(memberships: list[dict[str, Any]], tenant_id: str | None) -> dict[str, Any]:
@@ -162,13 +162,15 @@ def _access(user: dict[str, Any], membership: dict[str, Any], session_id: str, n
             "refreshExpiresIn": expires_at - int(now), "user": _user_view(user), "tenant": _tenant_view(tenant, role)}
 
 
-def _open_session(user: dict[str, Any], membership: dict[str, Any], now: float) -> dict[str, Any]:
+def _open_session(user: dict[str, Any], membership: dict[str, Any], now: float, source_ip: str) -> dict[str, Any]:
     session_id = ids.new_id("ses")
     refresh_token, token_hash = _new_refresh_token(session_id)
     expires_at = int(now) + settings().refresh_token_days * 86400
     sessions_table.create({"id": session_id, "userId": user["id"], "tenantId": membership["tenantId"],
                            "tokenHash": token_hash, "generation": 1, "created_at": timeutil.iso(now),
-                           "expiresAt": expires_at})
+                           "expiresAt": expires_at},
+                          also=audit.sign_in_entries(membership["tenantId"], user["id"], membership["role"],
+                                                     source_ip, "password", sessionId=session_id))
     return _access(user, membership, session_id, now, refresh_token, expires_at)
 
 
