@@ -118,6 +118,25 @@ def delete_partition(table: str, partition: dict[str, Any], sort_key: str) -> in
             return deleted
 
 
+def bounded_addition(start: int, delta: int, *, at_most: int | None = None,
+                     at_least: int | None = None) -> tuple[str, list[str], dict[str, Any]]:
+    """An update adding delta to the number named #c (an item without it counts as `start`),
+    only if the result stays within at_most / at_least (None: unbounded): the SET clause, the
+    conditions to AND into the ConditionExpression, and the values they name (plain, for values())."""
+    conditions, vals = [], {"start": start, "delta": delta}
+    # The bound is on the value before the change: value + delta <= at_most  <=>  value <= at_most - delta.
+    for bound, op in ((at_most, "<="), (at_least, ">=")):
+        if bound is None:
+            continue
+        limit = bound - delta
+        name = "most" if op == "<=" else "least"
+        vals[name] = limit
+        holds_now = start <= limit if op == "<=" else start >= limit
+        test = f"#c {op} :{name}"
+        conditions.append(f"({'attribute_not_exists(#c) OR ' if holds_now else 'attribute_exists(#c) AND '}{test})")
+    return "#c = if_not_exists(#c, :start) + :delta", conditions, vals
+
+
 TRANSACTION_ATTEMPTS = 3
 
 # A write the current request's writes carry in their transactions (an Idempotency-Key's record,

@@ -6,7 +6,7 @@ from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, values
-from svc_core.data.common import ItemRead
+from svc_core.data.common import ItemRead, bounded_addition
 from svc_core.data.table import Table
 
 _TABLE = Table("tenants_table", ("id",))
@@ -61,22 +61,15 @@ COUNTER_DEFAULTS = {"seatsUsed": 1, "owners": 1, "projectCount": 0}
 
 
 def count_entry(tenant_id: str, counter: str, delta: int, *, at_most: int | None = None,
-                at_least: int | None = None) -> dict[str, Any]:
+                at_least: int | None = None, plan: str | None = None) -> dict[str, Any]:
     """A TransactWriteItems entry adding delta to one of the tenant's counters, only if the result
-    stays within at_most / at_least (None: unbounded) and the tenant exists."""
-    start = COUNTER_DEFAULTS[counter]
-    conditions, vals = ["attribute_exists(id)"], {"start": start, "delta": delta}
-    # The bound is on the value before the change: value + delta <= at_most  <=>  value <= at_most - delta.
-    for bound, op in ((at_most, "<="), (at_least, ">=")):
-        if bound is None:
-            continue
-        limit = bound - delta
-        name = "most" if op == "<=" else "least"
-        vals[name] = limit
-        holds_now = start <= limit if op == "<=" else start >= limit
-        test = f"#c {op} :{name}"
-        conditions.append(f"({'attribute_not_exists(#c) OR ' if holds_now else 'attribute_exists(#c) AND '}{test})")
-    return _TABLE.update_entry(_TABLE.key(tenant_id),
-                               UpdateExpression="SET #c = if_not_exists(#c, :start) + :delta",
-                               ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames={"#c": counter},
+    stays within at_most / at_least (None: unbounded) and the tenant exists; with `plan`, only
+    while the tenant is still on that plan (the plan the bound was read from: a cached copy)."""
+    addition, bounds, vals = bounded_addition(COUNTER_DEFAULTS[counter], delta, at_most=at_most, at_least=at_least)
+    conditions, names = ["attribute_exists(id)", *bounds], {"#c": counter}
+    if plan is not None:
+        conditions.append("#plan = :plan")
+        names["#plan"], vals["plan"] = "plan", plan
+    return _TABLE.update_entry(_TABLE.key(tenant_id), UpdateExpression=f"SET {addition}",
+                               ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames=names,
                                ExpressionAttributeValues=values(**vals))
