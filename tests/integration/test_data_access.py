@@ -569,11 +569,14 @@ def test_create_tenant_with_owner_and_the_unique_email(data_backend, clock):
     stamp = timeutil.iso(T0 + 10.5)
     assert tenant["created_at"] == user["created_at"] == stamp
 
-    assert tenants_table.get(tenant["id"]) == {**tenant, "ownerId": user["id"], "updated_at": stamp}
+    assert tenants_table.get(tenant["id"]) == {**tenant, "ownerId": user["id"], "updated_at": stamp,
+                                               "welcomeGrant": True, **tenants_table.COUNTER_DEFAULTS}
     assert tenants_table.get("ten_missing") is None
     stored_user = users_table.get(user["id"])
     assert stored_user["passwordHash"].startswith("$argon2id$")
     assert {k: stored_user[k] for k in user} == user and "pk" not in stored_user
+    # the user's first tenant: counted, and the one with the user's welcome credit
+    assert (stored_user["tenantsCreated"], stored_user["welcomeCreditTenant"]) == (1, tenant["id"])
     assert users_table.get("usr_missing") is None
     assert data_backend.item(settings().users_table, {"pk": "EMAIL#ada@example.com", "sk": "EMAIL"}) == {
         "pk": "EMAIL#ada@example.com", "sk": "EMAIL", "userId": user["id"]}
