@@ -305,6 +305,7 @@ class Session:
         return httpx.Client(transport=transport, timeout=90)
 
     def set_up(self) -> None:
+        from svc_core.domain.tenants import set_plan  # the stack's own tables (this process has its environment)
         with self._client(250) as http:
             for t in range(self.tenant_count):
                 email = f"soak-owner-{self.seed}-{t}-{os.getpid()}@example.com"
@@ -314,6 +315,9 @@ class Session:
                 login = http.post(f"{self.base}/auth/login", json={"email": email, "password": PASSWORD})
                 login.raise_for_status()
                 token, tenant_id = login.json()["data"]["accessToken"], login.json()["data"]["tenant"]["id"]
+                # A quarter of the calls create projects: far more than a free plan's 10 (the quota is
+                # tests/integration/test_projects.py's), so the session's tenants are on the plan without a limit.
+                set_plan(tenant_id, "enterprise")
                 self.tenant_ids[t] = tenant_id
                 self.registered.append(email)
                 auth = {"Authorization": f"Bearer {token}"}

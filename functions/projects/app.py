@@ -23,7 +23,11 @@ def list_projects(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIM
 
 
 @api.post("/api/v1/projects", scope="projects:write", status=201, response_model="models.Project", tags=TAGS,
-          idempotent="project.create", summary="Create a project")
+          idempotent="project.create", errors=(409,), summary="Create a project",
+          description="Within the plan's project count (planDetails.limits.projects): the one past it is 403 "
+                      "FORBIDDEN with details.feature \"projects\", limit, currentPlan and requiredPlan (the next "
+                      "plan with more; null when none has), and nothing is stored. A create colliding with other "
+                      "changes of the tenant's projects is 409: send it again.")
 def create_project(body: models.ProjectCreate):
     return projects.create_project(api.tenant_context(), body)
 
@@ -41,7 +45,7 @@ def update_project(id: str, body: models.ProjectUpdate):
 
 
 @api.delete("/api/v1/projects/{id}", scope="projects:write", response_model="models.ProjectDeleted", tags=TAGS, errors=(409,),
-            summary="Delete a project")
+            summary="Delete a project", description="Gives its place in the plan's project count back at once.")
 def delete_project(id: str):
     return projects.delete_project(api.tenant_context(), id)
 

@@ -20,7 +20,11 @@ def list_tenants():
 @api.post("/api/v1/tenants", scope=AUTHENTICATED, status=201, response_model="models.Tenant", tags=TAGS,
           summary="Create a tenant the signed-in caller owns (free plan)",
           idempotent="tenant.create",
-          description="A signed-in user only (an API key gets 403). Emits tenant.created.")
+          description="A signed-in user only (an API key gets 403). At most TENANTS_PER_USER (default 5) tenants "
+                      "per user, the one made at registration included: past it 403 FORBIDDEN with details.limit and "
+                      "details.reason \"tenant_limit\". Only the user's first tenant has the welcome credit. Emits "
+                      "tenant.created in the new tenant and in the tenant of the caller's token.",
+          errors=(409,))
 def create_tenant(body: models.TenantCreate):
     return tenants.create_tenant(api.tenant_context(), body)
 

@@ -22,7 +22,7 @@ def test_the_readme_session_creates_and_lists_projects(local_stack):
         listed = http.get("/api/v1/projects").json()["data"]["items"]
     assert project["id"] in [p["id"] for p in listed]
     assert created.headers["x-request-id"] == created.json()["meta"]["request_id"]
-    assert int(created.headers["x-ratelimit-limit"]) == 1000
+    assert int(created.headers["x-ratelimit-limit"]) == 2 * 1000  # the starter plan's (conftest): 2 x RateLimitPerWindow
 
 
 def test_paths_no_route_matches_get_the_api_envelope(local_stack):

@@ -390,6 +390,43 @@ def test_no_run_starts_when_the_balance_is_used_up(stack):
     assert run_agent(key, agent_id, project["id"]).status == 201
 
 
+# ---- the welcome credit: once per user ---------------------------------------------------------
+
+PASSWORD = "correct horse battery staple"
+
+
+def a_second_tenant_of(email: str) -> tuple[str, str, str]:
+    """Register (a first tenant, with the welcome credit), create a second tenant and sign in to it:
+    (first tenant's token, second tenant's id, second tenant's token)."""
+    call("auth", "Auth-Register", body={"email": email, "password": PASSWORD, "name": "Ada"})
+    first = call("auth", "Auth-Login", body={"email": email, "password": PASSWORD}).data
+    second = call("tenants", "Tenants-CreateTenant", token=first["accessToken"], body={"name": "Second"})
+    assert second.status == 201, second
+    pair = call("auth", "Auth-Refresh", body={"refreshToken": first["refreshToken"], "tenantId": second.data["id"]})
+    assert pair.status == 200, pair
+    return first["accessToken"], second.data["id"], pair.data["accessToken"]
+
+
+def test_a_users_second_tenant_opens_at_zero_and_runs_and_chats_only_once_credits_are_bought(stack):
+    first, tenant, token = a_second_tenant_of("ada@example.com")
+    assert balance(first) == WELCOME   # the first tenant's: the user's one welcome credit
+    assert balance(token) == 0 and ledger(token) == []
+    assert ledger_sum_equals_balance(tenant) == (0, 0)
+    project = project_api.create(token, name="Docs")
+    agent_id = new_agent(token)
+    refused = run_agent(token, agent_id, project["id"])
+    assert refused.status == 402 and refused.error["code"] == "PAYMENT_REQUIRED", refused
+    session = call("chat", "Chat-CreateChatSession", token=token, body={}).data
+    message = {"content": "Hello there."}
+    chat = call("chat", "Chat-SendChatMessage", token=token, path_params={"id": session["id"]}, body=message)
+    assert chat.status == 402 and chat.error["details"]["balanceMicroCredits"] == 0, chat
+
+    assert purchase(token, {"pack": "credits_10"}).status == 201
+    assert run_agent(token, agent_id, project["id"]).status == 201
+    assert call("chat", "Chat-SendChatMessage", token=token, path_params={"id": session["id"]},
+                body=message).status == 202
+
+
 # ---- concurrency (DynamoDB Local) ---------------------------------------------------------------
 
 def test_of_twenty_concurrent_redemptions_of_one_code_exactly_one_succeeds(atomic_stack, capsys):
@@ -459,3 +496,39 @@ def test_a_test_mode_subscription_is_charged_again_when_its_period_has_ended(sta
     assert len(periods) == 3 and periods[0][1] == periods[1][0] and periods[1][1] == periods[2][0]
     assert summary(key)["balance"]["microCredits"] == WELCOME + 3 * 20 * MICRO  # charged once
     assert ledger_sum_equals_balance(tenant) == (WELCOME + 60 * MICRO,) * 2
+
+
+def test_tenants_created_at_once_by_one_user_share_one_welcome_credit_and_the_ceiling(atomic_stack):
+    """A user who joined a tenant by invitation has had no welcome credit: eight creations at once
+    (DynamoDB Local) make five tenants (TENANTS_PER_USER), refuse three, and one of the five has the
+    credit. A client sends a 409 (the user's creations collided) again."""
+    from svc_core.data import tenants_table, users_table
+    from svc_core.data.common import transact
+    from svc_core.domain import billing_ledger
+    from svc_core.platform import ids, timeutil
+    stack = atomic_stack.stack
+    host, user_id, stamp = stack.new_tenant(), ids.new_id("usr"), timeutil.iso(timeutil.now())
+    transact([*users_table.put_new({"id": user_id, "email": "joined@example.com", "name": "J", "status": "active",
+                                    "created_at": stamp}),
+              users_table.put_membership(user_id, host, "member", stamp)])
+    token = stack.user_token(host, "member", user_id)
+    start = threading.Barrier(8)
+
+    def create(n: int):
+        start.wait()
+        for _ in range(10):
+            reply = call("tenants", "Tenants-CreateTenant", token=token, body={"name": f"Mine {n}"})
+            if reply.status != 409:
+                return reply
+        return reply
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        replies = list(pool.map(create, range(8)))
+    assert sorted(r.status for r in replies) == [201] * 5 + [403] * 3, replies
+    made = [r.data["id"] for r in replies if r.status == 201]
+    grants = [tenants_table.get_consistent(t)["welcomeGrant"] for t in made]
+    assert grants.count(True) == 1
+    assert [billing_ledger.balance_of(t) for t in made].count(WELCOME) == 1
+    assert sum(billing_ledger.balance_of(t) for t in made) == WELCOME
+    assert users_table.get(user_id)["tenantsCreated"] == 5
+    assert users_table.get(user_id)["welcomeCreditTenant"] == made[grants.index(True)]

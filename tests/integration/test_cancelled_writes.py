@@ -65,8 +65,11 @@ def _prepare(stack, operation: str) -> dict:
         agent = call("agents", "Agents-CreateAgent", token=key, body={
             "name": "Notes", "systemPrompt": "You keep notes.", "config": {"autonomyLevel": "autonomous"}})
         made["agent"] = agent.data["id"]
-    if operation == "create_tenant":
-        made["token"] = stack.user_token(tenant, "owner")
+    if operation == "create_tenant":  # a user who exists (a creation is counted on the user's profile)
+        from svc_core.domain.tenants import create_tenant_with_owner
+        owner = create_tenant_with_owner(tenant_name="Own", email="owner@example.com", user_name="O",
+                                         password="a long enough password")
+        made["token"] = stack.user_token(owner["tenant"]["id"], "owner", owner["user"]["id"])
     return made
 
 

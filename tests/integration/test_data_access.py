@@ -155,7 +155,15 @@ def project_event(kind: str, tenant_id: str, record: dict) -> events.Event:
     return events.new_event(f"project.{kind}", tenant_id, record)
 
 
-def test_project_create_then_get_and_the_event_in_the_same_transaction(data_backend, clock):
+@pytest.fixture
+def tenants_ab(data_backend):
+    """The tenants ten_A and ten_B (a project's create and delete count it on its tenant's item)."""
+    for tenant_id in ("ten_A", "ten_B"):
+        transact([tenants_table.put_new({"id": tenant_id, "name": tenant_id, "plan": "free", "status": "active",
+                                         "created_at": "2026-11-26T00:00:00.000Z"})])
+
+
+def test_project_create_then_get_and_the_event_in_the_same_transaction(data_backend, clock, tenants_ab):
     p = project(T0 * 1000, description="first", tags=["x", "y"])
     event = project_event("created", "ten_A", p)
     projects_table.create("ten_A", p, event, T0 + 1)
@@ -174,7 +182,7 @@ def test_project_create_then_get_and_the_event_in_the_same_transaction(data_back
     assert outbox_ids(data_backend) == {event.id}
 
 
-def test_project_list_pages_newest_first_with_a_cursor(data_backend, clock):
+def test_project_list_pages_newest_first_with_a_cursor(data_backend, clock, tenants_ab):
     made = []
     for n in range(5):
         p = project(T0 * 1000 + n, name=f"p{n}")
@@ -199,7 +207,7 @@ def test_project_list_pages_newest_first_with_a_cursor(data_backend, clock):
     assert projects_table.list_for_tenant("ten_C", 10, None) == ([], None)
 
 
-def test_project_replace_is_conditional_on_the_version_read(data_backend, clock):
+def test_project_replace_is_conditional_on_the_version_read(data_backend, clock, tenants_ab):
     p = project(T0 * 1000)
     created = project_event("created", "ten_A", p)
     projects_table.create("ten_A", p, created, T0)
@@ -229,7 +237,7 @@ def test_project_replace_is_conditional_on_the_version_read(data_backend, clock)
     assert outbox_ids(data_backend) == {created.id, updated.id}
 
 
-def test_project_concurrent_replacements_of_one_version_let_exactly_one_win(data_backend, clock):
+def test_project_concurrent_replacements_of_one_version_let_exactly_one_win(data_backend, clock, tenants_ab):
     needs_atomic_writes(data_backend)
     p = project(T0 * 1000)
     created = project_event("created", "ten_A", p)
@@ -245,7 +253,7 @@ def test_project_concurrent_replacements_of_one_version_let_exactly_one_win(data
     assert outbox_ids(data_backend) == {created.id, evts[winner].id}
 
 
-def test_project_delete_is_conditional_on_the_version_read(data_backend, clock):
+def test_project_delete_is_conditional_on_the_version_read(data_backend, clock, tenants_ab):
     p = project(T0 * 1000)
     created = project_event("created", "ten_A", p)
     projects_table.create("ten_A", p, created, T0)
@@ -561,11 +569,14 @@ def test_create_tenant_with_owner_and_the_unique_email(data_backend, clock):
     stamp = timeutil.iso(T0 + 10.5)
     assert tenant["created_at"] == user["created_at"] == stamp
 
-    assert tenants_table.get(tenant["id"]) == {**tenant, "ownerId": user["id"], "updated_at": stamp}
+    assert tenants_table.get(tenant["id"]) == {**tenant, "ownerId": user["id"], "updated_at": stamp,
+                                               "welcomeGrant": True, **tenants_table.COUNTER_DEFAULTS}
     assert tenants_table.get("ten_missing") is None
     stored_user = users_table.get(user["id"])
     assert stored_user["passwordHash"].startswith("$argon2id$")
     assert {k: stored_user[k] for k in user} == user and "pk" not in stored_user
+    # the user's first tenant: counted, and the one with the user's welcome credit
+    assert (stored_user["tenantsCreated"], stored_user["welcomeCreditTenant"]) == (1, tenant["id"])
     assert users_table.get("usr_missing") is None
     assert data_backend.item(settings().users_table, {"pk": "EMAIL#ada@example.com", "sk": "EMAIL"}) == {
         "pk": "EMAIL#ada@example.com", "sk": "EMAIL", "userId": user["id"]}

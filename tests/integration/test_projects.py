@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from botocore.exceptions import ClientError
 
+from svc_core.auth import tenant_policy
 from svc_core.contracts.cursors import id_cursor
 from svc_core.data import projects_table
 from svc_core.platform import ids
@@ -37,6 +40,7 @@ from tests.support.projects import (
     snapshot,
     stored_projects,
 )
+from tests.support.regions import set_plan, tenant_item, tenant_on
 
 MISSING_ID = "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
 
@@ -77,7 +81,7 @@ def test_a_missing_project_is_404_with_its_id(stack):
 
 
 def test_list_pages_newest_first_without_gaps_or_duplicates(stack):
-    _, key = stack.tenant_with_key()
+    _, key = tenant_on(stack, "starter")  # 25 projects: more than the free plan's
     created = [create(key, name=f"p{i:02}")["id"] for i in range(25)]
     newest_first = list(reversed(created))
 
@@ -107,6 +111,101 @@ def test_list_of_a_tenant_without_projects_is_empty(stack):
     _, key = stack.tenant_with_key()
     reply = list_page(key, limit=1)
     assert reply.status == 200 and reply.data == {"items": [], "nextCursor": None}
+
+
+# ---- the plan's project quota ------------------------------------------------------------
+
+FREE_PROJECTS = 10   # contracts/plans.LIMITS["free"].projects
+
+
+def project_count(tenant_id: str):
+    return tenant_item(tenant_id).get("projectCount")
+
+
+def test_the_project_past_the_plans_limit_is_403_and_nothing_is_stored(stack):
+    tenant, key = stack.tenant_with_key()
+    made = [create(key, name=f"p{i}")["id"] for i in range(FREE_PROJECTS)]
+    assert project_count(tenant) == FREE_PROJECTS
+    before = snapshot()
+    details = assert_error(api(CREATE, key, body={"name": "One too many"}), 403, "FORBIDDEN")
+    assert details == {"feature": "projects", "limit": FREE_PROJECTS, "currentPlan": "free", "requiredPlan": "starter"}
+    assert snapshot() == before   # no project, no event
+    assert project_count(tenant) == FREE_PROJECTS
+
+    # A delete gives its place back: the next create is made, and the one after it refused again.
+    assert delete(key, made[0]).status == 200
+    assert project_count(tenant) == FREE_PROJECTS - 1
+    create(key, name="In its place")
+    assert project_count(tenant) == FREE_PROJECTS
+    assert_error(api(CREATE, key, body={"name": "Still too many"}), 403, "FORBIDDEN")
+    assert len(list_all(key)) == FREE_PROJECTS
+
+
+def test_the_highest_plans_refusal_names_no_plan_to_move_to_and_enterprise_has_no_limit(stack):
+    tenant, key = tenant_on(stack, "growth")
+    stack.client("dynamodb").update_item(TableName=settings().tenants_table, Key={"id": {"S": tenant}},
+                                         UpdateExpression="SET projectCount = :n", ExpressionAttributeValues={
+                                             ":n": {"N": "1000"}})   # growth's 1,000, reached
+    details = assert_error(api(CREATE, key, body={"name": "Too many"}), 403, "FORBIDDEN")
+    assert (details["limit"], details["currentPlan"], details["requiredPlan"]) == (1000, "growth", "enterprise")
+    set_plan(tenant, "enterprise")
+    tenant_policy.forget(tenant)
+    create(key, name="Unlimited")
+    assert project_count(tenant) == 1001
+
+
+def test_a_plan_changed_since_this_container_read_it_applies_at_once(stack):
+    tenant, key = stack.tenant_with_key()
+    for i in range(FREE_PROJECTS):
+        create(key, name=f"p{i}")
+    # Moved to starter elsewhere (another container, the billing webhook): this container's policy
+    # still says free; the create's condition names the plan, so it reads the tenant again.
+    set_plan(tenant, "starter")
+    assert tenant_policy.policy_of(tenant).plan == "free"
+    create(key, name="Allowed by starter")
+    assert project_count(tenant) == FREE_PROJECTS + 1
+    # And back to free (a cancelled subscription): refused at once, though the cache said starter.
+    assert tenant_policy.policy_of(tenant).plan == "starter"
+    set_plan(tenant, "free")
+    details = assert_error(api(CREATE, key, body={"name": "Past free"}), 403, "FORBIDDEN")
+    assert (details["currentPlan"], details["limit"]) == ("free", FREE_PROJECTS)
+    assert len(stored_projects(tenant)) == FREE_PROJECTS + 1
+
+
+def test_projects_made_before_they_were_counted_can_be_deleted_and_the_count_stays_at_zero(stack):
+    tenant, key = stack.tenant_with_key()
+    old = create(key, name="From before")
+    stack.client("dynamodb").update_item(TableName=settings().tenants_table, Key={"id": {"S": tenant}},
+                                         UpdateExpression="REMOVE projectCount")   # a tenant from before
+    assert delete(key, old["id"]).status == 200
+    assert stored_projects(tenant) == [] and project_count(tenant) is None
+    create(key, name="Counted")
+    assert project_count(tenant) == 1
+
+
+def test_concurrent_creates_at_the_limit_never_pass_it(atomic_stack):
+    """Six creates at once in a tenant with two places left (DynamoDB Local): two are made, four
+    refused 403, whatever the interleaving. A client sends a 409 (the tenant was busy) again."""
+    stack = atomic_stack.stack
+    tenant, key = stack.tenant_with_key()
+    for i in range(FREE_PROJECTS - 2):
+        create(key, name=f"p{i}")
+    start = threading.Barrier(6)
+
+    def attempt(n: int) -> int:
+        start.wait()
+        for _ in range(10):
+            reply = api(CREATE, key, body={"name": f"racer {n}"})
+            if reply.status != 409:
+                return reply.status
+        return 409
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        statuses = sorted(pool.map(attempt, range(6)))
+    assert statuses == [201, 201, 403, 403, 403, 403]
+    assert len(stored_projects(tenant)) == FREE_PROJECTS == project_count(tenant)
+    made = [e for e in outbox_events() if e["type"] == "project.created" and e["data"]["name"].startswith("racer")]
+    assert len(made) == 2
 
 
 # ---- update and delete -------------------------------------------------------------------

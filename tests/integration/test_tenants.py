@@ -188,3 +188,86 @@ def test_every_tenant_endpoint_refuses_another_tenants_id_and_credential(stack):
     assert tenants_api("UpdateTenantSettings", ada["accessToken"], path_params={"id": second},
                        body={"displayName": "x"}).status == 404
     assert bob_tenant != ada_tenant
+
+
+# ---- the tenants one user may create; tenant.created where a webhook hears it -----------------
+
+def outbox(stack) -> list[dict]:
+    from svc_core.adapters.dynamo import from_item
+    return [from_item(e) for e in stack.client("dynamodb").scan(TableName="OutboxTable")["Items"]]
+
+
+def profile(user_id: str) -> dict:
+    from svc_core.data import users_table
+    return users_table.get(user_id)
+
+
+def test_tenant_created_is_recorded_in_the_new_tenant_and_the_creators_whose_webhook_receives_it(
+        stack, path, receivers):
+    from svc_core.contracts import events
+    from tests.support.webhook_receiver import register
+    ada = signed_in("ada@example.com")
+    home = ada["tenant"]["id"]
+    receiver = receivers()
+    register(home, receiver.url, receiver.secret, events=["tenant.created"])
+    made = tenants_api("CreateTenant", ada["accessToken"], body={"name": "Second"}).data
+    recorded = [e for e in outbox(stack) if e["type"] == "tenant.created" and e["data"]["id"] == made["id"]]
+    assert sorted(e["tenantId"] for e in recorded) == sorted([made["id"], home])
+    assert recorded[0]["id"] != recorded[1]["id"]
+    assert recorded[0]["data"] == recorded[1]["data"] == {k: made[k] for k in ("id", "name", "plan", "status",
+                                                                                "created_at")}
+    # The creator's tenant's copy takes the path every event takes, to that tenant's webhook.
+    heard = next(e for e in recorded if e["tenantId"] == home)
+    path.publish(events.Event.of({k: heard[k] for k in ("id", "type", "timestamp", "tenantId", "data")}))
+    path.pump()
+    [delivery] = receiver.deliveries
+    assert delivery.verify_error is None
+    assert (delivery.payload["type"], delivery.payload["tenantId"], delivery.payload["data"]["id"]) == (
+        "tenant.created", home, made["id"])
+
+
+def test_a_user_creates_at_most_the_ceiling_of_tenants_their_first_included(stack):
+    ada = signed_in("ada@example.com")
+    for n in range(4):   # TENANTS_PER_USER: 5, registration's the first
+        assert tenants_api("CreateTenant", ada["accessToken"], body={"name": f"Tenant {n}"}).status == 201
+    assert profile(ada["user"]["id"])["tenantsCreated"] == 5
+    tenants_before = stack.client("dynamodb").scan(TableName="TenantsTable")["Count"]
+    outbox_before = len(outbox(stack))
+    refused = tenants_api("CreateTenant", ada["accessToken"], body={"name": "One too many"})
+    assert refused.status == 403 and refused.error["code"] == "FORBIDDEN", refused
+    assert refused.error["details"] == {"limit": 5, "reason": "tenant_limit"}
+    assert stack.client("dynamodb").scan(TableName="TenantsTable")["Count"] == tenants_before
+    assert len(outbox(stack)) == outbox_before
+    assert len(tenants_api("ListTenants", ada["accessToken"]).data["items"]) == 5
+    assert profile(ada["user"]["id"])["tenantsCreated"] == 5
+
+
+def test_the_ceiling_is_a_setting(stack, setting):
+    setting("TENANTS_PER_USER", "2")
+    ada = signed_in("ada@example.com")
+    assert tenants_api("CreateTenant", ada["accessToken"], body={"name": "Second"}).status == 201
+    refused = tenants_api("CreateTenant", ada["accessToken"], body={"name": "Third"})
+    assert refused.status == 403 and refused.error["details"] == {"limit": 2, "reason": "tenant_limit"}
+
+
+def test_a_user_from_before_the_count_is_counted_by_the_tenants_they_own_and_had_their_welcome_credit(stack):
+    ada = signed_in("ada@example.com")
+    for n in range(2):
+        tenants_api("CreateTenant", ada["accessToken"], body={"name": f"Tenant {n}"})
+    stack.client("dynamodb").update_item(   # a profile written before tenants were counted
+        TableName="UsersTable", Key={"pk": {"S": f"USER#{ada['user']['id']}"}, "sk": {"S": "PROFILE"}},
+        UpdateExpression="REMOVE tenantsCreated, welcomeCreditTenant")
+    fourth = tenants_api("CreateTenant", ada["accessToken"], body={"name": "Fourth"})
+    assert fourth.status == 201, fourth
+    assert profile(ada["user"]["id"])["tenantsCreated"] == 4   # the three they own, and this one
+    assert "welcomeCreditTenant" not in profile(ada["user"]["id"])
+    assert stored(stack, fourth.data["id"])["welcomeGrant"] == {"BOOL": False}   # the first had it
+    assert tenants_api("CreateTenant", ada["accessToken"], body={"name": "Fifth"}).status == 201
+    assert tenants_api("CreateTenant", ada["accessToken"], body={"name": "Sixth"}).status == 403
+
+
+def test_a_token_of_a_user_who_no_longer_exists_creates_no_tenant(stack):
+    tenant_id = stack.new_tenant()
+    refused = tenants_api("CreateTenant", stack.user_token(tenant_id, "owner"), body={"name": "Ghost"})
+    assert refused.status == 401, refused
+    assert stack.client("dynamodb").scan(TableName="TenantsTable")["Count"] == 1

@@ -132,12 +132,12 @@ class Stack:
         authenticate.forget_pepper()
         signing_keys._parsed.clear()
 
-    def new_tenant(self, name: str = "Acme") -> str:
+    def new_tenant(self, name: str = "Acme", plan: str = "free") -> str:
         from svc_core.data import tenants_table
         from svc_core.data.common import transact
         from svc_core.platform import ids, timeutil
         tenant_id = ids.new_id("ten")
-        transact([tenants_table.put_new({"id": tenant_id, "name": name, "plan": "free", "status": "active",
+        transact([tenants_table.put_new({"id": tenant_id, "name": name, "plan": plan, "status": "active",
                                          "created_at": timeutil.iso(timeutil.now())})])
         return tenant_id
 

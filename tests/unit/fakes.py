@@ -14,7 +14,7 @@ class MemoryProjects:
         self.rows: dict[tuple[str, str], dict] = {}
         self.events: list[Event] = []
 
-    def create(self, tenant_id, project, event, now, answer=None):
+    def create(self, tenant_id, project, event, now, answer=None, *, plan=None, limit=None):
         self.rows[(tenant_id, project["id"])] = copy.deepcopy(project)
         self.events.append(event)
 
@@ -37,7 +37,7 @@ class MemoryProjects:
         self.rows[(tenant_id, project["id"])] = copy.deepcopy(project)
         self.events.append(event)
 
-    def delete(self, tenant_id, project_id, seen, event, now):
+    def delete(self, tenant_id, project_id, seen, event, now, *, counted=True):
         current = self.rows.get((tenant_id, project_id))
         if not current or current["updated_at"] != seen:
             raise ConditionFailed()

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from svc_core.auth import authenticate
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
-from svc_core.domain import api_keys, projects
+from svc_core.domain import api_keys, projects, tenant_access
 from svc_core.domain.models.api_keys import ApiKeyCreate, ApiKeyRotate
 from svc_core.domain.models.projects import ProjectCreate, ProjectUpdate
 from svc_core.platform import timeutil
@@ -25,6 +25,12 @@ def ctx(tenant="ten_A", scopes=("projects:read", "projects:write", "keys:read", 
 @pytest.fixture(autouse=True)
 def local_hash(monkeypatch):
     monkeypatch.setattr(authenticate, "hash_key", lambda v: hashlib.sha256(v.encode()).hexdigest())
+
+
+@pytest.fixture(autouse=True)
+def unlimited_plan(monkeypatch):
+    """The tenant's plan without its table (the quota itself is tested on the tables: test_projects.py)."""
+    monkeypatch.setattr(tenant_access, "cached_plan", lambda tenant_id: "enterprise")
 
 
 def test_project_lifecycle_emits_one_event_per_change():

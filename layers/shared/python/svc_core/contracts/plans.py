@@ -73,6 +73,16 @@ def required_plan(feature_key: str) -> str:
     return FEATURES[feature_key].from_plan
 
 
+def plan_with_more(plan: str, limit_name: str) -> str | None:
+    """The first plan above `plan` whose limit (a Limits field: seats, projects) is higher; None
+    when no plan has more."""
+    current = getattr(LIMITS[plan], limit_name)
+    if current is None:
+        return None
+    return next((p for p in PLANS[rank(plan) + 1:]
+                 if (more := getattr(LIMITS[p], limit_name)) is None or more > current), None)
+
+
 def requests_per_window(plan: str) -> int:
     return settings().rate_limit_per_window * LIMITS[plan].rate_limit_multiplier
 

@@ -118,6 +118,27 @@ def delete_partition(table: str, partition: dict[str, Any], sort_key: str) -> in
             return deleted
 
 
+def bounded_addition(start: int, delta: int, *, at_most: int | None = None,
+                     at_least: int | None = None, tag: str = "") -> tuple[str, list[str], dict[str, Any]]:
+    """An update adding delta to the number named #c<tag> (an item without it counts as `start`),
+    only if the result stays within at_most / at_least (None: unbounded): the SET clause, the
+    conditions to AND into the ConditionExpression, and the values they name (plain, for values()).
+    `tag` tells apart the names of several counters changed by one update."""
+    name = f"#c{tag}"
+    conditions, vals = [], {f"start{tag}": start, f"delta{tag}": delta}
+    # The bound is on the value before the change: value + delta <= at_most  <=>  value <= at_most - delta.
+    for bound, op in ((at_most, "<="), (at_least, ">=")):
+        if bound is None:
+            continue
+        limit = bound - delta
+        word = ("most" if op == "<=" else "least") + tag
+        vals[word] = limit
+        holds_now = start <= limit if op == "<=" else start >= limit
+        test = f"{name} {op} :{word}"
+        conditions.append(f"({f'attribute_not_exists({name}) OR ' if holds_now else f'attribute_exists({name}) AND '}{test})")
+    return f"{name} = if_not_exists({name}, :start{tag}) + :delta{tag}", conditions, vals
+
+
 TRANSACTION_ATTEMPTS = 3
 
 # A write the current request's writes carry in their transactions (an Idempotency-Key's record,

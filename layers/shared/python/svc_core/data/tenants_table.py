@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, values
-from svc_core.data.common import ItemRead, transact
+from svc_core.data.common import ItemRead, bounded_addition, transact
 from svc_core.data.table import Table
 
 _TABLE = Table("tenants_table", ("id",))
@@ -74,10 +74,11 @@ COUNTER_DEFAULTS = {"seatsUsed": 1, "owners": 1, "projectCount": 0}
 
 
 def count_entry(tenant_id: str, counter: str, delta: int, *, at_most: int | None = None,
-                at_least: int | None = None) -> dict[str, Any]:
+                at_least: int | None = None, plan: str | None = None) -> dict[str, Any]:
     """A TransactWriteItems entry adding delta to one of the tenant's counters, only if the result
-    stays within at_most / at_least (None: unbounded) and the tenant exists."""
-    return counts_entry(tenant_id, Count(counter, delta, at_most, at_least))
+    stays within at_most / at_least (None: unbounded) and the tenant exists; with `plan`, only
+    while the tenant is still on that plan (the plan the bound was read from: a cached copy)."""
+    return counts_entry(tenant_id, Count(counter, delta, at_most, at_least), plan=plan)
 
 
 class Count(NamedTuple):
@@ -88,24 +89,20 @@ class Count(NamedTuple):
     at_least: int | None = None
 
 
-def counts_entry(tenant_id: str, *changes: Count) -> dict[str, Any]:
+def counts_entry(tenant_id: str, *changes: Count, plan: str | None = None) -> dict[str, Any]:
     """count_entry for several counters at once (a transaction may touch the tenant's item only once:
     a removed owner frees a seat and leaves one owner fewer)."""
     conditions, vals, names, sets = ["attribute_exists(id)"], {}, {}, []
     for i, change in enumerate(changes):
-        start = COUNTER_DEFAULTS[change.counter]
+        addition, bounds, counted = bounded_addition(COUNTER_DEFAULTS[change.counter], change.delta,
+                                                     at_most=change.at_most, at_least=change.at_least, tag=str(i))
         names[f"#c{i}"] = change.counter
-        vals.update({f"start{i}": start, f"delta{i}": change.delta})
-        sets.append(f"#c{i} = if_not_exists(#c{i}, :start{i}) + :delta{i}")
-        # The bound is on the value before the change: value + delta <= at_most  <=>  value <= at_most - delta.
-        for bound, op, word in ((change.at_most, "<=", "most"), (change.at_least, ">=", "least")):
-            if bound is None:
-                continue
-            limit = bound - change.delta
-            vals[f"{word}{i}"] = limit
-            holds_now = start <= limit if op == "<=" else start >= limit
-            absent = f"attribute_not_exists(#c{i}) OR " if holds_now else f"attribute_exists(#c{i}) AND "
-            conditions.append(f"({absent}#c{i} {op} :{word}{i})")
+        vals.update(counted)
+        sets.append(addition)
+        conditions += bounds
+    if plan is not None:
+        conditions.append("#plan = :plan")
+        names["#plan"], vals["plan"] = "plan", plan
     return _TABLE.update_entry(_TABLE.key(tenant_id), UpdateExpression="SET " + ", ".join(sets),
                                ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames=names,
                                ExpressionAttributeValues=values(**vals))

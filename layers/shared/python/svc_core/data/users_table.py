@@ -1,6 +1,10 @@
 """The users table (partition pk, sort sk).
 
-- (USER#<id>, PROFILE): the user: email, name, status, passwordHash, created_at.
+- (USER#<id>, PROFILE): the user: email, name, status, passwordHash, created_at; tenantsCreated (the
+  tenants the user has created, their registration's the first: at most TENANTS_PER_USER) and
+  welcomeCreditTenant (the tenant that got the user's one welcome credit), both changed in the
+  transaction that creates a tenant. A profile written before they existed has neither: that user
+  registered with a tenant of their own, whose account has its welcome credit.
 - (EMAIL#<normalised e-mail>, EMAIL): points at the user. Written with the profile in one
   transaction whose condition makes e-mail addresses unique in their normalised form (NFKC,
   case-folded, trimmed: svc_core/contracts/email_address.py). Claims written before that were merely
@@ -19,15 +23,17 @@ from typing import Any
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, values
 from svc_core.contracts import email_address
+from svc_core.data.common import bounded_addition
 from svc_core.data.table import Table
 
 _TABLE = Table("users_table", ("pk", "sk"), private=("pk", "sk"))
 
 
 def _put_new_claiming(user: dict[str, Any], claim_pk: str, claim_sk: str) -> list[dict[str, Any]]:
-    """The user, and the item that claims what names them: both only if neither exists yet."""
+    """The user (who has created no tenant unless `user` says so), and the item that claims what
+    names them: both only if neither exists yet."""
     return [
-        _TABLE.put_entry({"pk": f"USER#{user['id']}", "sk": "PROFILE", **user},
+        _TABLE.put_entry({"pk": f"USER#{user['id']}", "sk": "PROFILE", "tenantsCreated": 0, **user},
                          ConditionExpression="attribute_not_exists(pk)"),
         _TABLE.put_entry({"pk": claim_pk, "sk": claim_sk, "userId": user["id"]},
                          ConditionExpression="attribute_not_exists(pk)"),
@@ -69,6 +75,23 @@ def role_check_entry(user_id: str, tenant_id: str, role: str) -> dict[str, Any]:
     return {"ConditionCheck": {"TableName": _TABLE.name, "Key": _TABLE.key(f"USER#{user_id}", f"MEMBER#{tenant_id}"),
                                "ConditionExpression": "#r = :role", "ExpressionAttributeNames": {"#r": "role"},
                                "ExpressionAttributeValues": values(role=role)}}
+
+
+def tenant_created_entry(user_id: str, *, counted: int, at_most: int,
+                         welcome_tenant: str | None = None) -> dict[str, Any]:
+    """A TransactWriteItems entry counting one more tenant created by the user, only if the user
+    exists and the count stays at most at_most (a profile without the count holds `counted`);
+    with welcome_tenant, giving the user's welcome credit to that tenant, only if no tenant has it
+    yet (of two creations at once, one gets it and the other's transaction fails)."""
+    addition, bounds, vals = bounded_addition(counted, 1, at_most=at_most)
+    sets, conditions, names = [addition], ["attribute_exists(pk)", *bounds], {"#c": "tenantsCreated"}
+    if welcome_tenant is not None:
+        sets.append("#w = :welcome")
+        conditions.append("attribute_not_exists(#w)")
+        names["#w"], vals["welcome"] = "welcomeCreditTenant", welcome_tenant
+    return _TABLE.update_entry(_TABLE.key(f"USER#{user_id}", "PROFILE"), UpdateExpression="SET " + ", ".join(sets),
+                               ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames=names,
+                               ExpressionAttributeValues=values(**vals))
 
 
 def membership(user_id: str, tenant_id: str) -> dict[str, Any] | None:

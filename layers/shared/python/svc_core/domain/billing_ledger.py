@@ -10,9 +10,11 @@ period's price, credited as credits), usage (a model call, negative), refund (ne
 (an operator's, either sign). Each says who (the principal: usr_…, key_…, operator:…, or service),
 when, why, the request id and what it refers to (pur_…, gc_…, a usage record, inv_…).
 
-A tenant's account is opened on first use (its balance item and the welcome grant,
-BILLING_WELCOME_MICRO_CREDITS, one credit by default) so every tenant, however it was created,
-starts the same way.
+A tenant's account is opened on first use: its balance item, and the welcome grant
+(BILLING_WELCOME_MICRO_CREDITS, one credit by default) when the tenant has it. The welcome credit is
+once per user: their first tenant has it (the tenant item's welcomeGrant, decided at its creation
+with a claim on the user, domain/tenants.py), any other tenant they create opens at 0. A tenant
+created before that was decided (no welcomeGrant) keeps its grant.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from svc_core.data import billing_table, usage_table
+from svc_core.data import billing_table, tenants_table, usage_table
 from svc_core.data.common import ConditionFailed
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
@@ -54,11 +56,13 @@ def new_entry(kind: str, amount: int, *, principal: str, request_id: str | None,
 
 
 def ensure_account(tenant_id: str) -> dict[str, Any]:
-    """The tenant's balance item, opened with the welcome grant if the tenant has none yet."""
+    """The tenant's balance item, opened (with the welcome grant, if the tenant has it) if the
+    tenant has none yet."""
     found = billing_table.balance(tenant_id)
     if found is not None:
         return found
-    grant = settings().billing_welcome_micro_credits
+    tenant = tenants_table.get_consistent(tenant_id) or {}
+    grant = settings().billing_welcome_micro_credits if tenant.get("welcomeGrant", True) else 0
     entry = new_entry("grant", grant, principal=SERVICE, request_id=None, reason="welcome grant of a new tenant",
                       reference=None) if grant else None
     items = [billing_table.open_account(tenant_id, timeutil.iso(timeutil.now()), entry)]

@@ -8,6 +8,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.contracts import events
 from svc_core.data import projects_table
 from svc_core.data.common import ConditionFailed
+from svc_core.domain import tenant_access
 from svc_core.domain.paging import tenant_list_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, NotFound
@@ -28,14 +29,39 @@ def _not_found(project_id: str) -> NotFound:
     return NotFound("The project does not exist.", {"id": project_id, "resource": "project"})
 
 
+# A create or delete also changes the tenant's projectCount, so two of them in one tenant at once
+# can collide on the tenant's item; one refused only for that (or for a plan changed since this
+# container read it) is sent again, up to this many times in all.
+QUOTA_ATTEMPTS = 4
+
+
+def _busy(project_id: str | None = None) -> Conflict:
+    return Conflict("Other changes to the tenant's projects were being made at the same time; try again.",
+                    {"id": project_id} if project_id else {})
+
+
 def create_project(ctx: TenantContext, body: ProjectCreate, store=projects_table) -> dict[str, Any]:
+    """Within the plan's project count (plans.LIMITS[plan].projects), which the create's own
+    transaction checks and counts: past it 403 and nothing stored."""
     now = timeutil.now()
     stamp = timeutil.iso(now)
     project = {"id": ids.new_id(PREFIX), "name": body.name, "description": body.description,
                "language": body.language, "created_at": stamp, "updated_at": stamp}
     view = _view(project)
-    store.create(ctx.tenant_id, project, events.new_event("project.created", ctx.tenant_id, view), now, answer=view)
-    return view
+    event = events.new_event("project.created", ctx.tenant_id, view)
+    plan = tenant_access.cached_plan(ctx.tenant_id)
+    for _ in range(QUOTA_ATTEMPTS):
+        limit = tenant_access.limit_of(plan, "projects")
+        try:
+            store.create(ctx.tenant_id, project, event, now, answer=view, plan=plan, limit=limit)
+            return view
+        except ConditionFailed:
+            # The limit reached, the plan changed, or another write to the tenant came first: the stored tenant tells.
+            stored_plan, count = tenant_access.stored_counter(ctx.tenant_id, "projectCount")
+            if stored_plan == plan and limit is not None and count >= limit:
+                raise tenant_access.limit_reached("projects", plan, "projects") from None
+            plan = stored_plan
+    raise _busy()
 
 
 def get_project(ctx: TenantContext, project_id: str, store=projects_table) -> dict[str, Any]:
@@ -65,15 +91,24 @@ def update_project(ctx: TenantContext, project_id: str, body: ProjectUpdate, sto
 
 
 def delete_project(ctx: TenantContext, project_id: str, store=projects_table) -> dict[str, Any]:
+    """Deletes the project and gives its place in the plan's project count back."""
     current = get_project(ctx, project_id, store)
     now = timeutil.now()
     event = events.new_event("project.deleted", ctx.tenant_id, current)
-    try:
-        store.delete(ctx.tenant_id, project_id, current["updated_at"], event, now)
-    except ConditionFailed:
-        raise Conflict("The project changed while it was being deleted; try again.", {"id": project_id}) from None
-    return {"id": project_id, "deleted": True}
-
+    counted = True
+    for _ in range(QUOTA_ATTEMPTS):
+        try:
+            store.delete(ctx.tenant_id, project_id, current["updated_at"], event, now, counted=counted)
+            return {"id": project_id, "deleted": True}
+        except ConditionFailed:
+            stored = store.get(ctx.tenant_id, project_id)
+            if stored is None or stored["updated_at"] != current["updated_at"]:
+                raise Conflict("The project changed while it was being deleted; try again.",
+                               {"id": project_id}) from None
+            # The project is as read: another write to the tenant came first, or the count is at 0 already
+            # (a project made before projects were counted), which the delete then leaves as it is.
+            counted = tenant_access.stored_counter(ctx.tenant_id, "projectCount")[1] > 0
+    raise _busy(project_id)
 
 
 def forget_files(tenant_id: str, project_id: str, files_for=None) -> int:

@@ -14,7 +14,8 @@ from svc_core.data.common import ConditionFailed, transact
 from svc_core.domain import audit
 from svc_core.domain.passwords import hash_password
 from svc_core.platform import ids, timeutil
-from svc_core.platform.errors import Conflict, Forbidden, NotFound
+from svc_core.platform.config import settings
+from svc_core.platform.errors import Conflict, Forbidden, NotFound, Unauthorized
 
 if TYPE_CHECKING:
     from svc_core.domain.models.tenants import SettingsPatch, TenantCreate
@@ -43,13 +44,14 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, pa
     # stores them or not, they carry the same moment, so an answer's ids tell nothing (register).
     user_id, tenant_id = ids.new_id("usr"), ids.new_id("ten")
     user = {"id": user_id, "email": email, "name": user_name, "status": "active", "created_at": stamp}
+    # The user's first tenant: it counts against TENANTS_PER_USER and has the user's welcome credit.
+    first_tenant = {"tenantsCreated": 1, "welcomeCreditTenant": tenant_id}
     if password is not None:
-        user_items = users_table.put_new({**user, "passwordHash": hash_password(password)})
+        user_items = users_table.put_new({**user, **first_tenant, "passwordHash": hash_password(password)})
     else:
-        user_items = users_table.put_new_federated(user, *federated)
-    tenant = {"id": tenant_id, "name": tenant_name, "plan": "free", "status": "active",
-              "ownerId": user["id"], "created_at": stamp, "updated_at": stamp, **tenants_table.COUNTER_DEFAULTS}
-    tenant_view = {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
+        user_items = users_table.put_new_federated({**user, **first_tenant}, *federated)
+    tenant = _new_tenant(tenant_id, tenant_name, user["id"], stamp, welcome_grant=True)
+    tenant_view = _event_data(tenant)
     try:
         transact([
             tenants_table.put_new(tenant), *user_items,
@@ -65,6 +67,18 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, pa
         raise OwnerTaken(f"A user with this {what} already exists.", {"field": "email" if password else "token"},
                          {"tenant": tenant_view, "user": user}) from None
     return {"tenant": tenant_view, "user": user}
+
+
+def _new_tenant(tenant_id: str, name: str, owner_id: str, stamp: str, *, welcome_grant: bool) -> dict[str, Any]:
+    """A new tenant's item: on the free plan, its counters at their start, and whether its credit
+    account opens with the welcome credit (billing_ledger.ensure_account): its owner's first only."""
+    return {"id": tenant_id, "name": name, "plan": "free", "status": "active", "ownerId": owner_id,
+            "created_at": stamp, "updated_at": stamp, "welcomeGrant": welcome_grant, **tenants_table.COUNTER_DEFAULTS}
+
+
+def _event_data(tenant: dict[str, Any]) -> dict[str, Any]:
+    """What tenant.created says of the tenant."""
+    return {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
 
 
 # ---- the tenants API ---------------------------------------------------------------------
@@ -104,27 +118,52 @@ def get_tenant(ctx: TenantContext, tenant_id: str) -> dict[str, Any]:
     return _view(tenant, role)
 
 
+CREATE_ATTEMPTS = 4   # a creation refused because another one of the same user's came first reads again
+
+
 def create_tenant(ctx: TenantContext, body: TenantCreate) -> dict[str, Any]:
-    """A new tenant owned by the signed-in caller, with its creation event and audit entry, in one
-    transaction."""
+    """A new tenant owned by the signed-in caller, with its creation event and audit entry, in one transaction.
+
+    At most TENANTS_PER_USER per user (their registration's included), counted on the user's
+    profile in the same transaction. The welcome credit goes to the user's first tenant only, also
+    claimed on the profile in that transaction. tenant.created is recorded in the new tenant and in
+    the tenant the caller's token is for (whose webhooks can receive it: the new one has none yet)."""
     if ctx.principal.credential != "user":
         raise Forbidden("Only a signed-in user can create a tenant (an API key belongs to one tenant).")
-    now = timeutil.now()
-    stamp = timeutil.iso(now)
-    tenant = {"id": ids.new_id("ten"), "name": body.name, "plan": "free", "status": "active",
-              "ownerId": ctx.principal.subject, "created_at": stamp, "updated_at": stamp,
-              **tenants_table.COUNTER_DEFAULTS}
-    creator = users_table.get(ctx.principal.subject) or {}
-    event_data = {k: tenant[k] for k in ("id", "name", "plan", "status", "created_at")}
-    transact([
-        tenants_table.put_new(tenant),
-        users_table.put_membership(ctx.principal.subject, tenant["id"], "owner", stamp,
-                                   email=creator.get("email"), name=creator.get("name")),
-        outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], event_data), now),
-        audit.entry(tenant["id"], "tenant.created", "tenant", tenant["id"], ctx=ctx,
-                    changes=audit.changed({}, {"name": body.name, "plan": "free"}), now=now),
-    ])
-    return _view(tenant, "owner")
+    user_id, ceiling = ctx.principal.subject, settings().tenants_per_user
+    for _ in range(CREATE_ATTEMPTS):
+        creator, memberships = users_table.with_memberships(user_id)
+        if creator is None:
+            raise Unauthorized("The user no longer exists.")
+        counted = creator.get("tenantsCreated")
+        # A profile from before tenants were counted: its owner registered with a tenant (which has its
+        # welcome credit) and may have made more, each owned since; those are counted.
+        first = counted is not None and "welcomeCreditTenant" not in creator
+        if counted is None:
+            counted = max(1, sum(m["role"] == "owner" for m in memberships))
+        if counted >= ceiling:
+            raise Forbidden(f"A user may create at most {ceiling} tenants (the one made at registration included).",
+                            {"limit": ceiling, "reason": "tenant_limit"})
+        now = timeutil.now()
+        stamp = timeutil.iso(now)
+        tenant = _new_tenant(ids.new_id("ten"), body.name, user_id, stamp, welcome_grant=first)
+        event_data = _event_data(tenant)
+        try:
+            transact([
+                tenants_table.put_new(tenant),
+                users_table.tenant_created_entry(user_id, counted=counted, at_most=ceiling,
+                                                 welcome_tenant=tenant["id"] if first else None),
+                users_table.put_membership(user_id, tenant["id"], "owner", stamp,
+                                           email=creator.get("email"), name=creator.get("name")),
+                outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], event_data), now),
+                outbox_table.put_event_item(events.new_event("tenant.created", ctx.tenant_id, event_data), now),
+                audit.entry(tenant["id"], "tenant.created", "tenant", tenant["id"], ctx=ctx,
+                            changes=audit.changed({}, {"name": body.name, "plan": "free"}), now=now),
+            ])
+        except ConditionFailed:
+            continue  # the ceiling reached or the welcome credit claimed meanwhile, or a collision: read again
+        return _view(tenant, "owner")
+    raise Conflict("Other tenants of this user were being created at the same time; try again.")
 
 
 def update_settings(ctx: TenantContext, tenant_id: str, patch: SettingsPatch) -> dict[str, Any]:

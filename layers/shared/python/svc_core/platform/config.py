@@ -128,7 +128,7 @@ class Settings:
     stream_cap_per_tenant: int = 50
     stream_lease_seconds: int = 60
     # Billing: the ledger's table, Idempotency-Key records, the payment provider ("test": settles at once,
-    # says so; "stripe": the Stripe API with the keys in the secret), what a new tenant starts with.
+    # says so; "stripe": the Stripe API with the keys in the secret), what a user's first tenant starts with.
     billing_table: str = "billing"
     idempotency_table: str = "idempotency"
     payment_provider: str = setting("test", blank_is_default=True)
@@ -136,6 +136,8 @@ class Settings:
     stripe_api_base: str = ""               # empty: Stripe's own; tests point it at a loopback server
     stripe_plan_prices: str = setting("{}", blank_is_default=True)   # JSON {plan: Stripe price id}
     billing_welcome_micro_credits: int = 1_000_000
+    # The most tenants one user may create (POST /tenants), their registration's included.
+    tenants_per_user: int = 5
     # Sign-in: failures per account and hour from all addresses before attempts on it from addresses it is
     # not known at share one per login_slow_seconds (login_failures_allowed: per account and address in
     # 15 minutes); an address is known for login_known_address_days after the password was given from it.
