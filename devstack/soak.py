@@ -137,6 +137,11 @@ class Report:
     calls_during_pause: int = 0
     statuses_during_pause: Counter = field(default_factory=Counter)
     settle_seconds: float = 0.0
+    # Where the rest of a run's time went: the tenants' set-up, reading the final state back
+    # (projects and sign-ins, before settling), and counting once settled (the bus, the matching).
+    set_up_seconds: float = 0.0
+    read_back_seconds: float = 0.0
+    count_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
     def problems(self) -> list[str]:
@@ -158,9 +163,11 @@ class Report:
             f"committed changes {self.committed}; events on the bus {self.published} ({self.published_twice} "
             f"published twice by a retried call); deliveries expected "
             f"{self.expected_deliveries}, delivered {self.delivered} (settled {self.settle_seconds:.1f} s after "
-            "the last call)",
+            f"the final state was read back, {self.read_back_seconds + self.settle_seconds:.1f} s after the last call)",
             ", ".join(f"{label} {getattr(self, name)}" for name, label in PROBLEM_COUNTS.items()),
         ]
+        lines.append(f"seconds: set-up {self.set_up_seconds:.1f}, calls {self.seconds:.1f}, final state read back "
+                     f"{self.read_back_seconds:.1f}, settling {self.settle_seconds:.1f}, counting {self.count_seconds:.1f}")
         if self.retried:
             retries = ", ".join(f"{s}: {n}" for s, n in sorted(self.retry_statuses.items()))
             lines.append(f"creates retried with their Idempotency-Key {self.retried} (retries' answers {retries}); "
@@ -553,8 +560,10 @@ def run(stack: Any, *, calls: int = 2000, clients: int = 8, tenants: int = 4, se
     session = Session(stack, calls=calls, clients=clients, tenants=tenants, seed=seed, log=log)
     report = Report()
     try:
+        set_up_started = time.monotonic()
         session.set_up()
         started = time.monotonic()
+        report.set_up_seconds = started - set_up_started
         threads = [threading.Thread(target=session.client_loop, args=(i,), name=f"soak-client-{i}")
                    for i in range(clients)]
         for thread in threads:
@@ -597,6 +606,7 @@ def _count(session: Session, report: Report, stall_seconds: float) -> None:
         report.notes.append("unexpected answers: " + ", ".join(sorted({f"{c.op} {c.status} {c.code}" for c in stray}))
                             + f" (e.g. {stray[0].detail})")
 
+    read_back_started = time.monotonic()
     final = session.final_projects()
     expected = _committed_changes(session, final, report)
     report.committed = len(expected)
@@ -604,11 +614,13 @@ def _count(session: Session, report: Report, stall_seconds: float) -> None:
     report.expected_deliveries = len(wanted)  # one subscription per tenant: one delivery per change
 
     settle_started = time.monotonic()
+    report.read_back_seconds = settle_started - read_back_started
     unsettled = _settle(session, report.expected_deliveries, stall_seconds)
     if unsettled:
         report.notes.append(f"the pipeline did not settle: {unsettled}")
     time.sleep(1.0)  # late duplicates, if any, arrive in this second too
     report.settle_seconds = time.monotonic() - settle_started
+    count_started = time.monotonic()
     bus = session.capture.drain()
     mine = {tid for tid in session.tenant_ids.values()} | session.new_tenants
     bus = [e for e in bus if e["tenantId"] in mine]
@@ -674,6 +686,7 @@ def _count(session: Session, report: Report, stall_seconds: float) -> None:
     report.phantom += sum(bus_registrations.values())
     report.notes += [f"event with no committed change: {key}" for key, n in bus_registrations.items() if n]
     report.unordered = _unordered(delivered_events, final)
+    report.count_seconds = time.monotonic() - count_started
 
 
 def _settle(session: Session, expected: int, stall_seconds: float) -> str | None:

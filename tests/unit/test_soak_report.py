@@ -75,3 +75,11 @@ def test_the_soak_settles_by_progress_and_waits_for_what_is_in_flight(monkeypatc
     stuck = _Pipeline(lambda t: {"delivered": 2, "processed": 2, "waiting": 1})
     monkeypatch.setattr(soak, "IN_FLIGHT_PATIENCE", 0.5)
     assert soak._settle(stuck, 3, stall_seconds=0.1) == "1 records or messages still in flight"
+
+
+def test_the_summary_says_where_the_time_went():
+    report = Report(calls=10, seconds=20.0, set_up_seconds=3.0, read_back_seconds=4.0, settle_seconds=9.5,
+                    count_seconds=0.5)
+    assert "seconds: set-up 3.0, calls 20.0, final state read back 4.0, settling 9.5, counting 0.5" in report.summary()
+    assert "settled 9.5 s after the final state was read back, 13.5 s after the last call" in report.summary()
+    assert json.loads(report.to_json())["read_back_seconds"] == 4.0
