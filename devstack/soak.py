@@ -104,6 +104,7 @@ PROBLEM_COUNTS = {
 UNKNOWN_OUTCOME = (503, 504)
 STALL_SECONDS = 30.0           # settling: nothing in flight and nothing moved for this long ends it
 IN_FLIGHT_PATIENCE = 600.0     # settling: something in flight that has not moved for this long ends it
+PIPELINE_LOOK_SECONDS = 1.0    # settling: how often the pollers are asked while deliveries are missing
 RETRY_ATTEMPTS = 12            # a create's retries with its key, each after the answer's Retry-After
 RETRY_AFTER_DEFAULT = 2.0      # seconds, when an answer gives none (no answer at all)
 
@@ -695,10 +696,18 @@ def _settle(session: Session, expected: int, stall_seconds: float) -> str | None
     record or message, or what is in flight changed. With nothing in flight, stall_seconds without
     progress end the wait (what is missing then is lost); a message in flight (hidden until its
     queue's visibility timeout or its delivery's next attempt) is waited for up to
-    IN_FLIGHT_PATIENCE without progress. Returns what was still in flight when the wait gave up."""
+    IN_FLIGHT_PATIENCE without progress. Returns what was still in flight when the wait gave up.
+
+    The deliveries are counted every 0.25 s (in this process); the pollers, whose queues are asked
+    through the emulator, once a second while deliveries are still missing: asked four times a
+    second, the settling's own requests loaded the emulator the pipeline it waits for needs."""
     last, moved_at = None, time.monotonic()
+    pipeline, looked_at = _pipeline(session.stack), time.monotonic()
     while True:
-        state = (session.receiver.count(), *_pipeline(session.stack))
+        delivered = session.receiver.count()
+        if delivered >= expected or time.monotonic() - looked_at >= PIPELINE_LOOK_SECONDS:
+            pipeline, looked_at = _pipeline(session.stack), time.monotonic()
+        state = (delivered, *pipeline)
         if state != last:
             last, moved_at = state, time.monotonic()
         delivered, _, in_flight = state
