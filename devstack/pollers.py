@@ -40,6 +40,9 @@ IDLE_POLL_SECONDS = 0.25
 # 20 s): a message wakes it at once, and an idle stack's 13 pollers ask the emulator a few times
 # a second, not 13 times (an idle stack used a quarter of a core, most of it in these receives).
 QUEUE_WAIT_SECONDS = 5
+# Lambda's SQS event source mapping polls a standard queue with 5 batches at once to begin with
+# and scales up from there (up to MaximumConcurrency when the mapping sets one).
+SQS_STARTING_CONCURRENCY = 5
 REOPEN_ON = ("TrimmedDataAccessException", "ExpiredIteratorException")
 
 
@@ -335,9 +338,10 @@ class QueuePoller(_Poller):
         self._unprocessed: dict[str, float] = {}   # message id -> sent time, for those not yet done
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        # ScalingConfig.MaximumConcurrency: that many batches in flight at once (as many pollers,
-        # at most max_pollers here), so one slow batch does not hold back the queue. Else one.
-        concurrency = int((props.get("ScalingConfig") or {}).get("MaximumConcurrency", 1))
+        # Batches in flight at once (as many pollers, at most max_pollers here), so one slow batch
+        # does not hold back the queue: ScalingConfig.MaximumConcurrency, else what Lambda starts a
+        # standard queue's mapping with (5 concurrent batches, scaling up while messages wait).
+        concurrency = int((props.get("ScalingConfig") or {}).get("MaximumConcurrency", SQS_STARTING_CONCURRENCY))
         name = f"sqs-{queue_arn.rsplit(':', 1)[-1]}"
         self._threads = [threading.Thread(target=self._run, name=f"{name}-{i}", daemon=True)
                          for i in range(max(1, min(concurrency, max_pollers)))]

@@ -40,6 +40,7 @@ import signal
 import threading
 import time
 from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -103,6 +104,7 @@ PROBLEM_COUNTS = {
 UNKNOWN_OUTCOME = (503, 504)
 STALL_SECONDS = 30.0           # settling: nothing in flight and nothing moved for this long ends it
 IN_FLIGHT_PATIENCE = 600.0     # settling: something in flight that has not moved for this long ends it
+PIPELINE_LOOK_SECONDS = 1.0    # settling: how often the pollers are asked while deliveries are missing
 RETRY_ATTEMPTS = 12            # a create's retries with its key, each after the answer's Retry-After
 RETRY_AFTER_DEFAULT = 2.0      # seconds, when an answer gives none (no answer at all)
 
@@ -136,6 +138,11 @@ class Report:
     calls_during_pause: int = 0
     statuses_during_pause: Counter = field(default_factory=Counter)
     settle_seconds: float = 0.0
+    # Where the rest of a run's time went: the tenants' set-up, reading the final state back
+    # (projects and sign-ins, before settling), and counting once settled (the bus, the matching).
+    set_up_seconds: float = 0.0
+    read_back_seconds: float = 0.0
+    count_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
     def problems(self) -> list[str]:
@@ -157,9 +164,11 @@ class Report:
             f"committed changes {self.committed}; events on the bus {self.published} ({self.published_twice} "
             f"published twice by a retried call); deliveries expected "
             f"{self.expected_deliveries}, delivered {self.delivered} (settled {self.settle_seconds:.1f} s after "
-            "the last call)",
+            f"the final state was read back, {self.read_back_seconds + self.settle_seconds:.1f} s after the last call)",
             ", ".join(f"{label} {getattr(self, name)}" for name, label in PROBLEM_COUNTS.items()),
         ]
+        lines.append(f"seconds: set-up {self.set_up_seconds:.1f}, calls {self.seconds:.1f}, final state read back "
+                     f"{self.read_back_seconds:.1f}, settling {self.settle_seconds:.1f}, counting {self.count_seconds:.1f}")
         if self.retried:
             retries = ", ".join(f"{s}: {n}" for s, n in sorted(self.retry_statuses.items()))
             lines.append(f"creates retried with their Idempotency-Key {self.retried} (retries' answers {retries}); "
@@ -222,7 +231,11 @@ class Receiver:
 
 
 class BusCapture:
-    """Every event that reaches the service's bus, through a rule and a queue of our own."""
+    """Every event that reaches the service's bus, through a rule and a queue of our own.
+
+    Read while the session runs (a long poll in a thread of its own), so the count at the end reads
+    only the last few: read all at the end, one receive and one delete per 10 events took 8 s of
+    a 300-call soak on a busy machine, after the pipeline had settled."""
 
     def __init__(self, stack: Any) -> None:
         import botocore.session
@@ -240,17 +253,36 @@ class BusCapture:
                              State="ENABLED")
         self.events.put_targets(Rule=name, EventBusName=bus, Targets=[{"Id": "capture", "Arn": arn}])
         self.seen: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._read_while_running, name="soak-bus-capture", daemon=True)
+        self._reader.start()
 
-    def drain(self) -> list[dict[str, Any]]:
-        while True:
-            messages = self.sqs.receive_message(QueueUrl=self.url, MaxNumberOfMessages=10,
-                                                WaitTimeSeconds=0).get("Messages", [])
-            if not messages:
-                return self.seen
-            for message in messages:
-                self.seen.append(json.loads(message["Body"])["detail"])
+    def _receive(self, wait_seconds: int) -> int:
+        messages = self.sqs.receive_message(QueueUrl=self.url, MaxNumberOfMessages=10,
+                                            WaitTimeSeconds=wait_seconds).get("Messages", [])
+        if messages:
+            self.seen += [json.loads(message["Body"])["detail"] for message in messages]
             self.sqs.delete_message_batch(QueueUrl=self.url, Entries=[
                 {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+        return len(messages)
+
+    def _read_while_running(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._receive(wait_seconds=2)
+            except Exception:  # the emulator paused or stopping: the final drain reads what is left
+                self._stop.wait(1)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._reader.join()
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Every event captured so far (the reader stops: what it had not read is read here)."""
+        self.stop()
+        while self._receive(wait_seconds=0):
+            pass
+        return self.seen
 
 
 def _retry_after(response: httpx.Response | None) -> float:
@@ -305,31 +337,35 @@ class Session:
         return httpx.Client(transport=transport, timeout=90)
 
     def set_up(self) -> None:
-        from svc_core.domain.tenants import set_plan  # the stack's own tables (this process has its environment)
+        """The tenants, each with an owner, an API key and a webhook to the receiver: all at once
+        (one after another, four took 5-8 s of a busy machine's time, mostly waiting on answers)."""
+        emails = [f"soak-owner-{self.seed}-{t}-{os.getpid()}@example.com" for t in range(self.tenant_count)]
         with self._client(250) as http:
-            for t in range(self.tenant_count):
-                email = f"soak-owner-{self.seed}-{t}-{os.getpid()}@example.com"
-                answer = http.post(f"{self.base}/auth/register", json={"email": email, "password": PASSWORD,
-                                                                       "name": f"Soak {t}"})
-                answer.raise_for_status()
-                login = http.post(f"{self.base}/auth/login", json={"email": email, "password": PASSWORD})
-                login.raise_for_status()
-                token, tenant_id = login.json()["data"]["accessToken"], login.json()["data"]["tenant"]["id"]
-                # A quarter of the calls create projects: far more than a free plan's 10 (the quota is
-                # tests/integration/test_projects.py's), so the session's tenants are on the plan without a limit.
-                set_plan(tenant_id, "enterprise")
-                self.tenant_ids[t] = tenant_id
-                self.registered.append(email)
-                auth = {"Authorization": f"Bearer {token}"}
-                key = http.post(f"{self.base}/api-keys", headers=auth, json={
-                    "name": "soak", "type": "sdk", "environment": "Development"})
-                key.raise_for_status()
-                self.keys[t] = key.json()["data"]["key"]
-                secret = "whsec_" + base64.b64encode(os.urandom(32)).decode()
-                self.receiver.secrets[t] = secret
-                hook = http.post(f"{self.base}/webhooks", headers=self._auth(t), json={
-                    "url": self.receiver.url(t), "events": list(EVENT_TYPES), "secret": secret})
-                hook.raise_for_status()
+            _all_at_once(lambda t: self._set_up_tenant(http, t, emails[t]), range(self.tenant_count))
+        self.registered += emails  # in tenant order, whichever finished first (the seeded picks read it)
+
+    def _set_up_tenant(self, http: httpx.Client, t: int, email: str) -> None:
+        from svc_core.domain.tenants import set_plan  # the stack's own tables (this process has its environment)
+        answer = http.post(f"{self.base}/auth/register", json={"email": email, "password": PASSWORD,
+                                                               "name": f"Soak {t}"})
+        answer.raise_for_status()
+        login = http.post(f"{self.base}/auth/login", json={"email": email, "password": PASSWORD})
+        login.raise_for_status()
+        token, tenant_id = login.json()["data"]["accessToken"], login.json()["data"]["tenant"]["id"]
+        # A quarter of the calls create projects: far more than a free plan's 10 (the quota is
+        # tests/integration/test_projects.py's), so the session's tenants are on the plan without a limit.
+        set_plan(tenant_id, "enterprise")
+        self.tenant_ids[t] = tenant_id
+        auth = {"Authorization": f"Bearer {token}"}
+        key = http.post(f"{self.base}/api-keys", headers=auth, json={
+            "name": "soak", "type": "sdk", "environment": "Development"})
+        key.raise_for_status()
+        self.keys[t] = key.json()["data"]["key"]
+        secret = "whsec_" + base64.b64encode(os.urandom(32)).decode()
+        self.receiver.secrets[t] = secret
+        hook = http.post(f"{self.base}/webhooks", headers=self._auth(t), json={
+            "url": self.receiver.url(t), "events": list(EVENT_TYPES), "secret": secret})
+        hook.raise_for_status()
 
     def _auth(self, tenant: int) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.keys[tenant]}"}
@@ -529,8 +565,10 @@ def run(stack: Any, *, calls: int = 2000, clients: int = 8, tenants: int = 4, se
     session = Session(stack, calls=calls, clients=clients, tenants=tenants, seed=seed, log=log)
     report = Report()
     try:
+        set_up_started = time.monotonic()
         session.set_up()
         started = time.monotonic()
+        report.set_up_seconds = started - set_up_started
         threads = [threading.Thread(target=session.client_loop, args=(i,), name=f"soak-client-{i}")
                    for i in range(clients)]
         for thread in threads:
@@ -546,6 +584,7 @@ def run(stack: Any, *, calls: int = 2000, clients: int = 8, tenants: int = 4, se
         _count(session, report, stall_seconds)
     finally:
         session.receiver.stop()
+        session.capture.stop()
     return report
 
 
@@ -572,6 +611,7 @@ def _count(session: Session, report: Report, stall_seconds: float) -> None:
         report.notes.append("unexpected answers: " + ", ".join(sorted({f"{c.op} {c.status} {c.code}" for c in stray}))
                             + f" (e.g. {stray[0].detail})")
 
+    read_back_started = time.monotonic()
     final = session.final_projects()
     expected = _committed_changes(session, final, report)
     report.committed = len(expected)
@@ -579,11 +619,13 @@ def _count(session: Session, report: Report, stall_seconds: float) -> None:
     report.expected_deliveries = len(wanted)  # one subscription per tenant: one delivery per change
 
     settle_started = time.monotonic()
+    report.read_back_seconds = settle_started - read_back_started
     unsettled = _settle(session, report.expected_deliveries, stall_seconds)
     if unsettled:
         report.notes.append(f"the pipeline did not settle: {unsettled}")
     time.sleep(1.0)  # late duplicates, if any, arrive in this second too
     report.settle_seconds = time.monotonic() - settle_started
+    count_started = time.monotonic()
     bus = session.capture.drain()
     mine = {tid for tid in session.tenant_ids.values()} | session.new_tenants
     bus = [e for e in bus if e["tenantId"] in mine]
@@ -649,6 +691,7 @@ def _count(session: Session, report: Report, stall_seconds: float) -> None:
     report.phantom += sum(bus_registrations.values())
     report.notes += [f"event with no committed change: {key}" for key, n in bus_registrations.items() if n]
     report.unordered = _unordered(delivered_events, final)
+    report.count_seconds = time.monotonic() - count_started
 
 
 def _settle(session: Session, expected: int, stall_seconds: float) -> str | None:
@@ -657,10 +700,18 @@ def _settle(session: Session, expected: int, stall_seconds: float) -> str | None
     record or message, or what is in flight changed. With nothing in flight, stall_seconds without
     progress end the wait (what is missing then is lost); a message in flight (hidden until its
     queue's visibility timeout or its delivery's next attempt) is waited for up to
-    IN_FLIGHT_PATIENCE without progress. Returns what was still in flight when the wait gave up."""
+    IN_FLIGHT_PATIENCE without progress. Returns what was still in flight when the wait gave up.
+
+    The deliveries are counted every 0.25 s (in this process); the pollers, whose queues are asked
+    through the emulator, once a second while deliveries are still missing: asked four times a
+    second, the settling's own requests loaded the emulator the pipeline it waits for needs."""
     last, moved_at = None, time.monotonic()
+    pipeline, looked_at = _pipeline(session.stack), time.monotonic()
     while True:
-        state = (session.receiver.count(), *_pipeline(session.stack))
+        delivered = session.receiver.count()
+        if delivered >= expected or time.monotonic() - looked_at >= PIPELINE_LOOK_SECONDS:
+            pipeline, looked_at = _pipeline(session.stack), time.monotonic()
+        state = (delivered, *pipeline)
         if state != last:
             last, moved_at = state, time.monotonic()
         delivered, _, in_flight = state
@@ -727,18 +778,28 @@ def _committed_changes(session: Session, final: dict[str, dict[str, Any] | None]
             changes.append({"type": "project.updated", "object": c.object_id, "marker": c.marker})
         elif c.op == "delete" and c.status in (200, 204):
             changes.append({"type": "project.deleted", "object": c.object_id, "marker": None})
-    # Registrations: the tenants a real registration made (read back by signing in).
-    for n, email in enumerate(session.registered):
+    # Registrations: the tenants a real registration made (read back by signing in, all at once:
+    # one after another, the 20-odd sign-ins of a 1,000-call soak waited on each answer in turn).
+    def sign_in(n: int) -> httpx.Response:
         with session._client(1000 + n) as http:  # an address each: sign-ins are limited per address
-            login = http.post(f"{session.base}/auth/login", json={"email": email, "password": PASSWORD})
-            if login.status_code == 200:
-                tenant_id = login.json()["data"]["tenant"]["id"]
-                session.new_tenants.add(tenant_id)
-                changes.append({"type": "tenant.created", "object": tenant_id, "marker": None})
-                changes.append({"type": "user.created", "object": tenant_id, "marker": None})
-            else:
-                report.notes.append(f"a registered account cannot sign in: {login.status_code}")
+            return http.post(f"{session.base}/auth/login", json={"email": session.registered[n], "password": PASSWORD})
+
+    for login in _all_at_once(sign_in, range(len(session.registered))):
+        if login.status_code == 200:
+            tenant_id = login.json()["data"]["tenant"]["id"]
+            session.new_tenants.add(tenant_id)
+            changes.append({"type": "tenant.created", "object": tenant_id, "marker": None})
+            changes.append({"type": "user.created", "object": tenant_id, "marker": None})
+        else:
+            report.notes.append(f"a registered account cannot sign in: {login.status_code}")
     return changes
+
+
+def _all_at_once(work, items, threads: int = 8) -> list[Any]:
+    """work(item) for every item, on a few threads at once; the results in the items' order
+    (the first error is raised)."""
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        return list(pool.map(work, items))
 
 
 def _count_committed_5xx(report: Report, status: int) -> None:

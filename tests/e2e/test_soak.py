@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import Counter
 
 import httpx
@@ -37,7 +38,9 @@ SOAK = pytest.mark.timeout(0)   # bounded by its calls and its progress, not by 
 def soak_stack(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         stack = LocalStack(port=0, log=lambda _m: None, containers=4, parameters={"LogLevel": "ERROR"})
+        started = time.monotonic()
         stack.start()
+        print(f"local stack started in {time.monotonic() - started:.1f} s")
         # One window for the whole module, so the exact-limit test never straddles two windows.
         patch.setenv("RATE_LIMIT_WINDOW_SECONDS", "3600")
         stack._forget_caches()

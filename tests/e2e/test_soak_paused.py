@@ -5,6 +5,8 @@ runs beside test_soak.py in another test process."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from devstack import soak
@@ -17,7 +19,9 @@ pytestmark = pytest.mark.long_running   # minutes long: its test process starts 
 @pytest.fixture(scope="module")
 def soak_stack():
     stack = LocalStack(port=0, log=lambda _m: None, containers=4, parameters={"LogLevel": "ERROR"})
+    started = time.monotonic()
     stack.start()
+    print(f"local stack started in {time.monotonic() - started:.1f} s")
     yield stack
     stack.stop()
 

@@ -75,3 +75,35 @@ def test_the_soak_settles_by_progress_and_waits_for_what_is_in_flight(monkeypatc
     stuck = _Pipeline(lambda t: {"delivered": 2, "processed": 2, "waiting": 1})
     monkeypatch.setattr(soak, "IN_FLIGHT_PATIENCE", 0.5)
     assert soak._settle(stuck, 3, stall_seconds=0.1) == "1 records or messages still in flight"
+
+
+def test_the_summary_says_where_the_time_went():
+    report = Report(calls=10, seconds=20.0, set_up_seconds=3.0, read_back_seconds=4.0, settle_seconds=9.5,
+                    count_seconds=0.5)
+    assert "seconds: set-up 3.0, calls 20.0, final state read back 4.0, settling 9.5, counting 0.5" in report.summary()
+    assert "settled 9.5 s after the final state was read back, 13.5 s after the last call" in report.summary()
+    assert json.loads(report.to_json())["read_back_seconds"] == 4.0
+
+
+def test_settling_asks_the_pollers_at_most_once_a_second_while_deliveries_are_missing():
+    from types import SimpleNamespace
+
+    from devstack import soak
+
+    reads = {"deliveries": 0, "pollers": 0}
+
+    def delivered() -> int:  # one more delivery every second read (every 0.5 s)
+        reads["deliveries"] += 1
+        return reads["deliveries"] // 2
+
+    def status() -> dict:
+        reads["pollers"] += 1
+        return {"processed": reads["deliveries"], "sentToFailureDestination": 0, "discarded": 0,
+                "messagesWaiting": 0, "oldestUnprocessedAgeSeconds": None}
+
+    session = SimpleNamespace(receiver=SimpleNamespace(count=delivered),
+                              stack=SimpleNamespace(pollers=[SimpleNamespace(status=status)]))
+    assert soak._settle(session, expected=8, stall_seconds=30) is None
+    assert reads["deliveries"] >= 16
+    # Every read of the deliveries asked the pollers too before (16 or more); now about one in four.
+    assert reads["pollers"] <= reads["deliveries"] // 2, reads

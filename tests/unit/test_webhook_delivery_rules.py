@@ -51,7 +51,15 @@ def test_every_webhook_queue_has_its_mapping_with_partial_batch_failures():
 def test_the_local_stack_runs_as_many_pollers_as_the_mapping_allows():
     props = {"BatchSize": 10, "ScalingConfig": {"MaximumConcurrency": 50}}
     assert len(QueuePoller({"sqs": None}, "url", "arn:aws:sqs:r:1:q", lambda e: None, props)._threads) == 4
-    assert len(QueuePoller({"sqs": None}, "url", "arn:aws:sqs:r:1:q", lambda e: None, {})._threads) == 1
+    two = {"BatchSize": 10, "ScalingConfig": {"MaximumConcurrency": 2}}
+    assert len(QueuePoller({"sqs": None}, "url", "arn:aws:sqs:r:1:q", lambda e: None, two, max_pollers=8)._threads) == 2
+
+
+def test_a_mapping_without_a_maximum_concurrency_polls_several_batches_at_once_as_lambda_starts():
+    # Lambda starts a standard queue's mapping with 5 concurrent batches (the fan-out's has no
+    # ScalingConfig): one batch at a time held every event of a burst behind the one before it.
+    assert len(QueuePoller({"sqs": None}, "url", "arn:aws:sqs:r:1:q", lambda e: None, {}, max_pollers=8)._threads) == 5
+    assert len(QueuePoller({"sqs": None}, "url", "arn:aws:sqs:r:1:q", lambda e: None, {})._threads) == 4
 
 
 @pytest.mark.parametrize("text", ["", "5,,6", "a", "5,-1"])
