@@ -411,3 +411,15 @@ def test_an_unsent_email_is_answered_503_and_the_invitation_can_be_resent(stack,
     settings.cache_clear()
     assert api("ResendInvitation", org.owner, path_params={"id": invitation_id}).status == 200
     assert invitations.ACCEPT_PAGE in mailbox.latest_link(to=address)
+
+
+def test_an_invitation_into_a_suspended_tenant_is_not_accepted(stack):
+    from svc_core.domain.tenants import set_status
+    org = Org(stack)
+    address = unique("suspended")
+    view, token = org.invited(address)
+    set_status(org.tenant_id, "suspended")
+    refused = accept(token, name="Sue", password=PASSWORD)
+    assert assert_error(refused, 403, "FORBIDDEN")["tenantId"] == org.tenant_id
+    assert users_table.id_for_email(address) is None
+    assert table_item(settings().invitations_table, {"tenantId": org.tenant_id, "id": view["id"]})["status"] == "pending"

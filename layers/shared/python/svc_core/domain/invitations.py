@@ -341,6 +341,8 @@ def accept(body: AcceptBody, principal: Principal | None, source_ip: str) -> dic
     now = timeutil.now()
     record = _by_token(body.token, now)
     tenant_id, stamp = record["tenantId"], timeutil.iso(now)
+    if _tenant(tenant_id)["status"] != "active":  # before anything is made: no one joins a suspended tenant
+        raise Forbidden("The tenant is not active.", {"tenantId": tenant_id})
     user, new_user_items = _invitee(record, body, principal, source_ip, now)
     role = record["role"]
     actor = {"type": "user", "id": user["id"]}
