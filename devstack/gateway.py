@@ -205,9 +205,9 @@ class Gateway:
         if path in self.local_routes and request.command == "GET":
             query = {name: values[-1] for name, values in parse_qs(urlsplit(request.path).query).items()}
             answer = self.local_routes[path](query)
-            if isinstance(answer, str):  # a page (the mailbox): no script, no style, never framed
-                self._write(request, 200, [("Content-Type", "text/html; charset=utf-8"), *_LOCAL_PAGE_HEADERS],
-                            answer.encode())
+            if isinstance(answer, str):  # a page (the mailbox): the API's policy (no script, style or frame)
+                self._write(request, 200, [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
+                                           *_security_headers()], answer.encode())
             else:
                 self._write(request, 200, [("Content-Type", "application/json")], json.dumps(answer, indent=2).encode())
             return
@@ -257,9 +257,6 @@ class Gateway:
             request.wfile.write(payload)
 
 
-_LOCAL_PAGE_HEADERS = [("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; "
-                                                   "form-action 'none'"),
-                       ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-store"), ("X-Frame-Options", "DENY")]
 HEALTH_PATH = "/api/v1/health"
 INTEGRATION_TIMEOUT_SECONDS = 29.0
 

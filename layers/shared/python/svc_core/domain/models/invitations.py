@@ -46,7 +46,8 @@ class InvitationLookup(BaseModel):
 
 
 class AcceptBody(RequestBody):
-    token: Token = Field(description=TOKEN_HELP)
+    token: Token = Field(description=TOKEN_HELP,
+                         examples=["inv_01JD2Q7ZB6V8S3K4X9W2M5N7PA.0a8bM1cHrEexampleOnlyxXxXxXxXxXxXxXxXxXxXx1"])
     password: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
         default=None, description="The account's password; for a new account, the new password (at least "
                                   f"{NEW_PASSWORD_MIN} characters). Not needed with a signed-in user's Authorization header")
