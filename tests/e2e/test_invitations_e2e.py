@@ -76,3 +76,44 @@ def test_invite_read_the_mailbox_and_accept_as_a_new_and_as_an_existing_user(loc
     assert reused.status_code == 409
     listed = http.get("/api/v1/invitations", headers=as_owner).json()["data"]["items"]
     assert sorted(i["status"] for i in listed) == ["accepted", "accepted"]
+
+
+def test_links_used_twice_for_another_address_expired_revoked_or_replaced_are_refused(local_stack, monkeypatch):
+    from tests.support.auth_helpers import Clock
+    http = httpx.Client(base_url=local_stack.base_url, timeout=30)
+    owner = registered_and_signed_in(http, unique("owner"), "Owen Owner")
+    as_owner = {"Authorization": f"Bearer {owner['accessToken']}"}
+    stranger = registered_and_signed_in(http, unique("stranger"), "Stan Stranger")
+
+    def invite(address: str) -> tuple[str, str]:
+        made = http.post("/api/v1/invitations", json={"email": address, "role": "member"}, headers=as_owner)
+        assert made.status_code == 201, made.text
+        return made.json()["data"]["id"], mailbox.token_of(mailbox.latest_link(to=address))
+
+    def accept(token: str, **extra) -> httpx.Response:
+        headers = extra.pop("headers", {})
+        return http.post("/api/v1/invitations/accept", json={"token": token, **extra}, headers=headers)
+
+    # Another address: a signed-in user whose account is not the invited one.
+    address = unique("invitee")
+    invitation_id, token = invite(address)
+    other = accept(token, headers={"Authorization": f"Bearer {stranger['accessToken']}"})
+    assert other.status_code == 403 and other.json()["error"]["details"]["reason"] == "email_mismatch"
+    # Replaced: a resend kills the old link.
+    assert http.post(f"/api/v1/invitations/{invitation_id}/resend", headers=as_owner).status_code == 200
+    assert accept(token, name="Old Link", password=PASSWORD).status_code == 404
+    token = mailbox.token_of(mailbox.latest_link(to=address))
+    # Revoked: the live link dies too.
+    assert http.delete(f"/api/v1/invitations/{invitation_id}", headers=as_owner).status_code == 200
+    revoked = accept(token, name="Revoked", password=PASSWORD)
+    assert revoked.status_code == 409 and revoked.json()["error"]["details"]["reason"] == "revoked"
+    # Expired: 7 days on (the functions run in this process, on its clock).
+    _, late_token = invite(unique("late"))
+    Clock(monkeypatch).travel(7 * 86400)
+    expired = accept(late_token, name="Late", password=PASSWORD)
+    assert expired.status_code == 409 and expired.json()["error"]["details"]["reason"] == "expired"
+    # Used twice.
+    monkeypatch.undo()
+    _, once = invite(unique("once"))
+    assert accept(once, name="Once", password=PASSWORD).status_code == 200
+    assert accept(once, name="Twice", password=PASSWORD).status_code == 409
