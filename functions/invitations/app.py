@@ -8,6 +8,7 @@ from typing import Annotated
 
 from svc_core.domain import invitations
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
+from svc_core.http import refresh_cookie
 from svc_core.http.api import Api
 from svc_core.http.html_pages import load_page
 from svc_core.http.params import IdCursor, Query
@@ -66,11 +67,14 @@ def lookup(token: Annotated[str, Query(max_length=200)]):
           summary="Accept an invitation: join the tenant and sign in to it (the answer /auth/login gives)",
           description="The invited address's account signs in with its password (the sign-in throttles apply), or a "
                       "signed-in user of that address sends their access token; an address with no account sends a "
-                      "name and a new password, and the account is created in the tenant. 403 email_mismatch: the "
+                      "name and a new password, and the account is created in the tenant. The refresh token is also "
+                      "set as the refresh_token cookie, as at /auth/login. 403 email_mismatch: the "
                       "signed-in user's address is not the invited one. 409: the link was used, revoked or has "
                       "expired, or the account is a member already.")
 def accept(body: models.AcceptBody):
-    return invitations.accept(body, api.optional_principal(), api.source_ip())
+    pair = invitations.accept(body, api.optional_principal(), api.source_ip())
+    api.set_response_header("Set-Cookie", refresh_cookie.set_cookie(pair["refreshToken"], pair["refreshExpiresIn"]))
+    return pair
 
 
 ACCEPT_PAGE = load_page(Path(__file__).parent / "accept_page")

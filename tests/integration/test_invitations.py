@@ -152,6 +152,8 @@ def test_accepting_as_a_new_user_registers_them_into_the_tenant_in_one_transacti
     pair = reply.data
     assert pair["tenant"]["id"] == org.tenant_id and pair["tenant"]["role"] == "member"
     assert pair["user"]["email"] == address and pair["accessToken"] and pair["refreshToken"].startswith("rt_ses_")
+    assert reply.headers["set-cookie"].startswith(f"refresh_token={pair['refreshToken']};")   # as /auth/login
+    assert "HttpOnly" in reply.headers["set-cookie"] and "Path=/api/v1/auth" in reply.headers["set-cookie"]
     user_id = pair["user"]["id"]
     membership = users_table.membership(user_id, org.tenant_id)
     assert (membership["role"], membership["email"], membership["name"]) == ("member", address, "Nina Newbie")
