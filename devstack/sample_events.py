@@ -48,6 +48,8 @@ _API_PREFIX = ("api", "v1")
 EXPECTED_STATUS: dict[str, tuple[int | tuple[int, ...], str]] = {
     "Webhooks-ReplayWebhookEvents": ((202, 409), "one replay of a webhook runs at a time: the sample replay may "
                                                  "still be running"),
+    "Audit-ExportAuditLog": (403, "exporting the audit log needs the enterprise plan; the development tenant's "
+                                  "is lower"),
     "Agents-ApproveRun": (409, "the offline model completes the sample run at once: it waits for no approval"),
     "Agents-CancelRun": (409, "the offline model completes the sample run at once"),
     "Agents-RejectRun": (409, "the offline model completes the sample run at once: it waits for no approval"),

@@ -23,6 +23,7 @@ from svc_client.commands import (
     identity,
     keys,
     meta,
+    organization,
     projects,
     secrets,
     tenants,
@@ -66,7 +67,8 @@ def cli(ctx: click.Context, base_url: str | None, profile: str | None, output: s
 
 for _command in (identity.login, identity.logout, identity.whoami, identity.profiles, projects.projects,
                  agents.agents, chat.chat, chat.sessions, keys.keys, secrets.secrets, secrets.oauth,
-                 webhooks.webhooks, events.events, billing.billing, tenants.tenants, tenants.regions, meta.api, meta.status,
+                 webhooks.webhooks, events.events, billing.billing, tenants.tenants, tenants.regions,
+                 organization.members, organization.invitations, organization.audit, meta.api, meta.status,
                  meta.completion):
     cli.add_command(_command)
 

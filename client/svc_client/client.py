@@ -91,6 +91,9 @@ class _Base:
         self.secrets = resources.Secrets(self)
         self.api_keys = resources.ApiKeys(self)
         self.oauth = resources.OAuth(self)
+        self.members = resources.Members(self)
+        self.invitations = resources.Invitations(self)
+        self.audit = resources.AuditLog(self)
 
     # ---- what the resources call ------------------------------------------------------------
 

@@ -280,6 +280,75 @@ class RoutingInfo(ApiModel):
     storage: dict[str, Any] = Field(default_factory=dict)
 
 
+# ---- members, invitations, the audit log ---------------------------------------------------
+
+class Member(ApiModel):
+    user_id: str
+    email: str | None = None
+    name: str | None = None
+    role: str
+    joined_at: str
+
+
+class MemberRemoved(ApiModel):
+    user_id: str
+    removed: bool
+    sessions_ended: int
+    cli_keys_revoked: int
+
+
+class OwnershipTransferred(ApiModel):
+    previous_owner: Member
+    new_owner: Member
+
+
+class Invitation(ApiModel):
+    id: str
+    email: str
+    role: str
+    status: str
+    invited_by: str
+    created_at: str
+    expires_at: str
+
+
+class InvitationLookup(ApiModel):
+    tenant_name: str
+    role: str
+    email: str
+    expires_at: str
+    account_exists: bool
+
+
+class AuditActor(ApiModel):
+    type: str
+    id: str
+
+
+class AuditTarget(ApiModel):
+    type: str
+    id: str
+
+
+class AuditEntry(ApiModel):
+    id: str
+    tenant_id: str
+    action: str
+    actor: AuditActor
+    target: AuditTarget
+    changes: dict[str, Any] = Field(default_factory=dict)
+    source_ip: str = ""
+    request_id: str | None = None
+    created_at: str
+
+
+class AuditExport(ApiModel):
+    id: str
+    url: str
+    expires_at: str
+    entries: int
+
+
 # ---- webhooks, secrets ---------------------------------------------------------------------
 
 class Webhook(ApiModel):

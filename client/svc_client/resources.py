@@ -17,6 +17,8 @@ from svc_client.models import (
     Agent,
     ApiKey,
     ApiKeyWithSecret,
+    AuditEntry,
+    AuditExport,
     BillingSummary,
     ChatMessage,
     ChatSent,
@@ -28,11 +30,16 @@ from svc_client.models import (
     DeviceLoginStatus,
     Event,
     FeatureCheck,
+    Invitation,
+    InvitationLookup,
     Invoice,
     LedgerEntry,
     LoggedOut,
     Me,
+    Member,
+    MemberRemoved,
     OAuthConnection,
+    OwnershipTransferred,
     Page,
     PortalSession,
     Project,
@@ -269,6 +276,87 @@ class Tenants(Resource):
     def update_settings(self, tenant_id: str, **settings: Any) -> Tenant:
         """Settings by their API names (displayName=..., timezone=...); None clears one."""
         return self._c._call("PATCH", f"/tenants/{_seg(tenant_id)}/settings", model=Tenant, json=dict(settings))
+
+
+class Members(Resource):
+    """The people of the tenant and their roles (members:read to list, members:write to change)."""
+
+    def list(self, *, limit: int | None = None, cursor: str | None = None) -> Page[Member]:
+        return self._c._call("GET", "/members", model=Page[Member], params={"limit": limit, "cursor": cursor})
+
+    def iter(self, *, limit: int | None = None) -> Iterator[Member]:
+        return self._c._paginate("/members", Member, {"limit": limit})
+
+    def set_role(self, user_id: str, role: str) -> Member:
+        """owner, admin or member. Making or unmaking an owner needs a signed-in owner; otherwise the
+        caller holds every permission of both roles. The last owner keeps the role (Conflict)."""
+        return self._c._call("PATCH", f"/members/{_seg(user_id)}", model=Member, json={"role": role})
+
+    def remove(self, user_id: str) -> MemberRemoved:
+        """Their sign-ins for this tenant end and their command-line keys in it are revoked at once."""
+        return self._c._call("DELETE", f"/members/{_seg(user_id)}", model=MemberRemoved)
+
+    def leave(self) -> MemberRemoved:
+        """The signed-in user leaves the tenant of their token (a signed-in user only; not the last owner)."""
+        return self._c._call("POST", "/members/leave", model=MemberRemoved)
+
+    def transfer_ownership(self, user_id: str) -> OwnershipTransferred:
+        """A signed-in owner makes a member the owner and becomes an admin."""
+        return self._c._call("POST", "/members/transfer-ownership", model=OwnershipTransferred,
+                             json={"userId": user_id})
+
+
+class Invitations(Resource):
+    """Invitations by e-mail: the invitee's link is single use, for their address only, 7 days."""
+
+    def create(self, email: str, role: str = "member") -> Invitation:
+        return self._c._call("POST", "/invitations", model=Invitation, json={"email": email, "role": role})
+
+    def list(self, *, limit: int | None = None, cursor: str | None = None) -> Page[Invitation]:
+        return self._c._call("GET", "/invitations", model=Page[Invitation], params={"limit": limit, "cursor": cursor})
+
+    def iter(self, *, limit: int | None = None) -> Iterator[Invitation]:
+        return self._c._paginate("/invitations", Invitation, {"limit": limit})
+
+    def revoke(self, id: str) -> Invitation:
+        return self._c._call("DELETE", f"/invitations/{_seg(id)}", model=Invitation)
+
+    def resend(self, id: str) -> Invitation:
+        """A new link by e-mail (the earlier one stops working), valid 7 days from now."""
+        return self._c._call("POST", f"/invitations/{_seg(id)}/resend", model=Invitation)
+
+    def lookup(self, token: str) -> InvitationLookup:
+        """What an invitation's link invites to (no credential needed)."""
+        return self._c._call("GET", "/invitations/lookup", model=InvitationLookup, authenticated=False,
+                             params={"token": token})
+
+    def accept(self, token: str, password: str, name: str | None = None) -> TokenGrant:
+        """Accept with the link's token: an existing account's password signs it in to the tenant; for an
+        address with no account, `name` and `password` make one. The client is signed in afterwards."""
+        return self._c._call("POST", "/invitations/accept", model=TokenGrant, authenticated=False, login=True,
+                             json={"token": token, "password": password, "name": name}, then=self._c._signed_in)
+
+
+class AuditLog(Resource):
+    """The audit log (audit:read): who did what, from where; newest first."""
+
+    def list(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
+             since: str | None = None, until: str | None = None, limit: int | None = None,
+             cursor: str | None = None) -> Page[AuditEntry]:
+        return self._c._call("GET", "/audit-log", model=Page[AuditEntry], params={
+            "actor": actor, "action": action, "target": target, "since": since, "until": until, "limit": limit,
+            "cursor": cursor})
+
+    def iter(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
+             since: str | None = None, until: str | None = None, limit: int | None = None) -> Iterator[AuditEntry]:
+        return self._c._paginate("/audit-log", AuditEntry, {"actor": actor, "action": action, "target": target,
+                                                           "since": since, "until": until, "limit": limit})
+
+    def export(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
+               since: str | None = None, until: str | None = None) -> AuditExport:
+        """JSON Lines behind a link that works 15 minutes (plans with audit_log_export)."""
+        return self._c._call("POST", "/audit-log/export", model=AuditExport, json={
+            "actor": actor, "action": action, "target": target, "since": since, "until": until})
 
 
 class Regions(Resource):

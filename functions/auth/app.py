@@ -40,7 +40,7 @@ def _set_refresh_cookie(token: str, max_age: int) -> None:
                       "it (ASCII; an internationalised domain in its xn-- form), at most 254 characters; "
                       "addresses are compared normalised (NFKC, case-folded, trimmed).")
 def register(body: account_models.RegisterBody):
-    return accounts.register(body)
+    return accounts.register(body, api.source_ip())
 
 
 @api.post("/api/v1/auth/login", public=True, throttle="sign-in",
@@ -89,7 +89,7 @@ def logout(body: Annotated[account_models.LogoutBody | None, Body()] = None):
                       "names one user, created with a personal tenant on first sight. 404 when no provider "
                       "is configured.")
 def exchange(body: idp_models.ExchangeBody):
-    return idp_exchange.exchange(body)
+    return idp_exchange.exchange(body, api.source_ip())
 
 
 @api.get("/api/v1/auth/me", scope=AUTHENTICATED, response_model="account_models.Me", tags=TAGS,
@@ -154,7 +154,7 @@ def cli_deny(body: device_models.DecisionBody):
                       "it is: CONFLICT (pending), LOGIN_SESSION_EXPIRED (expired, details.reason timed_out or "
                       "denied), LOGIN_SESSION_CONSUMED. 403: the approving account can no longer sign in there.")
 def cli_token(body: device_models.TokenBody):
-    return device_login.exchange(body)
+    return device_login.exchange(body, api.source_ip())
 
 
 api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda

@@ -368,7 +368,7 @@ def test_a_member_of_several_tenants_gets_a_token_for_any_of_them_and_no_other(s
     assert pair["tenant"]["id"] == second and pair["tenant"]["role"] == "member"
     assert sorted(call("auth", "Auth-Me", token=pair["accessToken"]).data["scopes"]) == sorted(
         ["agents:read", "agents:write", "billing:read", "chat:read", "chat:write", "events:read", "projects:read",
-         "projects:write", "secrets:read", "tenants:read", "webhooks:read"])
+         "projects:write", "secrets:read", "tenants:read", "webhooks:read", "members:read"])
     stranger = stack.new_tenant("Not mine")
     refused = login(tenantId=stranger)
     assert refused.status == 403 and refused.error["details"]["tenantId"] == stranger

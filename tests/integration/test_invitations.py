@@ -106,7 +106,9 @@ def registered(email: str, name: str = "Existing User") -> str:
 
 
 def audit_actions(tenant_id: str) -> list[str]:
-    return sorted(e["action"] for e in scan(settings().audit_log_table) if e["tenantId"] == tenant_id)
+    """The tenant's audit entries of invitations, members and sign-ins (not its creation's)."""
+    return sorted(e["action"] for e in scan(settings().audit_log_table) if e["tenantId"] == tenant_id
+                  and e["action"].startswith(("invitation.", "member.", "user.signed_in")))
 
 
 def outbox_types(tenant_id: str) -> list[str]:
@@ -198,6 +200,9 @@ def test_an_existing_account_accepts_with_its_password_under_the_sign_in_throttl
     assert reply.data["user"]["id"] == user_id and reply.data["tenant"] == {
         "id": org.tenant_id, "name": "Acme", "plan": "free", "status": "active", "role": "admin"}
     assert users_table.membership(user_id, org.tenant_id)["role"] == "admin"
+    signed_in = [e for e in scan(settings().audit_log_table) if e["tenantId"] == org.tenant_id
+                 and e["action"] == "user.signed_in"]   # an admin's sign-in is recorded, as at /auth/login
+    assert [(e["actor"]["id"], e["changes"]["method"]["new"]) for e in signed_in] == [(user_id, "invitation")]
     assert "user.created" not in [e["type"] for e in scan(settings().outbox_table)
                                   if e["tenantId"] == org.tenant_id and e["data"].get("id") == user_id]
 

@@ -21,6 +21,7 @@ from svc_core.contracts.cursors import AttemptPosition
 from svc_core.data import (
     agents_table,
     api_keys_table,
+    audit_log_table,
     billing_table,
     chat_messages_table,
     chat_sessions_table,
@@ -29,6 +30,7 @@ from svc_core.data import (
     projects_table,
     runs_table,
     secrets_table,
+    users_table,
     webhook_deliveries_table,
     webhooks_table,
 )
@@ -56,6 +58,15 @@ def _key(tenant, item_id):
                           secrets.token_hex(16))
 
 
+def _audit_entry(tenant, item_id):
+    transact([audit_log_table.put_entry({"id": item_id, "tenantId": tenant}, int(time.time()) + 86400)])
+
+
+def _audit_page(tenant, limit, after):
+    low, high = f"aud_{'0' * 26}", f"aud_7{'Z' * 25}"   # no since, no until
+    return audit_log_table.query(tenant, low=low, high=high, limit=limit, now=time.time(), after=after)
+
+
 def _message(tenant, item_id):
     transact([chat_messages_table.put_entry(tenant, SESSION, {"id": item_id, "role": "user", "content": item_id})])
 
@@ -63,6 +74,15 @@ def _message(tenant, item_id):
 def _run(tenant, item_id):
     runs_table.start(tenant, {"id": item_id, "agentId": AGENT},
                      events.new_event("agent.started", tenant, {"id": item_id}), time.time())
+
+
+def _member(tenant, user_id):
+    transact([users_table.put_membership(user_id, tenant, "member", "2026-11-26T00:00:00.000Z")])
+
+
+def _members(tenant, limit, after):
+    found, last = users_table.members_of(tenant, limit, after)
+    return [{**m, "id": m["userId"]} for m in found], last
 
 
 # Each list route: (id prefix, store one item of a tenant, one page of a tenant's items after an id);
@@ -84,14 +104,16 @@ LISTS = {
                                    billing_table.list_entries),
     "GET /api/v1/billing/invoices": ("inv", lambda t, i: billing_table.write([billing_table.put_invoice(t, {"id": i})]),
                                      billing_table.list_invoices),
+    "GET /api/v1/audit-log": ("aud", _audit_entry, _audit_page),
     "GET /api/v1/invitations": ("inv", lambda t, i: transact([invitations_table.put_new_entry(t, {"id": i})]),
                                 invitations_table.list_for_tenant),
     "GET /api/v1/chat/sessions/{id}/messages": ("msg", _message,
                                                 lambda t, limit, after: chat_messages_table.list_for_session(
                                                     t, SESSION, limit, after)),
+    "GET /api/v1/members": ("usr", _member, _members),   # on an index, by user id
 }
 # The lists that read oldest first; every other list is newest first.
-OLDEST_FIRST = {"GET /api/v1/chat/sessions/{id}/messages"}
+OLDEST_FIRST = {"GET /api/v1/chat/sessions/{id}/messages", "GET /api/v1/members"}
 # List routes whose positions are not ids of one table's items, and the test that pages them.
 PAGED_ELSEWHERE = {
     "GET /api/v1/webhooks/{id}/deliveries": "test_delivery_attempts_continue_after_any_position_within_the_tenant",

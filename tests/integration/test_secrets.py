@@ -350,11 +350,11 @@ def test_a_lost_update_is_409_and_leaves_the_concurrent_version(stack, monkeypat
     real_replace = secrets_table.replace
     seen = {}
 
-    def concurrent_patch_first(tenant_id, record, seen_version, seen_updated_at):
+    def concurrent_patch_first(tenant_id, record, seen_version, seen_updated_at, **options):
         if not seen:
             seen["winner"] = None  # the concurrent request itself goes straight through
             seen["winner"] = patch(key, secret["id"], {"value": "winner"})
-        return real_replace(tenant_id, record, seen_version, seen_updated_at)
+        return real_replace(tenant_id, record, seen_version, seen_updated_at, **options)
 
     monkeypatch.setattr(secrets_table, "replace", concurrent_patch_first)
     loser = patch(key, secret["id"], {"value": "loser"})

@@ -468,11 +468,11 @@ def test_a_lost_update_is_409_and_leaves_the_concurrent_change(stack, monkeypatc
     real_replace = webhooks_table.replace
     race = {"armed": False}
 
-    def concurrent_patch_first(tenant_id, record, expected_version):
+    def concurrent_patch_first(tenant_id, record, expected_version, **options):
         if race["armed"]:
             race["armed"] = False  # the concurrent request itself goes straight through
             race["winner"] = patch(key, webhook["id"], {"description": f"winner {record['version']}"})
-        return real_replace(tenant_id, record, expected_version)
+        return real_replace(tenant_id, record, expected_version, **options)
 
     monkeypatch.setattr(webhooks_table, "replace", concurrent_patch_first)
     race["armed"] = True

@@ -189,3 +189,33 @@ def test_a_cancelled_write_whose_event_id_is_someone_elses_is_still_a_conflict(d
     with pytest.raises(ConditionFailed):
         transact([{"Put": {"TableName": settings().outbox_table, "ConditionExpression": "attribute_not_exists(id)",
                            "Item": {"id": {"S": "evt_01TAKEN"}, "type": {"S": "project.created"}}}}])
+
+
+def test_a_change_with_an_audit_entry_and_no_event_has_the_entry_as_its_witness(data_backend, monkeypatch):
+    """A webhook's change sends no event, but its audit entry is as new as an event's id: after the
+    same stall, the PATCH answers 200 once, with one entry, on both engines."""
+    stack = data_backend.stack
+    tenant, key = stack.tenant_with_key()
+    made = call("webhooks", "Webhooks-CreateWebhook", token=key, body={
+        "url": "https://hooks.example.com/stall", "events": ["*"]})
+    assert made.status == 201, made
+    client = aws.client("dynamodb")
+    real = client.transact_write_items
+    calls = []
+
+    def committed_then_cancelled(**request):
+        calls.append(request)
+        real(**request)
+        raise ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "cancelled"},
+                           "CancellationReasons": [{"Code": "ConditionalCheckFailed"}, {"Code": "None"}]},
+                          "TransactWriteItems")
+
+    monkeypatch.setattr(client, "transact_write_items", committed_then_cancelled)
+    reply = call("webhooks", "Webhooks-UpdateWebhook", token=key, path_params={"id": made.data["id"]},
+                 body={"description": "after the stall"})
+    monkeypatch.setattr(client, "transact_write_items", real)
+    assert reply.status == 200, reply
+    assert len(calls) == 1
+    entries = [i for i in data_backend.items(settings().audit_log_table)
+               if i["tenantId"] == tenant and i["action"] == "webhook.updated"]
+    assert [e["changes"]["description"]["new"] for e in entries] == ["after the stall"]

@@ -49,8 +49,10 @@ class MemoryKeys:
     def __init__(self) -> None:
         self.keys: dict[str, dict] = {}
         self.secrets: dict[str, dict] = {}
+        self.recorded: list[dict] = []   # the audit entries the writes carried
 
-    def create(self, record, secret_hash):
+    def create(self, record, secret_hash, also=()):
+        self.recorded += also
         self.keys[record["id"]] = copy.deepcopy(record)
         self.secrets[secret_hash] = {"keyId": record["id"], "tenantId": record["tenantId"],
                                      "scopes": record["scopes"], "notAfter": record.get("expiresAt")}
@@ -59,14 +61,16 @@ class MemoryKeys:
         record = self.keys.get(key_id)
         return copy.deepcopy(record) if record and record["tenantId"] == tenant_id else None
 
-    def revoke(self, record, now):
+    def revoke(self, record, now, also=()):
+        self.recorded += also
         self.keys[record["id"]]["revokedAt"] = now
         for secret in record["secrets"]:
             self.secrets[secret["hash"]]["notAfter"] = now
 
-    def rotate(self, record, new_hash, hint, old_ends, now):
+    def rotate(self, record, new_hash, hint, old_ends, now, also=()):
         if self.keys[record["id"]] != record:
             raise ConditionFailed()
+        self.recorded += also
         new = {"hash": new_hash, "notAfter": record.get("expiresAt")}
         updated = {**record, "hint": hint, "rotatedAt": now,
                    "secrets": rotation.rotated(record["secrets"], new, now, old_ends, "notAfter")}

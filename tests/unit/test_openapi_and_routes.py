@@ -16,6 +16,7 @@ PUBLIC = {"/api/v1/health", "/api/v1/.well-known/jwks.json", "/api/v1/openapi.js
 
 
 ANY_CREDENTIAL = {"/api/v1/auth/me", "/api/v1/cli/auth/complete", "/api/v1/cli/auth/deny",
+                  "/api/v1/members/leave",  # a signed-in user leaves (checked in the domain)
                   "/api/v1/tenants"}  # POST: a signed-in user (checked in the domain), whatever the scopes
 # OAuth connections: start and authorize check for a signed-in user, delete for its owner or
 # secrets:write, in the domain (svc_core/domain/oauth_connections.py).

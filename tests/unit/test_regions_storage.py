@@ -204,8 +204,9 @@ class MemoryTenants:
     def get_consistent(self, tenant_id):
         return copy.deepcopy(self.items.get(tenant_id))
 
-    def set_section(self, tenant_id, section, value, updated_at):
+    def set_section(self, tenant_id, section, value, updated_at, also=()):
         self.writes += 1
+        self.recorded = [*getattr(self, "recorded", []), *also]
         self.items[tenant_id][section] = copy.deepcopy(value)
         self.items[tenant_id]["updated_at"] = updated_at
         return copy.deepcopy(self.items[tenant_id])

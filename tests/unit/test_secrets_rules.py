@@ -36,13 +36,13 @@ class MemorySecrets:
         row = self.rows.get((tenant_id, "NAME#" + name.lower()))
         return row["secretId"] if row else None
 
-    def create(self, tenant_id, record, answer=None):
+    def create(self, tenant_id, record, answer=None, also=()):
         if (tenant_id, "NAME#" + record["name"].lower()) in self.rows:
             raise ConditionFailed()
         self.rows[(tenant_id, "SECRET#" + record["id"])] = copy.deepcopy(record)
         self.rows[(tenant_id, "NAME#" + record["name"].lower())] = {"secretId": record["id"]}
 
-    def replace(self, tenant_id, record, seen_version, seen_updated_at):
+    def replace(self, tenant_id, record, seen_version, seen_updated_at, also=()):
         current = self.rows.get((tenant_id, "SECRET#" + record["id"]))
         if not current or (current["version"], current["updated_at"]) != (seen_version, seen_updated_at):
             raise ConditionFailed()
@@ -127,10 +127,10 @@ def test_a_version_read_before_a_concurrent_change_is_a_conflict():
     made = tenant_secrets.create_secret(ctx(), SecretCreate(name="T", value="one"), store)
     real_replace = store.replace
 
-    def someone_else_first(tenant_id, record, seen_version, seen_updated_at):
+    def someone_else_first(tenant_id, record, seen_version, seen_updated_at, **options):
         row = store.rows[(tenant_id, "SECRET#" + record["id"])]
         row["version"] += 1
-        return real_replace(tenant_id, record, seen_version, seen_updated_at)
+        return real_replace(tenant_id, record, seen_version, seen_updated_at, **options)
     store.replace = someone_else_first
     with pytest.raises(Conflict):
         tenant_secrets.update_secret(ctx(), made["id"], SecretUpdate(value="two"), store)

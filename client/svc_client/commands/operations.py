@@ -37,6 +37,11 @@ COMMANDS = {
     "list_events": "events list", "get_event": "events show", "stream_events": "listen",
     "redeliver_webhook_event": "webhooks redeliver", "replay_webhook_events": "webhooks replay",
     "get_webhook_replay": "webhooks replay-status",
+    "list_members": "members list", "change_member_role": "members role", "remove_member": "members remove",
+    "create_invitation": "invitations create", "list_invitations": "invitations list",
+    "revoke_invitation": "invitations revoke", "resend_invitation": "invitations resend",
+    "accept_invitation": "invitations accept",
+    "list_audit_log": "audit list", "export_audit_log": "audit export",
     "health": "status",
     "openapi_document": "api",   # `svc api GET /openapi.json`: the document is for programs, not a table
 }
@@ -57,6 +62,10 @@ NOT_COMMANDS = {
     "cli_deny": _BROWSER,
     "issue_stream_token": "for EventSource in browsers, which cannot send headers; `svc chat` streams with its key",
     "create_tenant": _USER_SESSION,
+    "leave_tenant": _USER_SESSION,
+    "transfer_ownership": _USER_SESSION,
+    "lookup_invitation": "what the accept page shows before the invitee signs in; `svc invitations accept` accepts",
+    "invitation_accept_page": "an HTML page for browsers (the link in the invitation e-mail)",
     "oauth_start": _USER_SESSION + " (and the provider sends the browser back to the web app's page)",
     "oauth_start_post": _USER_SESSION + " (and the provider sends the browser back to the web app's page)",
     "oauth_authorize": _USER_SESSION + " (called by the web app's redirect page with the provider's code)",

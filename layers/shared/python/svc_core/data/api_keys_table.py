@@ -15,6 +15,7 @@ The key value itself is never stored.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from svc_core.adapters import aws
@@ -28,11 +29,13 @@ BY_TENANT_INDEX = "byTenant"
 _TABLE = Table("api_keys_table", ("pk",), private=("pk",))
 
 
-def create(record: dict[str, Any], secret_hash: str) -> None:
+def create(record: dict[str, Any], secret_hash: str, also: Sequence[dict[str, Any]] = ()) -> None:
+    """Store the key and its secret, with `also` (the audit entry) in the same transaction."""
     secret = _secret_record(record, secret_hash, record.get("expiresAt"), generation(record))
     transact([
         _TABLE.put_entry({"pk": f"KEY#{record['id']}", **record}, ConditionExpression="attribute_not_exists(pk)"),
         _TABLE.put_entry(secret, ConditionExpression="attribute_not_exists(pk)"),
+        *also,
     ])
 
 
@@ -89,8 +92,9 @@ def touch(key_id: str, secret_hash: str, now: int) -> None:
     ])
 
 
-def revoke(record: dict[str, Any], now: int) -> None:
-    """Mark the key revoked, end all its secrets, and mark its rate-limit counter revoked."""
+def revoke(record: dict[str, Any], now: int, also: Sequence[dict[str, Any]] = ()) -> None:
+    """Mark the key revoked, end all its secrets, and mark its rate-limit counter revoked (with
+    `also`, the audit entry, in the same transaction)."""
     writes = [{"Update": {
         "TableName": _TABLE.name, "Key": _TABLE.key(f"KEY#{record['id']}"),
         "UpdateExpression": "SET revokedAt = :now",
@@ -101,7 +105,7 @@ def revoke(record: dict[str, Any], now: int) -> None:
         if secret["notAfter"] is None or secret["notAfter"] > now:
             writes.append(_end_secret(secret["hash"], now))
     writes.append(rate_limits_table.revoke_item(record["id"], now))
-    transact(writes)
+    transact([*writes, *also])
 
 
 def _end_secret(secret_hash: str, not_after: int) -> dict[str, Any]:
@@ -113,14 +117,16 @@ def _end_secret(secret_hash: str, not_after: int) -> dict[str, Any]:
     }}
 
 
-def rotate(record: dict[str, Any], new_hash: str, hint: str, earlier_end_by: int, now: int) -> dict[str, Any]:
+def rotate(record: dict[str, Any], new_hash: str, hint: str, earlier_end_by: int, now: int,
+           also: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """Give the key a new secret; every earlier live one (the current one and those still in an
     overlap) lives on until earlier_end_by at the latest, on the record's list and on its own item
     (contracts/rotation.py). The list keeps only live secrets: those that end now are dropped from it.
     When they all end now, the key's rate-limit counter is marked too (rate_limits_table), so a
     value that a container cached before the rotation is refused on its next request there as well.
 
-    Returns the updated record; ConditionFailed when the key changed meanwhile.
+    `also`: more items of the same transaction (the audit entry). Returns the updated record;
+    ConditionFailed when the key changed meanwhile.
     """
     new = {"hash": new_hash, "notAfter": record.get("expiresAt")}
     new_secrets = rotation.rotated(record["secrets"], new, now, earlier_end_by, "notAfter")
@@ -143,5 +149,6 @@ def rotate(record: dict[str, Any], new_hash: str, hint: str, earlier_end_by: int
                          ConditionExpression="attribute_not_exists(pk)"),
         *(_end_secret(s["hash"], s["notAfter"]) for s in lowered),
         *ended_now,
+        *also,
     ])
     return updated

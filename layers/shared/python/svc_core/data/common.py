@@ -216,18 +216,19 @@ def transact_retrying(items: list[dict[str, Any]], token: str, attempts: int, pa
 
 
 def _event_stored(items: list[dict[str, Any]]) -> bool:
-    """Whether the outbox event this transaction carries is stored: then the transaction committed.
+    """Whether the outbox event (or the audit entry) this transaction carries is stored: then the
+    transaction committed.
 
     The token cannot always tell: when a timed-out attempt and its retry reach the datastore together
     (after a stall), DynamoDB Local checks the retry's conditions against the first one's writes and
-    cancels it, and moto keeps no tokens at all. An event's id is new for every write, so its item in
-    the outbox is the write's own witness."""
-    outbox = settings().outbox_table
+    cancels it, and moto keeps no tokens at all. An event's id (an audit entry's) is new for every
+    write, so its item is the write's own witness."""
+    witnesses = {settings().outbox_table: ("id",), settings().audit_log_table: ("tenantId", "id")}
     for item in items:
         put = item.get("Put")
-        if put and put["TableName"] == outbox:
-            found = aws.client("dynamodb").get_item(TableName=outbox, Key={"id": put["Item"]["id"]},
-                                                    ConsistentRead=True)
+        if put and put["TableName"] in witnesses:
+            key = {name: put["Item"][name] for name in witnesses[put["TableName"]]}
+            found = aws.client("dynamodb").get_item(TableName=put["TableName"], Key=key, ConsistentRead=True)
             return same_item(found.get("Item"), put["Item"])
     return False
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from svc_core.adapters import aws
 from svc_core.data.common import ConditionFailed, read_item
 from svc_core.data.table import Table
 
@@ -45,19 +44,8 @@ def query(tenant_id: str, *, low: str, high: str, newest_first: bool, limit: int
     """Events with low <= id <= high, in id order (or reversed), continuing after the id `after`,
     of these types and this object only when given; at most `limit`, and the id of the last event
     read when more may follow (a filtered page may be short, and go on after an event not shown)."""
-    if after is not None:
-        # DynamoDB refuses a start key outside the key condition, and one on the range's far end
-        # too ("does not match the range"): at or past the far end nothing follows; before the
-        # near end, the page starts at that end.
-        if (after <= low) if newest_first else (after >= high):
-            return [], None
-        if (after > high) if newest_first else (after < low):
-            after = None
-    if low > high:
-        return [], None
     names: dict[str, str] = {"#ttl": "ttl"}
-    vals: dict[str, Any] = {":t": {"S": tenant_id}, ":low": {"S": low}, ":high": {"S": high},
-                            ":now": {"N": str(int(now))}}
+    vals: dict[str, Any] = {":now": {"N": str(int(now))}}
     conditions = ["#ttl > :now"]
     if event_types:
         names["#type"] = "type"
@@ -67,22 +55,6 @@ def query(tenant_id: str, *, low: str, high: str, newest_first: bool, limit: int
     if object_id is not None:
         vals[":o"] = {"S": object_id}
         conditions.append("objectId = :o")
-    request: dict[str, Any] = {"TableName": _TABLE.name, "KeyConditionExpression": "tenantId = :t AND id BETWEEN :low AND :high",
-                               "FilterExpression": " AND ".join(conditions), "ExpressionAttributeNames": names,
-                               "ExpressionAttributeValues": vals, "ScanIndexForward": not newest_first,
-                               "ConsistentRead": True}
-    items: list[dict[str, Any]] = []
-    last = after
-    for _ in range(_READS_PER_PAGE):
-        request["Limit"] = limit - len(items)
-        if last:
-            request["ExclusiveStartKey"] = _TABLE.key(tenant_id, last)
-        answer = aws.client("dynamodb").query(**request)
-        items += [_TABLE.public(i) for i in answer.get("Items", [])]
-        evaluated = answer.get("LastEvaluatedKey")
-        if not evaluated:
-            return items, None
-        last = evaluated["id"]["S"]
-        if len(items) >= limit:
-            break
-    return items, last
+    return _TABLE.range_page(tenant_id, low, high, newest_first=newest_first, limit=limit, after=after,
+                             reads=_READS_PER_PAGE, FilterExpression=" AND ".join(conditions),
+                             ExpressionAttributeNames=names, ExpressionAttributeValues=vals)

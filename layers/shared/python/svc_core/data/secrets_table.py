@@ -12,6 +12,7 @@ made only to the version the caller read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from svc_core.adapters.dynamo import from_item, values
@@ -48,31 +49,39 @@ def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list
     return _TABLE.page(tenant_id, limit, after, prefix=SECRET)
 
 
-def create(tenant_id: str, secret: dict[str, Any], answer: dict[str, Any] | None = None) -> None:
+def create(tenant_id: str, secret: dict[str, Any], answer: dict[str, Any] | None = None,
+           also: Sequence[dict[str, Any]] = ()) -> None:
     """Store the secret and claim its name; ConditionFailed (nothing stored) when the name is taken.
-    `answer`: the request's answer (never the value), kept with the write (common.transact)."""
+    `answer`: the request's answer (never the value), kept with the write (common.transact); `also`:
+    more items of the transaction (the audit entry)."""
     transact([
         _TABLE.put_entry({"tenantId": tenant_id, "sk": SECRET + secret["id"], **secret},
                          ConditionExpression="attribute_not_exists(sk)"),
         _TABLE.put_entry({"tenantId": tenant_id, "sk": NAME + secret["name"].lower(), "secretId": secret["id"]},
                          ConditionExpression="attribute_not_exists(sk)"),
+        *also,
     ], answer=answer)
 
 
-def replace(tenant_id: str, secret: dict[str, Any], seen_version: int, seen_updated_at: str) -> None:
-    """Store the new state if the stored one is still the one the caller read (else ConditionFailed)."""
+def replace(tenant_id: str, secret: dict[str, Any], seen_version: int, seen_updated_at: str,
+            also: Sequence[dict[str, Any]] = ()) -> None:
+    """Store the new state if the stored one is still the one the caller read (else ConditionFailed),
+    with `also` (the audit entry) in the same transaction."""
     transact([
         _TABLE.put_entry({"tenantId": tenant_id, "sk": SECRET + secret["id"], **secret},
                          ConditionExpression="version = :v AND updated_at = :u",
                          ExpressionAttributeValues=values(v=seen_version, u=seen_updated_at)),
+        *also,
     ])
 
 
-def delete(tenant_id: str, secret_id: str, name: str, seen_version: int, seen_updated_at: str) -> None:
-    """Delete the secret and free its name, both or neither (ConditionFailed)."""
+def delete(tenant_id: str, secret_id: str, name: str, seen_version: int, seen_updated_at: str,
+           also: Sequence[dict[str, Any]] = ()) -> None:
+    """Delete the secret and free its name, both or neither (ConditionFailed), with `also`."""
     transact([
         _TABLE.delete_entry(_secret_key(tenant_id, secret_id), ConditionExpression="version = :v AND updated_at = :u",
                             ExpressionAttributeValues=values(v=seen_version, u=seen_updated_at)),
         _TABLE.delete_entry(_name_key(tenant_id, name), ConditionExpression="secretId = :id",
                             ExpressionAttributeValues=values(id=secret_id)),
+        *also,
     ])

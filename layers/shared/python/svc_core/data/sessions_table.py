@@ -1,13 +1,17 @@
 """The sessions table: one item per sign-in (a refresh-token family), partition key id.
 
-Item: {id, userId, tenantId, tokenHash (of the current refresh token), generation, created_at,
-expiresAt, revokedAt?, ttl}. A refresh rotates the token with a write conditional on the
-hash of the token presented, so one token can be used once; a token of an older generation
-means it was stolen or replayed, and the whole family is revoked (RFC 9700, section 4.14.2).
+Item: {id, userId, tenantId (the first tenant), tenantIds (every tenant it has minted an access
+token for: a string set), tokenHash (of the current refresh token), generation, created_at,
+expiresAt, revokedAt?, ttl}. tenantIds tells a member's removal which sign-ins to end (a refresh
+may move a session to another tenant of the user's); sessions written before it have tenantId only.
+A refresh rotates the token with a write conditional on the hash of the token presented, so one
+token can be used once; a token of an older generation means it was stolen or replayed, and the
+whole family is revoked (RFC 9700, section 4.14.2).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from svc_core.adapters import aws
@@ -24,25 +28,27 @@ class StaleToken(Exception):
 _TABLE = Table("sessions_table", ("id",))
 
 
-def create(session: dict[str, Any]) -> None:
-    _TABLE.create({**session, "ttl": session["expiresAt"]})
+def create(session: dict[str, Any], also: Sequence[dict[str, Any]] = ()) -> None:
+    """Store a new session, with `also` (the sign-in's audit entry) in the same transaction."""
+    _TABLE.create({**session, "tenantIds": {session["tenantId"]}, "ttl": session["expiresAt"]}, also=also)
 
 
 def get(session_id: str) -> dict[str, Any] | None:
     return _TABLE.get(session_id)
 
 
-def rotate(session_id: str, presented_hash: str, new_hash: str, now: int) -> None:
-    """Replace the current token, only if it is the one presented and the family is live."""
+def rotate(session_id: str, presented_hash: str, new_hash: str, now: int, tenant_id: str) -> None:
+    """Replace the current token, only if it is the one presented and the family is live; the
+    access token it comes with is for tenant_id (added to the session's tenantIds)."""
     try:
         _TABLE.update(
             _TABLE.key(session_id),
             # usedHashes keeps every rotated-out token's hash, so a replay is recognised as one.
             UpdateExpression="SET tokenHash = :new, generation = generation + :one, rotatedAt = :now "
-                             "ADD usedHashes :oldset",
+                             "ADD usedHashes :oldset, tenantIds :tenant",
             ConditionExpression="tokenHash = :old AND attribute_not_exists(revokedAt) AND expiresAt > :now",
             ExpressionAttributeValues=values(new=new_hash, one=1, now=now, old=presented_hash,
-                                             oldset={presented_hash}))
+                                             oldset={presented_hash}, tenant={tenant_id}))
     except ConditionFailed:
         raise StaleToken() from None
 
@@ -58,6 +64,11 @@ def ids_for_user(user_id: str) -> list[str]:
         if "LastEvaluatedKey" not in answer:
             return found
         query["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+
+
+def tenants_of(session: dict[str, Any]) -> set[str]:
+    """Every tenant the session has minted an access token for."""
+    return set(session.get("tenantIds") or ()) | {session["tenantId"]}
 
 
 def revoke(session_id: str, now: int) -> None:

@@ -8,13 +8,13 @@ its conditions, its indexes) stays in its module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, to_attr, to_item, values
-from svc_core.data.common import ItemRead, conditional, create_item, projection, query_page, read_item
+from svc_core.data.common import ItemRead, conditional, create_item, projection, query_page, read_item, transact
 from svc_core.platform.config import settings
 
 
@@ -67,14 +67,61 @@ class Table:
                    **(projection(self.listed) if self.listed else {}), **query}
         return query_page(request, self.key(partition, prefix + after) if after else None, self.public)
 
+    def range_page(self, partition: str, low: str, high: str, *, newest_first: bool, limit: int,
+                   after: str | None, reads: int, **query: Any) -> tuple[list[dict[str, Any]], str | None]:
+        """A partition's items with low <= sort key <= high, in order (or reversed), read
+        consistently, continuing after the sort key `after`, through a FilterExpression in `query`
+        (its names and values too): at most `limit` items in at most `reads` Query calls, and the
+        sort key of the last item read when more may follow (a filtered page may be short, and go
+        on after an item not shown)."""
+        if after is not None:
+            # DynamoDB refuses a start key outside the key condition, and one on the range's far end
+            # too ("does not match the range"): at or past the far end nothing follows; before the
+            # near end, the page starts at that end.
+            if (after <= low) if newest_first else (after >= high):
+                return [], None
+            if (after > high) if newest_first else (after < low):
+                after = None
+        if low > high:
+            return [], None
+        partition_key, sort_key = self.key_names
+        request: dict[str, Any] = {
+            **query, "TableName": self.name, "ScanIndexForward": not newest_first, "ConsistentRead": True,
+            "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :low AND :high",
+            "ExpressionAttributeNames": {**query.get("ExpressionAttributeNames", {}), "#pk": partition_key,
+                                         "#sk": sort_key},
+            "ExpressionAttributeValues": {**query.get("ExpressionAttributeValues", {}),
+                                          **values(pk=partition, low=low, high=high)}}
+        items: list[dict[str, Any]] = []
+        last = after
+        for _ in range(reads):
+            request["Limit"] = limit - len(items)
+            if last:
+                request["ExclusiveStartKey"] = self.key(partition, last)
+            answer = aws.client("dynamodb").query(**request)
+            items += [self.public(i) for i in answer.get("Items", [])]
+            evaluated = answer.get("LastEvaluatedKey")
+            if not evaluated:
+                return items, None
+            last = evaluated[sort_key]["S"]
+            if len(items) >= limit:
+                break
+        return items, last
+
     def list_for_tenant(self, tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
         """A page of a table partitioned by tenantId and sorted by id: the tenant's items newest
         first, after the id `after` (the last of the previous page, or any position)."""
         return self.page(tenant_id, limit, after)
 
-    def create(self, record: dict[str, Any], answer: dict[str, Any] | None = None) -> None:
+    def create(self, record: dict[str, Any], answer: dict[str, Any] | None = None,
+               also: Sequence[dict[str, Any]] = ()) -> None:
         """Store a new item unless one with its key exists (ConditionFailed); `answer`: the request's
-        answer, kept with the write (common.create_item)."""
+        answer, kept with the write (common.create_item); `also`: more items of the same transaction
+        (an audit entry, which is then the write's witness: common.transact)."""
+        if also:
+            transact([self.put_entry(record, ConditionExpression=f"attribute_not_exists({self.key_names[-1]})"),
+                      *also], answer=answer)
+            return
         create_item(self.name, to_item(record), self.key_names[-1], answer=answer)
 
     def put(self, record: dict[str, Any], **condition: Any) -> None:

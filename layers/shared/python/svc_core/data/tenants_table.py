@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item, values
-from svc_core.data.common import ItemRead
+from svc_core.data.common import ItemRead, transact
 from svc_core.data.table import Table
 
 _TABLE = Table("tenants_table", ("id",))
@@ -25,13 +26,24 @@ def get(tenant_id: str) -> dict[str, Any] | None:
 SECTIONS = ("settings", "regionPreferences", "storage")  # the parts of a tenant set as a whole
 
 
-def set_section(tenant_id: str, section: str, value: dict[str, Any], updated_at: str) -> dict[str, Any]:
-    """Replace one section of an existing tenant; the tenant as it is now."""
+def set_section(tenant_id: str, section: str, value: dict[str, Any], updated_at: str,
+                also: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """Replace one section of an existing tenant, with `also` (the audit entry) in the same
+    transaction; the tenant as it is now."""
     if section not in SECTIONS:
         raise ValueError(section)
-    return _TABLE.update(_TABLE.key(tenant_id), UpdateExpression="SET #section = :value, updated_at = :at",
-                         ConditionExpression="attribute_exists(id)", ExpressionAttributeNames={"#section": section},
-                         ExpressionAttributeValues=values(value=value, at=updated_at), ReturnValues="ALL_NEW")
+    return _changed(tenant_id, also, UpdateExpression="SET #section = :value, updated_at = :at",
+                    ConditionExpression="attribute_exists(id)", ExpressionAttributeNames={"#section": section},
+                    ExpressionAttributeValues=values(value=value, at=updated_at))
+
+
+def _changed(tenant_id: str, also: Sequence[dict[str, Any]], **update: Any) -> dict[str, Any]:
+    """One update of the tenant (ConditionFailed when its condition fails): alone, or in one
+    transaction with `also`; the tenant as it is now."""
+    if not also:
+        return _TABLE.update(_TABLE.key(tenant_id), ReturnValues="ALL_NEW", **update)
+    transact([_TABLE.update_entry(_TABLE.key(tenant_id), **update), *also])
+    return _TABLE.get(tenant_id)
 
 
 def consistent_read(tenant_id: str) -> ItemRead:
@@ -43,12 +55,13 @@ def get_consistent(tenant_id: str) -> dict[str, Any] | None:
     return _TABLE.get(tenant_id)
 
 
-def set_fields(tenant_id: str, **fields: Any) -> dict[str, Any]:
-    """Set top-level attributes (plan, status, updated_at) of an existing tenant."""
+def set_fields(tenant_id: str, also: Sequence[dict[str, Any]] = (), **fields: Any) -> dict[str, Any]:
+    """Set top-level attributes (plan, status, updated_at) of an existing tenant, with `also` (the
+    audit entry) in the same transaction."""
     names = {f"#{k}": k for k in fields}
-    return _TABLE.update(_TABLE.key(tenant_id), UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in fields),
-                         ConditionExpression="attribute_exists(id)", ExpressionAttributeNames=names,
-                         ExpressionAttributeValues=values(**fields), ReturnValues="ALL_NEW")
+    return _changed(tenant_id, also, UpdateExpression="SET " + ", ".join(f"#{k} = :{k}" for k in fields),
+                    ConditionExpression="attribute_exists(id)", ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values(**fields))
 
 
 # Counters on the tenant item, changed in the same transaction as what they count, with a condition
@@ -64,19 +77,35 @@ def count_entry(tenant_id: str, counter: str, delta: int, *, at_most: int | None
                 at_least: int | None = None) -> dict[str, Any]:
     """A TransactWriteItems entry adding delta to one of the tenant's counters, only if the result
     stays within at_most / at_least (None: unbounded) and the tenant exists."""
-    start = COUNTER_DEFAULTS[counter]
-    conditions, vals = ["attribute_exists(id)"], {"start": start, "delta": delta}
-    # The bound is on the value before the change: value + delta <= at_most  <=>  value <= at_most - delta.
-    for bound, op in ((at_most, "<="), (at_least, ">=")):
-        if bound is None:
-            continue
-        limit = bound - delta
-        name = "most" if op == "<=" else "least"
-        vals[name] = limit
-        holds_now = start <= limit if op == "<=" else start >= limit
-        test = f"#c {op} :{name}"
-        conditions.append(f"({'attribute_not_exists(#c) OR ' if holds_now else 'attribute_exists(#c) AND '}{test})")
-    return _TABLE.update_entry(_TABLE.key(tenant_id),
-                               UpdateExpression="SET #c = if_not_exists(#c, :start) + :delta",
-                               ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames={"#c": counter},
+    return counts_entry(tenant_id, Count(counter, delta, at_most, at_least))
+
+
+class Count(NamedTuple):
+    """One counter's change in counts_entry: delta, and the bounds the result must stay within."""
+    counter: str
+    delta: int
+    at_most: int | None = None
+    at_least: int | None = None
+
+
+def counts_entry(tenant_id: str, *changes: Count) -> dict[str, Any]:
+    """count_entry for several counters at once (a transaction may touch the tenant's item only once:
+    a removed owner frees a seat and leaves one owner fewer)."""
+    conditions, vals, names, sets = ["attribute_exists(id)"], {}, {}, []
+    for i, change in enumerate(changes):
+        start = COUNTER_DEFAULTS[change.counter]
+        names[f"#c{i}"] = change.counter
+        vals.update({f"start{i}": start, f"delta{i}": change.delta})
+        sets.append(f"#c{i} = if_not_exists(#c{i}, :start{i}) + :delta{i}")
+        # The bound is on the value before the change: value + delta <= at_most  <=>  value <= at_most - delta.
+        for bound, op, word in ((change.at_most, "<=", "most"), (change.at_least, ">=", "least")):
+            if bound is None:
+                continue
+            limit = bound - change.delta
+            vals[f"{word}{i}"] = limit
+            holds_now = start <= limit if op == "<=" else start >= limit
+            absent = f"attribute_not_exists(#c{i}) OR " if holds_now else f"attribute_exists(#c{i}) AND "
+            conditions.append(f"({absent}#c{i} {op} :{word}{i})")
+    return _TABLE.update_entry(_TABLE.key(tenant_id), UpdateExpression="SET " + ", ".join(sets),
+                               ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames=names,
                                ExpressionAttributeValues=values(**vals))

@@ -63,6 +63,14 @@ def delete_membership_entry(user_id: str, tenant_id: str, expected_role: str) ->
                                ExpressionAttributeValues=values(expected=expected_role))
 
 
+def role_check_entry(user_id: str, tenant_id: str, role: str) -> dict[str, Any]:
+    """A TransactWriteItems entry that writes nothing: the transaction holds only while the user is a
+    member of the tenant with this role (the caller's own role, checked with the change it allows)."""
+    return {"ConditionCheck": {"TableName": _TABLE.name, "Key": _TABLE.key(f"USER#{user_id}", f"MEMBER#{tenant_id}"),
+                               "ConditionExpression": "#r = :role", "ExpressionAttributeNames": {"#r": "role"},
+                               "ExpressionAttributeValues": values(role=role)}}
+
+
 def membership(user_id: str, tenant_id: str) -> dict[str, Any] | None:
     """One membership, read consistently (None: not a member)."""
     found = _TABLE.get(f"USER#{user_id}", f"MEMBER#{tenant_id}")

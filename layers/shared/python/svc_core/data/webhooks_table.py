@@ -12,11 +12,12 @@ Writes by the API are conditional on the version read; the delivery side only mo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import values
-from svc_core.data.common import ConditionFailed
+from svc_core.data.common import ConditionFailed, transact
 from svc_core.data.table import Table
 
 _TABLE = Table("webhooks_table", ("tenantId", "id"), private=("tenantId",),
@@ -28,8 +29,9 @@ def _update(tenant_id: str, webhook_id: str, **request: Any) -> dict[str, Any]:
     return _TABLE.update(_TABLE.key(tenant_id, webhook_id), ReturnValues="ALL_NEW", **request)
 
 
-def create(tenant_id: str, webhook: dict[str, Any]) -> None:
-    _TABLE.create({"tenantId": tenant_id, **webhook})
+def create(tenant_id: str, webhook: dict[str, Any], also: Sequence[dict[str, Any]] = ()) -> None:
+    """Store a new subscription, with `also` (its audit entry) in the same transaction."""
+    _TABLE.create({"tenantId": tenant_id, **webhook}, also=also)
 
 
 def get(tenant_id: str, webhook_id: str) -> dict[str, Any] | None:
@@ -71,14 +73,18 @@ def subscribers(tenant_id: str, event_type: str) -> list[dict[str, Any]]:
     return [w for w in found if w.get("enabled") and (event_type in w["events"] or "*" in w["events"])]
 
 
-def replace(tenant_id: str, webhook: dict[str, Any], expected_version: int) -> None:
-    """Write the whole subscription (the API's changes), if nobody changed it since it was read."""
-    _TABLE.put({"tenantId": tenant_id, **webhook}, ConditionExpression="attribute_exists(id) AND version = :v",
-               ExpressionAttributeValues=values(v=expected_version))
+def replace(tenant_id: str, webhook: dict[str, Any], expected_version: int,
+            also: Sequence[dict[str, Any]] = ()) -> None:
+    """Write the whole subscription (the API's changes), if nobody changed it since it was read,
+    with `also` (the audit entry) in the same transaction."""
+    transact([_TABLE.put_entry({"tenantId": tenant_id, **webhook},
+                               ConditionExpression="attribute_exists(id) AND version = :v",
+                               ExpressionAttributeValues=values(v=expected_version)), *also])
 
 
-def delete(tenant_id: str, webhook_id: str) -> None:
-    _TABLE.delete(_TABLE.key(tenant_id, webhook_id), ConditionExpression="attribute_exists(id)")
+def delete(tenant_id: str, webhook_id: str, also: Sequence[dict[str, Any]] = ()) -> None:
+    transact([_TABLE.delete_entry(_TABLE.key(tenant_id, webhook_id), ConditionExpression="attribute_exists(id)"),
+              *also])
 
 
 # ---- what deliveries change ----------------------------------------------------------------

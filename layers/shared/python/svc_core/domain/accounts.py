@@ -35,7 +35,7 @@ from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.contracts import email_address
 from svc_core.data import api_keys_table, rate_limits_table, sessions_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import passwords
+from svc_core.domain import audit, passwords
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Forbidden, RateLimited, Unauthorized
@@ -57,12 +57,12 @@ def _tenant_view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
             "role": role}
 
 
-def register(body: RegisterBody) -> dict[str, Any]:
+def register(body: RegisterBody, source_ip: str = "") -> dict[str, Any]:
     # On first use: only registration needs the tenants module (its outbox and events) in this function.
     from svc_core.domain.tenants import OwnerTaken, create_tenant_with_owner
     try:
         made = create_tenant_with_owner(tenant_name=f"{body.name}'s workspace", email=body.email,
-                                        password=body.password, user_name=body.name)
+                                        password=body.password, user_name=body.name, source_ip=source_ip)
     except OwnerTaken as taken:
         # The address has an account: answer with what would have been made, nothing being stored.
         # The same ids made at the same point, the same hash, the same transaction (refused on its
@@ -115,7 +115,7 @@ def login(body: LoginBody, source_ip: str = "") -> dict[str, Any]:
     now = timeutil.now()
     user, memberships = password_sign_in(body.email, body.password, source_ip, now)
     membership = _membership(memberships, body.tenantId)
-    return open_session(user, membership, now)
+    return open_session(user, membership, now, source_ip)
 
 
 def password_sign_in(email: str, password: str, source_ip: str, now: float
@@ -171,14 +171,18 @@ def _access(user: dict[str, Any], membership: dict[str, Any], session_id: str, n
             "refreshExpiresIn": expires_at - int(now), "user": _user_view(user), "tenant": _tenant_view(tenant, role)}
 
 
-def open_session(user: dict[str, Any], membership: dict[str, Any], now: float) -> dict[str, Any]:
-    """A new session of the user in the membership's tenant: the answer /auth/login gives."""
+def open_session(user: dict[str, Any], membership: dict[str, Any], now: float, source_ip: str,
+                 method: str = "password") -> dict[str, Any]:
+    """A new session of the user in the membership's tenant (the answer /auth/login gives), with its
+    sign-in's audit entries (method: how the user proved who they are)."""
     session_id = ids.new_id("ses")
     refresh_token, token_hash = _new_refresh_token(session_id)
     expires_at = int(now) + settings().refresh_token_days * 86400
     sessions_table.create({"id": session_id, "userId": user["id"], "tenantId": membership["tenantId"],
                            "tokenHash": token_hash, "generation": 1, "created_at": timeutil.iso(now),
-                           "expiresAt": expires_at})
+                           "expiresAt": expires_at},
+                          also=audit.sign_in_entries(membership["tenantId"], user["id"], membership["role"],
+                                                     source_ip, method, sessionId=session_id))
     return _access(user, membership, session_id, now, refresh_token, expires_at)
 
 
@@ -209,7 +213,7 @@ def refresh(refresh_token: str | None, tenant_id: str | None = None) -> dict[str
     membership = _membership(memberships, tenant_id or session["tenantId"])
     new_token, new_hash = _new_refresh_token(session["id"])
     try:
-        sessions_table.rotate(session["id"], presented, new_hash, int(now))
+        sessions_table.rotate(session["id"], presented, new_hash, int(now), membership["tenantId"])
     except sessions_table.StaleToken:
         # Another refresh with this token won the race: this one is a reuse.
         sessions_table.revoke(session["id"], int(now))
@@ -269,19 +273,44 @@ def set_user_status(user_id: str, status: str) -> dict[str, Any]:
     if status == "active":
         return {"userId": user_id, "status": status, "sessionsEnded": 0, "cliKeysRevoked": 0}
     now = int(timeutil.now())
-    sessions = sessions_table.ids_for_user(user_id)
-    for session_id in sessions:
-        sessions_table.revoke(session_id, now)
+    ended = end_sign_ins(user_id, now)
     _, memberships = users_table.with_memberships(user_id)
+    revoked = sum(revoke_cli_keys(user_id, membership["tenantId"], now) for membership in memberships)
+    return {"userId": user_id, "status": status, "sessionsEnded": ended, "cliKeysRevoked": revoked}
+
+
+def end_sign_ins(user_id: str, now: int, tenant_id: str | None = None) -> int:
+    """End the user's sign-ins (sessions): every one, or only those that have minted an access token
+    for tenant_id. Their access tokens are refused from their next request, and their refresh tokens
+    from now. Returns how many were live (sessions already ended, or past the life of any token
+    they minted, are left as they are)."""
+    ended = 0
+    for session_id in sessions_table.ids_for_user(user_id):
+        session = sessions_table.get(session_id)
+        if session is None or session.get("revokedAt") is not None:
+            continue
+        if tenant_id is not None and tenant_id not in sessions_table.tenants_of(session):
+            continue
+        if session["expiresAt"] + settings().jwt_lifetime_seconds <= now:
+            continue  # its refresh token is dead, and so is every access token it minted
+        sessions_table.revoke(session_id, now)
+        ended += 1
+    return ended
+
+
+def revoke_cli_keys(user_id: str, tenant_id: str, now: int, keep: frozenset[str] | None = None) -> int:
+    """Revoke the user's command-line keys (`svc_cli_`, made by their device login) in the tenant;
+    with keep, only those holding a scope outside it. Returns how many were revoked."""
     revoked = 0
-    for membership in memberships:
-        for key in _cli_keys_of(user_id, membership["tenantId"]):
-            try:
-                api_keys_table.revoke(key, now)
-                revoked += 1
-            except ConditionFailed:
-                pass  # revoked meanwhile
-    return {"userId": user_id, "status": status, "sessionsEnded": len(sessions), "cliKeysRevoked": revoked}
+    for key in _cli_keys_of(user_id, tenant_id):
+        if keep is not None and set(key["scopes"]) <= keep:
+            continue
+        try:
+            api_keys_table.revoke(key, now)
+            revoked += 1
+        except ConditionFailed:
+            pass  # revoked meanwhile
+    return revoked
 
 
 def _cli_keys_of(user_id: str, tenant_id: str) -> list[dict[str, Any]]:

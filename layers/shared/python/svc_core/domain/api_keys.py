@@ -18,6 +18,7 @@ A `cli` key made through POST /api-keys belongs to its caller (createdBy), as an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from svc_core.auth import authenticate, key_format
@@ -25,6 +26,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.contracts import rotation
 from svc_core.data import api_keys_table
 from svc_core.data.common import ConditionFailed
+from svc_core.domain import audit
 from svc_core.domain.paging import tenant_list_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, Forbidden, NotFound
@@ -56,19 +58,21 @@ def _view(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def issue_key(*, tenant_id: str, created_by: str, name: str, key_type: str, environment: str,
-              scopes: list[str], expires_in_days: int | None = None, store=api_keys_table) -> dict[str, Any]:
-    """Create a key and return its view with the full value (the only time it is shown)."""
+              scopes: list[str], expires_in_days: int | None = None, key_id: str | None = None,
+              also: Sequence[dict[str, Any]] = (), store=api_keys_table) -> dict[str, Any]:
+    """Create a key and return its view with the full value (the only time it is shown). `also`:
+    more writes of the same transaction (the audit entry of the key, named key_id)."""
     now = int(timeutil.now())
     value = key_format.generate(key_type)
     secret_hash = authenticate.hash_key(value)
     expires_at = now + expires_in_days * 86400 if expires_in_days else None
     record = {
-        "id": ids.new_id("key"), "tenantId": tenant_id, "name": name, "type": key_type,
+        "id": key_id or ids.new_id("key"), "tenantId": tenant_id, "name": name, "type": key_type,
         "environment": environment, "scopes": sorted(scopes), "createdBy": created_by,
         "createdAt": now, "expiresAt": expires_at, "hint": key_format.display_hint(value),
         "secrets": [{"hash": secret_hash, "notAfter": expires_at}], "generation": 1,
     }
-    store.create(record, secret_hash)
+    store.create(record, secret_hash, also=also)
     return {**_view(record), "key": value}
 
 
@@ -77,9 +81,14 @@ def create_key(ctx: TenantContext, body: ApiKeyCreate, store=api_keys_table) -> 
     not_held = sorted(set(scopes) - ctx.scopes)
     if not_held:
         raise Forbidden("A key cannot hold scopes its creator does not hold.", {"scopes": not_held})
+    key_id = ids.new_id("key")
+    created = {"name": body.name, "type": body.type, "environment": body.environment, "scopes": sorted(scopes),
+               "expiresInDays": body.expiresInDays}
     return issue_key(tenant_id=ctx.tenant_id, created_by=ctx.actor, name=body.name, key_type=body.type,
                      environment=body.environment, scopes=scopes, expires_in_days=body.expiresInDays,
-                     store=store)
+                     key_id=key_id, store=store,
+                     also=[audit.entry(ctx.tenant_id, "api_key.created", "api_key", key_id, ctx=ctx,
+                                       changes=audit.changed({}, created))])
 
 
 def _record(ctx: TenantContext, key_id: str, store) -> dict[str, Any]:
@@ -132,7 +141,9 @@ def revoke_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[st
     if record.get("revokedAt") is None:
         now = int(timeutil.now())
         try:
-            store.revoke(record, now)
+            store.revoke(record, now, also=[audit.entry(
+                ctx.tenant_id, "api_key.revoked", "api_key", key_id, ctx=ctx,
+                changes={"status": {"old": _status(record, now), "new": "revoked"}})])
             record = {**record, "revokedAt": now}
         except ConditionFailed:
             record = _record(ctx, key_id, store)  # revoked meanwhile by another request
@@ -156,8 +167,12 @@ def rotate_key(ctx: TenantContext, key_id: str, body: ApiKeyRotate, store=api_ke
         raise Conflict(f"At most {MAX_LIVE_VALUES - 1} earlier values may work at once; rotate with a shorter "
                        "overlapSeconds (0 ends the earlier ones now), or wait until one ends.",
                        {"id": key_id, "limit": MAX_LIVE_VALUES})
+    changes = {"generation": {"old": api_keys_table.generation(record), "new": api_keys_table.generation(record) + 1},
+               "earlierValuesEndAt": {"old": None, "new": timeutil.iso(max(ends_by, now))}}
     try:
-        updated = store.rotate(record, authenticate.hash_key(value), key_format.display_hint(value), ends_by, now)
+        updated = store.rotate(record, authenticate.hash_key(value), key_format.display_hint(value), ends_by, now,
+                               also=[audit.entry(ctx.tenant_id, "api_key.rotated", "api_key", key_id, ctx=ctx,
+                                                 changes=changes)])
     except ConditionFailed:
         raise Conflict("The key changed while it was being rotated; read it again.", {"id": key_id}) from None
     authenticate.forget_key(key_id)

@@ -48,11 +48,31 @@ def redact(changes: dict[str, Any] | None) -> dict[str, Any]:
     return clean(changes or {})
 
 
+SERVICE = {"type": "service", "id": "service"}
+
+
 def actor_of(ctx: TenantContext | None) -> dict[str, str]:
     if ctx is None:
-        return {"type": "service", "id": "service"}
+        return SERVICE
     kind = "user" if ctx.principal.credential == "user" else "api_key"
     return {"type": kind, "id": ctx.principal.subject}
+
+
+def actor_named(subject: str) -> dict[str, str]:
+    """The actor a recorded principal (usr_…, key_…; anything else is the service's own, e.g. a
+    payment provider's webhook) stands for, when the change happens outside that caller's request."""
+    for prefix, kind in (("usr_", "user"), ("key_", "api_key")):
+        if subject.startswith(prefix):
+            return {"type": kind, "id": subject}
+    return SERVICE
+
+
+def changed(before: dict[str, Any], after: dict[str, Any], fields: tuple[str, ...] | None = None
+            ) -> dict[str, dict[str, Any]]:
+    """The fields whose value differs, each {old, new} (all of both dicts' fields unless named)."""
+    names = fields if fields is not None else tuple(dict.fromkeys([*before, *after]))
+    return {name: {"old": before.get(name), "new": after.get(name)}
+            for name in names if before.get(name) != after.get(name)}
 
 
 def new_entry(tenant_id: str, action: str, target_type: str, target_id: str, *,
@@ -64,7 +84,8 @@ def new_entry(tenant_id: str, action: str, target_type: str, target_id: str, *,
     if action not in ACTIONS:
         raise ValueError(f"unknown audit action {action!r}")
     moment = timeutil.now() if now is None else now
-    return {"id": ids.new_id(AUDIT_PREFIX), "tenantId": tenant_id, "action": action,
+    # The id's time is the entry's (since/until select ids): the same millisecond as created_at.
+    return {"id": f"{AUDIT_PREFIX}_{ids.new_ulid(int(moment * 1000))}", "tenantId": tenant_id, "action": action,
             "actor": actor or actor_of(ctx), "target": {"type": target_type, "id": target_id},
             "changes": redact(changes),
             "sourceIp": source_ip if source_ip is not None else (ctx.source_ip if ctx else ""),
@@ -77,3 +98,24 @@ def entry(tenant_id: str, action: str, target_type: str, target_id: str, **field
     made = new_entry(tenant_id, action, target_type, target_id, **fields)
     moment = timeutil.now() if fields.get("now") is None else fields["now"]
     return audit_log_table.put_entry(made, int(moment) + RETENTION_DAYS * 86400)
+
+
+# Whose sign-ins the log records: those who may change what the log records.
+SIGN_IN_ROLES = ("owner", "admin")
+
+
+def sign_in_entries(tenant_id: str, user_id: str, role: str, source_ip: str, method: str,
+                    **made: str) -> list[dict[str, Any]]:
+    """[the user.signed_in entry] of an owner or admin signing in to the tenant (method: password,
+    device_login, identity_provider; made: what the sign-in made, e.g. sessionId), else []."""
+    if role not in SIGN_IN_ROLES:
+        return []
+    return [entry(tenant_id, "user.signed_in", "user", user_id, actor={"type": "user", "id": user_id},
+                  source_ip=source_ip, changes=changed({}, {"method": method, "role": role, **made}))]
+
+
+def entries_if_changed(tenant_id: str, action: str, target_type: str, target_id: str,
+                       changes: dict[str, Any], **fields: Any) -> list[dict[str, Any]]:
+    """[entry(...)] recording `changes`, or no entry when nothing changed (a write that sets the
+    values already there)."""
+    return [entry(tenant_id, action, target_type, target_id, changes=changes, **fields)] if changes else []

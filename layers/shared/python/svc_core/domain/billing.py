@@ -18,8 +18,8 @@ from svc_core.auth.context import TenantContext
 from svc_core.contracts import cursors, plans
 from svc_core.data import billing_table, tenants_table, usage_table
 from svc_core.data.common import read_items
+from svc_core.domain import audit, tenants
 from svc_core.domain import billing_ledger as ledger
-from svc_core.domain import tenants
 from svc_core.domain.fields.billing import PACKS
 from svc_core.domain.paging import id_page
 from svc_core.platform import ids, timeutil
@@ -197,8 +197,8 @@ def purchase_credits(ctx: TenantContext, body: BillingPurchaseCreate) -> dict[st
     purchase = {"id": ids.new_id("pur"), "status": "pending", "credits": credits,
                 "microCredits": credits * ledger.MICRO_PER_CREDIT, "amount": credits * 100, "currency": CURRENCY,
                 "checkoutUrl": None, "invoiceId": None, "provider": pay.name, "testMode": pay.test_mode,
-                "principal": principal, "requestId": request_id, "created_at": timeutil.iso(timeutil.now()),
-                "settled_at": None}
+                "principal": principal, "requestId": request_id, "sourceIp": ctx.source_ip,
+                "created_at": timeutil.iso(timeutil.now()), "settled_at": None}
     billing_table.put_purchase(ctx.tenant_id, purchase)
     try:
         payment = pay.pay(ctx.tenant_id, customer, purchase)
@@ -239,10 +239,17 @@ def settle_purchase(tenant_id: str, purchase_id: str, reference: str, principal:
     entry = ledger.new_entry("purchase", purchase["microCredits"], principal=principal, request_id=request_id,
                              reason=f"purchase of {purchase['credits']} credits ({purchase['provider']} {reference})",
                              reference=purchase_id, now=now)
+    # Recorded for whoever bought (the purchase's principal, from where they asked), whenever it is paid.
+    bought = audit.entry(tenant_id, "billing.credits_purchased", "purchase", purchase_id,
+                         actor=audit.actor_named(purchase.get("principal") or ""),
+                         source_ip=purchase.get("sourceIp") or "", request_id=purchase.get("requestId"),
+                         changes=audit.changed({}, {"credits": purchase["credits"], "amount": purchase["amount"],
+                                                    "currency": purchase["currency"], "invoiceId": invoice_id}),
+                         now=now)
     try:
         ledger.record(tenant_id, entry, invoice=invoice, extra=[billing_table.settle_purchase(
             tenant_id, purchase_id, "succeeded", {"providerReference": reference, "invoiceId": invoice_id,
-                                                  "settled_at": stamp, "checkoutUrl": None})])
+                                                  "settled_at": stamp, "checkoutUrl": None}), bought])
     except billing_table.Refused:
         return False  # settled meanwhile (a webhook and its retry at once)
     return True
@@ -268,7 +275,7 @@ def change_subscription(ctx: TenantContext, body: BillingSubscriptionCreate) -> 
         sub.update(status="canceled", pendingPlan=None, reference=None, hostedUrl=None, invoiceId=None,
                    currentPeriodStart=None, currentPeriodEnd=None, updated_at=now)
         billing_table.save_subscription(ctx.tenant_id, sub)
-        tenant = tenants.set_plan(ctx.tenant_id, "free")
+        tenant = tenants.set_plan(ctx.tenant_id, "free", ctx=ctx)
         return _subscription_view(tenant, sub)
     customer, sub = _customer(ctx.tenant_id, pay)
     started = pay.subscribe(ctx.tenant_id, customer, plan, idempotency_key=ids.new_id("subreq"))
@@ -277,7 +284,7 @@ def change_subscription(ctx: TenantContext, body: BillingSubscriptionCreate) -> 
         principal, request_id = _who(ctx)
         settle_plan_period(ctx.tenant_id, plan, started.reference, started.invoice_reference,
                            started.period_start, started.period_end, started.hosted_url, principal, request_id,
-                           sub=sub)
+                           sub=sub, ctx=ctx)
     else:
         sub.update(status="incomplete", pendingPlan=plan, hostedUrl=started.hosted_url)
         billing_table.save_subscription(ctx.tenant_id, sub)
@@ -286,9 +293,10 @@ def change_subscription(ctx: TenantContext, body: BillingSubscriptionCreate) -> 
 
 def settle_plan_period(tenant_id: str, plan: str, reference: str, invoice_reference: str, period_start: float | None,
                        period_end: float | None, hosted_url: str | None, principal: str, request_id: str | None,
-                       sub: dict[str, Any] | None = None) -> bool:
+                       sub: dict[str, Any] | None = None, ctx: TenantContext | None = None) -> bool:
     """A paid period of a plan: its invoice, its price credited (plan_charge), the subscription active
-    and the tenant on the plan. Once per provider invoice: False when it was credited before."""
+    and the tenant on the plan. Once per provider invoice: False when it was credited before. A
+    change of plan is recorded by the caller in ctx (a plan paid at once), else by the principal."""
     sub = dict(sub if sub is not None else (billing_table.subscription(tenant_id) or {}))
     cents = plans.MONTHLY_PRICE_CENTS[plan]
     ledger.ensure_account(tenant_id)
@@ -315,7 +323,7 @@ def settle_plan_period(tenant_id: str, plan: str, reference: str, invoice_refere
             billing_table.put_subscription(tenant_id, sub)])
     except billing_table.Refused:
         return False
-    tenants.set_plan(tenant_id, plan)
+    tenants.set_plan(tenant_id, plan, ctx=ctx, actor=None if ctx else audit.actor_named(principal))
     return True
 
 
@@ -405,8 +413,11 @@ def redeem_gift_card(ctx: TenantContext, body: BillingGiftCardRedeem) -> dict[st
     ledger.ensure_account(ctx.tenant_id)
     entry = ledger.new_entry("gift_card", card["microCredits"], principal=principal, request_id=request_id,
                              reason=f"gift card {card['id']} redeemed", reference=card["id"], now=now)
+    redeemed = audit.entry(ctx.tenant_id, "billing.gift_card_redeemed", "gift_card", card["id"], ctx=ctx,
+                           changes=audit.changed({}, {"credits": card["credits"]}), now=now)
     try:
-        ledger.record(ctx.tenant_id, entry, extra=[billing_table.redeem_card(digest, ctx.tenant_id, principal, stamp)])
+        ledger.record(ctx.tenant_id, entry, extra=[billing_table.redeem_card(digest, ctx.tenant_id, principal, stamp),
+                                                   redeemed])
     except billing_table.Refused:
         _failed_redemption(ctx.tenant_id, now)
         raise Conflict("The gift card cannot be redeemed (already redeemed).",

@@ -25,8 +25,9 @@ from svc_core.auth.principal import Principal
 from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.data import cli_sessions_table, tenants_table, users_table
 from svc_core.data.cli_sessions_table import WrongState
+from svc_core.domain import audit
 from svc_core.domain.api_keys import issue_key
-from svc_core.platform import timeutil
+from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import (
     Conflict,
     Forbidden,
@@ -148,7 +149,7 @@ def deny(body: DecisionBody, principal: Principal) -> dict[str, Any]:
     return _decide(body, principal, "denied")
 
 
-def exchange(body: TokenBody) -> dict[str, Any]:
+def exchange(body: TokenBody, source_ip: str = "") -> dict[str, Any]:
     now = int(timeutil.now())
     session = _session(body.loginId)
     _refuse_unless(session, "approved", now)
@@ -167,9 +168,12 @@ def exchange(body: TokenBody) -> dict[str, Any]:
                                 extra={"consumedAt": now})
     except WrongState:
         raise LoginSessionConsumed(details={"id": body.loginId, "status": "consumed"}) from None
+    key_id = ids.new_id("key")
     key = issue_key(tenant_id=session["tenantId"], created_by=user["id"],
                     name=f"CLI {session['cliVersion']} on {session['platform']}"[:100], key_type="cli",
-                    environment="Development", scopes=sorted(ROLE_SCOPES[membership["role"]]))
+                    environment="Development", scopes=sorted(ROLE_SCOPES[membership["role"]]), key_id=key_id,
+                    also=audit.sign_in_entries(session["tenantId"], user["id"], membership["role"], source_ip,
+                                               "device_login", apiKeyId=key_id))
     return {"token": key["key"], "keyId": key["id"],
             "user": {k: user[k] for k in ("id", "email", "name")},
             "tenant": {"id": tenant["id"], "name": tenant["name"], "role": membership["role"]}}

@@ -25,6 +25,7 @@ SCOPE = "events:read"
 _RANDOM_BITS = 80
 _LOWEST = f"{EVENT_PREFIX}_{ids.ulid_text(0)}"
 _HIGHEST = f"{EVENT_PREFIX}_{ids.ulid_text((1 << ids.ULID_BITS) - 1)}"
+# (The audit log's aud_ ids are ULIDs too: its time ranges are id ranges of that prefix.)
 # A date and time with its offset that names a real instant: every string the pattern admits parses
 # (the document promises no more than the service takes). Years 0001-9999; February 29 in leap years.
 _YEAR = r"(?:000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d{3})"
@@ -57,15 +58,15 @@ def record(event: Event) -> bool:
     return events_table.put(event.payload(), object_id_of(event), expires_at)
 
 
-def id_at(epoch_seconds: float, last: bool = False) -> str:
-    """The lowest (or, last=True, highest) event id of that millisecond."""
-    return id_at_ms(int(epoch_seconds * 1000), last)
+def id_at(epoch_seconds: float, last: bool = False, prefix: str = EVENT_PREFIX) -> str:
+    """The lowest (or, last=True, highest) event id (id of that prefix) of that millisecond."""
+    return id_at_ms(int(epoch_seconds * 1000), last, prefix)
 
 
-def id_at_ms(ms: int, last: bool = False) -> str:
+def id_at_ms(ms: int, last: bool = False, prefix: str = EVENT_PREFIX) -> str:
     ms = max(0, ms)
     random_part = (1 << _RANDOM_BITS) - 1 if last else 0
-    return f"{EVENT_PREFIX}_{ids.ulid_text((ms << _RANDOM_BITS) | random_part)}"
+    return f"{prefix}_{ids.ulid_text((ms << _RANDOM_BITS) | random_part)}"
 
 
 def parse_time(text: str | None, field: str) -> float | None:
@@ -84,8 +85,11 @@ def _bad_time(field: str) -> ValidationFailed:
         {"field": field, "in": "query", "reason": "must be ISO 8601 with an offset, e.g. 2026-11-25T10:00:00Z"}]})
 
 
-def id_range(since: float | None, until: float | None) -> tuple[str, str]:
-    return (_LOWEST if since is None else id_at(since)), (_HIGHEST if until is None else id_at(until, last=True))
+def id_range(since: float | None, until: float | None, prefix: str = EVENT_PREFIX) -> tuple[str, str]:
+    """The ids (of that prefix) from since to until, both included (None: no bound)."""
+    return (id_at_ms(0, prefix=prefix) if since is None else id_at(since, prefix=prefix),
+            id_at_ms((1 << (ids.ULID_BITS - _RANDOM_BITS)) - 1, last=True, prefix=prefix) if until is None
+            else id_at(until, last=True, prefix=prefix))
 
 
 def _not_found(event_id: str) -> NotFound:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from svc_core.auth import tokens
 from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.data import tenants_table, users_table
+from svc_core.data.common import transact
+from svc_core.domain import audit
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, Forbidden, NotFound, Unauthorized
 
@@ -49,12 +51,12 @@ def _verified_claims(token: str) -> dict[str, Any]:
         raise Unauthorized("The identity token is not valid.") from None
 
 
-def _first_sight(issuer: str, subject: str, claims: dict[str, Any]) -> str:
+def _first_sight(issuer: str, subject: str, claims: dict[str, Any], source_ip: str) -> str:
     from svc_core.domain.tenants import create_tenant_with_owner  # on first use, as accounts.register says
     name = str(claims.get("name") or claims.get("given_name") or "New user")[:200]
     try:
         made = create_tenant_with_owner(tenant_name=f"{name}'s workspace", email=str(claims.get("email") or "")[:254],
-                                        user_name=name, federated=(issuer, subject))
+                                        user_name=name, federated=(issuer, subject), source_ip=source_ip)
     except Conflict:  # a concurrent first exchange of the same account won: use its user
         existing = users_table.id_for_federated(issuer, subject)
         if existing is None:
@@ -63,10 +65,10 @@ def _first_sight(issuer: str, subject: str, claims: dict[str, Any]) -> str:
     return made["user"]["id"]
 
 
-def exchange(body: ExchangeBody) -> dict[str, Any]:
+def exchange(body: ExchangeBody, source_ip: str = "") -> dict[str, Any]:
     claims = _verified_claims(body.token)
     issuer, subject = claims["iss"], str(claims["sub"])
-    user_id = users_table.id_for_federated(issuer, subject) or _first_sight(issuer, subject, claims)
+    user_id = users_table.id_for_federated(issuer, subject) or _first_sight(issuer, subject, claims, source_ip)
     user, memberships = users_table.with_memberships(user_id)
     if user is None or user["status"] != "active":
         raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
@@ -74,6 +76,9 @@ def exchange(body: ExchangeBody) -> dict[str, Any]:
         raise Forbidden("This account belongs to no tenant.")
     membership = sorted(memberships, key=lambda m: m["created_at"])[0]
     tenant = tenants_table.get(membership["tenantId"])
+    signed_in = audit.sign_in_entries(tenant["id"], user["id"], membership["role"], source_ip, "identity_provider")
+    if signed_in:  # the sign-in writes nothing else: its entry is a transaction of its own
+        transact(signed_in)
     token, lifetime = tokens.mint(subject=user["id"], tenant_id=tenant["id"], scopes=ROLE_SCOPES[membership["role"]],
                                   credential="user")
     return {"accessToken": token, "tokenType": "Bearer", "expiresIn": lifetime,

@@ -205,7 +205,8 @@ def create_invitation(ctx: TenantContext, body: InvitationCreate, base_url: str)
     _taking_a_seat(tenant, [
         invitations_table.put_new_entry(ctx.tenant_id, record),
         audit.entry(ctx.tenant_id, "invitation.created", "invitation", invitation_id, ctx=ctx, now=now,
-                    changes={"email": body.email, "role": body.role}),
+                    changes=audit.changed({}, {"email": body.email, "role": body.role, "status": "pending",
+                                               "expires_at": timeutil.iso(record["expiresAt"])})),
     ], now)
     _send(record, tenant, _inviter_name(ctx), token, base_url)
     return _view(record, now)
@@ -233,7 +234,9 @@ def resend_invitation(ctx: TenantContext, invitation_id: str, base_url: str) -> 
     entries = [invitations_table.renew_entry(ctx.tenant_id, invitation_id, expected_status=record["status"],
                                              secret_hash=token_hash, expires_at=expires_at, at=timeutil.iso(now)),
                audit.entry(ctx.tenant_id, "invitation.resent", "invitation", invitation_id, ctx=ctx, now=now,
-                           changes={"email": record["email"], "role": record["role"]})]
+                           changes=audit.changed(
+                               {"status": record["status"], "expires_at": timeutil.iso(record["expiresAt"])},
+                               {"status": "pending", "expires_at": timeutil.iso(expires_at)}))]
     tenant = _tenant(ctx.tenant_id)
     try:
         if record["status"] == "expired":
@@ -259,7 +262,7 @@ def revoke_invitation(ctx: TenantContext, invitation_id: str) -> dict[str, Any]:
     entries = [invitations_table.settle_entry(ctx.tenant_id, invitation_id, status="revoked",
                                               expected_status=record["status"], at=timeutil.iso(now), now=int(now)),
                audit.entry(ctx.tenant_id, "invitation.revoked", "invitation", invitation_id, ctx=ctx, now=now,
-                           changes={"email": record["email"], "role": record["role"]})]
+                           changes={"status": {"old": record["status"], "new": "revoked"}})]
     if record["status"] == "pending":
         entries.append(tenants_table.count_entry(ctx.tenant_id, "seatsUsed", -1))
     try:
@@ -356,9 +359,10 @@ def accept(body: AcceptBody, principal: Principal | None, source_ip: str) -> dic
                                    only_new=True),
         outbox_table.put_event_item(events.new_event("member.added", tenant_id, member), now),
         audit.entry(tenant_id, "invitation.accepted", "invitation", record["id"], actor=actor, source_ip=source_ip,
-                    now=now, changes={"email": record["email"], "role": role}),
+                    now=now, changes={"status": {"old": "pending", "new": "accepted"},
+                                      "userId": {"old": None, "new": user["id"]}}),
         audit.entry(tenant_id, "member.added", "user", user["id"], actor=actor, source_ip=source_ip, now=now,
-                    changes={"email": user["email"], "role": role, "invitationId": record["id"]}),
+                    changes=audit.changed({}, {"email": user["email"], "role": role, "invitationId": record["id"]})),
     ]
     if new_user_items:
         entries.append(outbox_table.put_event_item(events.new_event("user.created", tenant_id, user), now))
@@ -369,7 +373,7 @@ def accept(body: AcceptBody, principal: Principal | None, source_ip: str) -> dic
     except ConditionFailed:
         raise _why_not_accepted(record, user, bool(new_user_items), now) from None
     membership = {"tenantId": tenant_id, "role": role, "created_at": stamp}
-    return accounts.open_session(user, membership, now)
+    return accounts.open_session(user, membership, now, source_ip, method="invitation")
 
 
 def _why_not_accepted(record: dict[str, Any], user: dict[str, Any], new_user: bool, now: float) -> Conflict:

@@ -21,6 +21,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.contracts import regions
 from svc_core.data import tenants_table
 from svc_core.data.common import ConditionFailed
+from svc_core.domain import audit
 from svc_core.domain.fields.regions import FIELDS, JURISDICTIONS, RULED_LEVELS
 from svc_core.domain.tenant_access import not_found, own_tenant, require_feature
 from svc_core.platform import timeutil
@@ -156,8 +157,11 @@ def update_preferences(ctx: TenantContext, tenant_id: str, body: PreferencesUpda
     _check_merged(merged, body.model_fields_set, current)
     _check_storage_fits(merged, tenant)
     stamp = timeutil.iso(timeutil.now())
+    changes = audit.changed(current, merged)
+    recorded = audit.entries_if_changed(tenant["id"], "tenant.region_preferences_changed", "tenant", tenant["id"],
+                                        changes, ctx=ctx)
     try:
-        updated = store.set_section(tenant["id"], SECTION, {**merged, "updated_at": stamp}, stamp)
+        updated = store.set_section(tenant["id"], SECTION, {**merged, "updated_at": stamp}, stamp, also=recorded)
     except ConditionFailed:
         raise not_found(tenant_id) from None
     return _view(updated)

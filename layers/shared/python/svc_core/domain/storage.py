@@ -40,7 +40,7 @@ from svc_core.auth.context import TenantContext
 from svc_core.contracts import regions
 from svc_core.data import tenants_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import region_preferences
+from svc_core.domain import audit, region_preferences
 from svc_core.domain.fields.regions import ENDPOINT_PATTERN, KEYS
 from svc_core.domain.tenant_access import not_found, own_tenant, require_feature
 from svc_core.platform import timeutil
@@ -201,13 +201,30 @@ def put_storage(ctx: TenantContext, tenant_id: str, body: StorageConfigBody, sto
         config, _ = _byos_config(body, tenant, guard)
     stamp = timeutil.iso(timeutil.now())
     section = _sealed_section(config, tenant["id"], stamp)
+    changes = _storage_changes(tenant, section, config)
+    recorded = audit.entries_if_changed(tenant["id"], "tenant.storage_changed", "tenant", tenant["id"], changes,
+                                        ctx=ctx)
     try:
-        updated = store.set_section(tenant["id"], SECTION, section, stamp)
+        updated = store.set_section(tenant["id"], SECTION, section, stamp, also=recorded)
     except ConditionFailed:
         raise not_found(tenant_id) from None
     logger.info("storage configured", extra={"storage_mode": config["storageMode"],
                                              "byos_provider": config.get("byosProvider")})
     return view_of(updated)
+
+
+# What the audit log records of a storage change: where the storage is, never a key (nor its last
+# characters); new keys sent are recorded as replaced.
+_RECORDED_FIELDS = ("storageMode", "platformRegion", "byosProvider", "byosEndpoint", "byosBucket", "byosRegion",
+                    "byosAccessKeySet")
+
+
+def _storage_changes(tenant: dict[str, Any], section: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    before, after = view_of(tenant), view_of({**tenant, SECTION: section})
+    changes = audit.changed(before, after, _RECORDED_FIELDS)
+    if config.get("byosAccessKey") is not None:
+        changes["byosKeys"] = {"old": "set" if before["byosAccessKeySet"] else "none", "new": "replaced"}
+    return changes
 
 
 # ---- validating a BYOS connection ----------------------------------------------------------

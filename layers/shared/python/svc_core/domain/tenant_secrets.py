@@ -20,6 +20,7 @@ from svc_core.adapters import sealing
 from svc_core.auth.context import TenantContext
 from svc_core.data import secrets_table
 from svc_core.data.common import ConditionFailed
+from svc_core.domain import audit
 from svc_core.domain.fields.secrets import NAME_PATTERN
 from svc_core.domain.paging import tenant_list_page
 from svc_core.platform import ids, timeutil
@@ -36,6 +37,12 @@ _NAME = re.compile(NAME_PATTERN)
 def _view(record: dict[str, Any]) -> dict[str, Any]:
     return {"id": record["id"], "name": record["name"], "description": record.get("description"),
             "version": record["version"], "created_at": record["created_at"], "updated_at": record["updated_at"]}
+
+
+def _recorded(record: dict[str, Any]) -> dict[str, Any]:
+    """What the audit log records of a secret: its name, description and version (a new value is a
+    new version), never the value."""
+    return {f: record.get(f) for f in ("name", "description", "version")}
 
 
 def _not_found(secret_id: str) -> NotFound:
@@ -69,7 +76,9 @@ def create_secret(ctx: TenantContext, body: SecretCreate, store=secrets_table) -
               "sealed": sealing.seal(body.value.encode("utf-8"), _context(ctx.tenant_id, secret_id, 1))}
     view = _view(record)
     try:
-        store.create(ctx.tenant_id, record, answer=view)
+        store.create(ctx.tenant_id, record, answer=view, also=[audit.entry(
+            ctx.tenant_id, "secret.created", "secret", secret_id, ctx=ctx,
+            changes=audit.changed({}, _recorded(record)))])
     except ConditionFailed:
         raise _name_taken() from None  # claimed by a concurrent create
     return view
@@ -92,8 +101,10 @@ def update_secret(ctx: TenantContext, secret_id: str, body: SecretUpdate, store=
         updated["version"] = current["version"] + 1
         updated["sealed"] = sealing.seal(body.value.encode("utf-8"),
                                          _context(ctx.tenant_id, secret_id, updated["version"]))
+    changes = audit.changed(_recorded(current), _recorded(updated))
     try:
-        store.replace(ctx.tenant_id, updated, current["version"], current["updated_at"])
+        store.replace(ctx.tenant_id, updated, current["version"], current["updated_at"], also=[audit.entry(
+            ctx.tenant_id, "secret.updated", "secret", secret_id, ctx=ctx, changes=changes)])
     except ConditionFailed:
         raise Conflict("The secret changed or was deleted while it was being updated; read it again.",
                        {"id": secret_id}) from None
@@ -103,7 +114,9 @@ def update_secret(ctx: TenantContext, secret_id: str, body: SecretUpdate, store=
 def delete_secret(ctx: TenantContext, secret_id: str, store=secrets_table) -> dict[str, Any]:
     current = _read(ctx.tenant_id, secret_id, store)
     try:
-        store.delete(ctx.tenant_id, secret_id, current["name"], current["version"], current["updated_at"])
+        store.delete(ctx.tenant_id, secret_id, current["name"], current["version"], current["updated_at"],
+                     also=[audit.entry(ctx.tenant_id, "secret.deleted", "secret", secret_id, ctx=ctx,
+                                       changes=audit.changed(_recorded(current), {}))])
     except ConditionFailed:
         raise Conflict("The secret changed while it was being deleted; try again.", {"id": secret_id}) from None
     return {"id": secret_id, "deleted": True}

@@ -11,6 +11,7 @@ from svc_core.auth.principal import Principal
 from svc_core.contracts import events, plans
 from svc_core.data import outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
+from svc_core.domain import audit
 from svc_core.domain.passwords import hash_password
 from svc_core.platform import ids, timeutil
 from svc_core.platform.errors import Conflict, Forbidden, NotFound
@@ -29,8 +30,9 @@ class OwnerTaken(Conflict):
 
 
 def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, password: str | None = None,
-                             federated: tuple[str, str] | None = None) -> dict[str, Any]:
-    """A tenant, its owner and both creation events, in one transaction.
+                             federated: tuple[str, str] | None = None, source_ip: str = "") -> dict[str, Any]:
+    """A tenant, its owner, both creation events and the audit entry (tenant.created, by the new
+    owner from source_ip), in one transaction.
 
     The owner signs in with a password (their e-mail address is claimed, uniquely) or with an
     identity provider's account, federated = (issuer, subject) (claimed, uniquely, instead).
@@ -54,6 +56,9 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, pa
             users_table.put_membership(user["id"], tenant["id"], "owner", stamp, email=email, name=user_name),
             outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], tenant_view), now),
             outbox_table.put_event_item(events.new_event("user.created", tenant["id"], user), now),
+            audit.entry(tenant_id, "tenant.created", "tenant", tenant_id, actor={"type": "user", "id": user_id},
+                        source_ip=source_ip, changes=audit.changed({}, {"name": tenant_name, "plan": "free"}),
+                        now=now),
         ])
     except ConditionFailed:
         what = "e-mail address" if password is not None else "identity-provider account"
@@ -100,7 +105,8 @@ def get_tenant(ctx: TenantContext, tenant_id: str) -> dict[str, Any]:
 
 
 def create_tenant(ctx: TenantContext, body: TenantCreate) -> dict[str, Any]:
-    """A new tenant owned by the signed-in caller, with its creation event, in one transaction."""
+    """A new tenant owned by the signed-in caller, with its creation event and audit entry, in one
+    transaction."""
     if ctx.principal.credential != "user":
         raise Forbidden("Only a signed-in user can create a tenant (an API key belongs to one tenant).")
     now = timeutil.now()
@@ -115,6 +121,8 @@ def create_tenant(ctx: TenantContext, body: TenantCreate) -> dict[str, Any]:
         users_table.put_membership(ctx.principal.subject, tenant["id"], "owner", stamp,
                                    email=creator.get("email"), name=creator.get("name")),
         outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], event_data), now),
+        audit.entry(tenant["id"], "tenant.created", "tenant", tenant["id"], ctx=ctx,
+                    changes=audit.changed({}, {"name": body.name, "plan": "free"}), now=now),
     ])
     return _view(tenant, "owner")
 
@@ -126,7 +134,8 @@ def update_settings(ctx: TenantContext, tenant_id: str, patch: SettingsPatch) ->
     tenant = tenants_table.get_consistent(tenant_id)
     if tenant is None:
         raise NotFound("No such tenant.", {"id": tenant_id, "resource": "tenant"})
-    settings_now = {**DEFAULT_SETTINGS, **(tenant.get("settings") or {})}
+    settings_before = {**DEFAULT_SETTINGS, **(tenant.get("settings") or {})}
+    settings_now = dict(settings_before)
     for name in patch.model_fields_set:
         value = getattr(patch, name)
         settings_now[name] = DEFAULT_SETTINGS[name] if value is None else value
@@ -134,19 +143,27 @@ def update_settings(ctx: TenantContext, tenant_id: str, patch: SettingsPatch) ->
         raise Forbidden("The IP allowlist needs a higher plan.",
                         {"feature": "ip_allowlist", "currentPlan": tenant["plan"],
                          "requiredPlan": plans.required_plan("ip_allowlist")})
+    changes = audit.changed(settings_before, settings_now)
+    recorded = audit.entries_if_changed(tenant_id, "tenant.settings_changed", "tenant", tenant_id, changes, ctx=ctx)
     try:
-        updated = tenants_table.set_section(tenant_id, "settings", settings_now, timeutil.iso(timeutil.now()))
+        updated = tenants_table.set_section(tenant_id, "settings", settings_now, timeutil.iso(timeutil.now()),
+                                            also=recorded)
     except ConditionFailed:
         raise NotFound("No such tenant.", {"id": tenant_id, "resource": "tenant"}) from None
     tenant_policy.forget(tenant_id)  # this container applies the new allowlist at once
     return _view(updated, _roles_of(ctx.principal).get(tenant_id, "api_key"))
 
 
-def set_plan(tenant_id: str, plan: str) -> dict[str, Any]:
-    """Operator action (billing will do it later): move a tenant to another plan."""
+def set_plan(tenant_id: str, plan: str, *, ctx: TenantContext | None = None,
+             actor: dict[str, str] | None = None) -> dict[str, Any]:
+    """Move a tenant to another plan (billing, or an operator): a change of plan is recorded in the
+    audit log (billing.plan_changed) by the caller in ctx, or the actor given, else the service."""
     if plan not in plans.PLANS:
         raise ValueError(plan)
-    tenant = tenants_table.set_fields(tenant_id, plan=plan, updated_at=timeutil.iso(timeutil.now()))
+    before = (tenants_table.get_consistent(tenant_id) or {}).get("plan")
+    recorded = audit.entries_if_changed(tenant_id, "billing.plan_changed", "tenant", tenant_id,
+                                        audit.changed({"plan": before}, {"plan": plan}), ctx=ctx, actor=actor)
+    tenant = tenants_table.set_fields(tenant_id, also=recorded, plan=plan, updated_at=timeutil.iso(timeutil.now()))
     tenant_policy.forget(tenant_id)  # running containers see it within the policy cache time
     return tenant
 

@@ -37,6 +37,7 @@ from svc_core.contracts import cursors, rotation
 from svc_core.contracts.events import EVENT_PREFIX, Event, event_now
 from svc_core.data import webhook_deliveries_table, webhook_delivery_queue, webhooks_table
 from svc_core.data.common import ConditionFailed
+from svc_core.domain import audit
 from svc_core.domain.fields.webhooks import ALL_EVENTS, SECRET_PREFIX
 from svc_core.domain.paging import page, tenant_list_page
 from svc_core.platform import ids, timeutil
@@ -121,11 +122,25 @@ def _read(tenant_id: str, webhook_id: str, store) -> dict[str, Any]:
     return record
 
 
-def _write(tenant_id: str, current: dict[str, Any], changes: dict[str, Any], now: float, store) -> dict[str, Any]:
+# What the audit log records of a webhook (never its secrets).
+_RECORDED_FIELDS = ("url", "events", "description", "enabled")
+
+
+def _recorded(record: dict[str, Any]) -> dict[str, Any]:
+    return {f: record.get(f) for f in _RECORDED_FIELDS}
+
+
+def _write(ctx: TenantContext, current: dict[str, Any], changes: dict[str, Any], now: float, store,
+           action: str = "webhook.updated", recorded: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Store the changes over the version read, with their audit entry (`recorded`: what it says
+    changed; by default the recorded fields that differ)."""
     updated = {**current, **changes, "version": current["version"] + 1, "updated_at": timeutil.iso(now)}
     updated["secrets"] = live_secrets(updated["secrets"], now)
+    if recorded is None:
+        recorded = audit.changed(_recorded(current), _recorded(updated))
+    entry = audit.entry(ctx.tenant_id, action, "webhook", current["id"], ctx=ctx, changes=recorded)
     try:
-        store.replace(tenant_id, updated, current["version"])
+        store.replace(ctx.tenant_id, updated, current["version"], also=[entry])
     except ConditionFailed:
         raise _changed(current["id"]) from None
     return updated
@@ -148,11 +163,17 @@ def create_webhook(ctx: TenantContext, body: WebhookCreate, store=webhooks_table
               "description": body.description, "version": 1, "created_at": stamp, "updated_at": stamp,
               "secrets": [{"sealed": sealing.seal(text.encode(), _context(ctx.tenant_id, webhook_id)),
                            "created_at": stamp, "expiresAt": None}]}
-    store.create(ctx.tenant_id, record)
-    # Creates racing past the first count: each checks again, and the ones over the limit withdraw.
+    store.create(ctx.tenant_id, record, also=[audit.entry(
+        ctx.tenant_id, "webhook.created", "webhook", webhook_id, ctx=ctx,
+        changes={**audit.changed({}, _recorded(record)), "secretSource": {"old": None, "new": "supplied" if supplied
+                                                                    else "generated"}})])
+    # Creates racing past the first count: each checks again, and the ones over the limit withdraw
+    # (the log says so: the creation it recorded is followed by this deletion).
     if store.count_for_tenant(ctx.tenant_id) > MAX_WEBHOOKS_PER_TENANT:
         try:
-            store.delete(ctx.tenant_id, webhook_id)
+            store.delete(ctx.tenant_id, webhook_id, also=[audit.entry(
+                ctx.tenant_id, "webhook.deleted", "webhook", webhook_id, ctx=ctx,
+                changes={**audit.changed(_recorded(record), {}), "reason": {"old": None, "new": "over the limit"}})])
         except ConditionFailed:
             pass
         raise too_many
@@ -200,13 +221,15 @@ def update_webhook(ctx: TenantContext, webhook_id: str, body: WebhookUpdate, sto
             changes.update(enabled=True, disabledReason=None, disabledAt=None, failingSince=None)
         elif current.get("enabled"):
             changes.update(enabled=False, disabledReason=DISABLED_BY_REQUEST, disabledAt=timeutil.iso(now))
-    return _view(_write(ctx.tenant_id, current, changes, now, store))
+    return _view(_write(ctx, current, changes, now, store))
 
 
 def delete_webhook(ctx: TenantContext, webhook_id: str, store=webhooks_table) -> dict[str, Any]:
-    _read(ctx.tenant_id, webhook_id, store)
+    current = _read(ctx.tenant_id, webhook_id, store)
     try:
-        store.delete(ctx.tenant_id, webhook_id)
+        store.delete(ctx.tenant_id, webhook_id, also=[audit.entry(
+            ctx.tenant_id, "webhook.deleted", "webhook", webhook_id, ctx=ctx,
+            changes=audit.changed(_recorded(current), {}))])
     except ConditionFailed:
         raise _not_found(webhook_id) from None  # deleted meanwhile
     return {"id": webhook_id, "deleted": True}
@@ -224,7 +247,11 @@ def rotate_secret(ctx: TenantContext, webhook_id: str, body: WebhookRotate, stor
         raise Conflict(f"At most {MAX_SIGNING_SECRETS - 1} previous secrets may sign at once; rotate with a "
                        "shorter overlapSeconds (0 ends the previous ones now), or wait until one expires.",
                        {"id": webhook_id, "limit": MAX_SIGNING_SECRETS})
-    updated = _write(ctx.tenant_id, current, {"secrets": secrets}, now, store)
+    live_before = len(live_secrets(current["secrets"], now))
+    updated = _write(ctx, current, {"secrets": secrets}, now, store, "webhook.secret_rotated", {
+        "signingSecrets": {"old": live_before, "new": len(live_secrets(secrets, now))},
+        "overlapSeconds": {"old": None, "new": body.overlapSeconds},
+        "secretSource": {"old": None, "new": "supplied" if supplied else "generated"}})
     ends = [s["expiresAt"] for s in updated["secrets"] if s.get("expiresAt") is not None]
     return {**_view(updated), "secret": None if supplied else text,
             "previous_secrets_expire_at": timeutil.iso(max(ends)) if ends else None}
