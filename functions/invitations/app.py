@@ -58,7 +58,7 @@ def resend_invitation(id: str):
          summary="What the accept page shows about an invitation link: tenant, role, masked address, expiry",
          description="404: the token names no live link (unknown, or replaced by a resend). 409: the invitation was "
                      "accepted, revoked or has expired (details.reason).")
-def lookup(token: Annotated[str, Query(max_length=200)]):
+def lookup_invitation(token: Annotated[str, Query(max_length=200)]):
     return invitations.lookup(token)
 
 
@@ -71,7 +71,7 @@ def lookup(token: Annotated[str, Query(max_length=200)]):
                       "set as the refresh_token cookie, as at /auth/login. 403 email_mismatch: the "
                       "signed-in user's address is not the invited one. 409: the link was used, revoked or has "
                       "expired, or the account is a member already.")
-def accept(body: models.AcceptBody):
+def accept_invitation(body: models.AcceptBody):
     pair = invitations.accept(body, api.optional_principal(), api.source_ip())
     api.set_response_header("Set-Cookie", refresh_cookie.set_cookie(pair["refreshToken"], pair["refreshExpiresIn"]))
     return pair
@@ -84,7 +84,7 @@ ACCEPT_PAGE = load_page(Path(__file__).parent / "accept_page")
          summary="The browser page the e-mailed link opens: shows the invitation and accepts it",
          description="The link is this page with #token=... (the fragment never reaches a server). The page calls "
                      "lookup, then accept.")
-def accept_page():
+def invitation_accept_page():
     for name, value in ACCEPT_PAGE.headers.items():
         api.set_response_header(name, value)
     return ACCEPT_PAGE.html
