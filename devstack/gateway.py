@@ -32,7 +32,7 @@ import uuid
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 from devstack.loopback_server import LoopbackHTTPServer
 
@@ -160,7 +160,8 @@ class Gateway:
         # The health answer's `local` part (engine and pollers): what only the local stack knows.
         self.local_health = local_health
         self.allowed_origins = allowed_origins  # CORS, for the answers the gateway gives itself
-        # The local stack's own pages (GET only, JSON, never part of the API nor deployed).
+        # The local stack's own pages (GET only, never part of the API nor deployed): path -> a callable
+        # given the query's values, answering JSON data or an HTML page (a str).
         self.local_routes = local_routes or {}
         self.streaming = streaming
         # API Gateway's integration timeout (a REST API's default, 29 s): a function still running
@@ -202,8 +203,13 @@ class Gateway:
         body = request.rfile.read(length) if length else b""
         path = urlsplit(request.path).path
         if path in self.local_routes and request.command == "GET":
-            self._write(request, 200, [("Content-Type", "application/json")],
-                        json.dumps(self.local_routes[path](), indent=2).encode())
+            query = {name: values[-1] for name, values in parse_qs(urlsplit(request.path).query).items()}
+            answer = self.local_routes[path](query)
+            if isinstance(answer, str):  # a page (the mailbox): the API's policy (no script, style or frame)
+                self._write(request, 200, [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
+                                           *_security_headers()], answer.encode())
+            else:
+                self._write(request, 200, [("Content-Type", "application/json")], json.dumps(answer, indent=2).encode())
             return
         matched = self.router.match(request.command, path)
         if matched is None:

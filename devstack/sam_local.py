@@ -43,7 +43,8 @@ DOCKER_DESKTOP_HOST = "host.docker.internal"
 LINUX_BRIDGE_HOST = "172.17.0.1"
 
 # The samples an id cannot be created for by POSTing to its collection, and the event that creates it.
-CREATED_BY = {"agents.runs": "Agents-ExecuteAgent", "webhooks.replays": "Webhooks-ReplayWebhookEvents"}
+CREATED_BY = {"agents.runs": "Agents-ExecuteAgent", "webhooks.replays": "Webhooks-ReplayWebhookEvents",
+              "invitations": "Invitations-CreateInvitation"}
 # Samples named by another list than their collection's: a delivery is named by its event's id, so
 # the first event of the tenant's log (the bootstrap's tenant.created, once the publisher logged it).
 LISTED_AT = {"webhooks.deliveries": "/api/v1/events"}
@@ -159,14 +160,18 @@ def _collection_creators(events: dict[str, dict[str, Any]]) -> dict[str, str]:
 
 
 def _renamed(event: dict[str, Any], key: str) -> dict[str, Any]:
-    """The create event with a name of the sample's own: names are unique in some collections (secrets),
-    the event itself must still create its object later, and a restart makes new spares."""
+    """The create event with a name (and an e-mail address) of the sample's own: names are unique in some
+    collections (secrets), addresses among pending invitations, the event itself must still create its
+    object later, and a restart makes new spares."""
     if not event.get("body"):
         return event
     body = json.loads(base64.b64decode(event["body"]))
     if isinstance(body, dict) and isinstance(body.get("name"), str):
         suffix = "_" + re.sub(r"[^A-Za-z0-9]", "_", key) + "_" + secrets.token_hex(3)
         body["name"] = body["name"][: 100 - len(suffix)] + suffix
+    if isinstance(body, dict) and isinstance(body.get("email"), str):  # one pending invitation per address
+        local, _, domain = body["email"].partition("@")
+        body["email"] = f"{local}+{re.sub(r'[^A-Za-z0-9]', '-', key)}-{secrets.token_hex(3)}@{domain}"
     return {**event, "body": base64.b64encode(json.dumps(body).encode()).decode()}
 
 

@@ -24,6 +24,7 @@ from devstack.template import REGION, ROOT, Resolver
 
 ENGINES = ("dynamodb-local", "moto")
 DEFAULT_ALLOWED_ORIGINS = "http://localhost:5173"  # AllowedOrigins of the local stack (scripts/dev --allow-origin)
+LOCAL_EMAIL_SENDER = "invitations@svc.localhost"   # the local stack's sender, verified on the emulator at start
 
 # What the moto engine does not keep of the service's promises (printed when it starts).
 MOTO_ENGINE_CAVEATS = (
@@ -51,7 +52,8 @@ class LocalStack:
         # model is the offline one (no Bedrock here); a front-end's dev server (Vite's default origin) may call
         # the API from a browser.
         self.parameters = {"AllowLoopbackEndpoints": "true", "ModelProvider": "offline",
-                           "AllowedOrigins": DEFAULT_ALLOWED_ORIGINS, **(parameters or {})}
+                           "AllowedOrigins": DEFAULT_ALLOWED_ORIGINS, "EmailSender": LOCAL_EMAIL_SENDER,
+                           **(parameters or {})}
         self.emulator_endpoint = emulator_endpoint
         self.emulator_bind = emulator_bind  # moto's address: loopback, or one containers reach (sam local)
         self.containers = containers
@@ -118,7 +120,7 @@ class LocalStack:
         resolver = Resolver(self.parameters)
         functions = load_functions(resolver, self.containers)
         self.gateway = Gateway(Router(resolver.api_routes(), resolver.streaming_routes()), functions, self.host,
-                               self.port, log=self.log, local_routes={"/_local/status": self.status},
+                               self.port, log=self.log, local_routes=self._local_routes(),
                                allowed_origins=self._allowed_origins(), local_health=self.status).start()
         os.environ["PUBLIC_BASE_URL"] = self.base_url  # the device login's authUrl points at this gateway
         self._forget_caches()
@@ -151,6 +153,14 @@ class LocalStack:
         config.settings.cache_clear()
         if self.gateway is not None:
             self.gateway.allowed_origins = self._allowed_origins()
+
+    def _local_routes(self) -> dict[str, Any]:
+        from devstack import mailbox
+        return {"/_local/status": lambda _query: self.status(),
+                "/_local/mailbox": lambda query: mailbox.page(mailbox.read(self.emulator_endpoint, query.get("to")),
+                                                              query.get("to")),
+                "/_local/mailbox.json": lambda query: {"messages": [
+                    mail.view() for mail in mailbox.read(self.emulator_endpoint, query.get("to"))]}}
 
     def status(self) -> dict[str, Any]:
         """GET /_local/status: the engine and what each poller has done (local stack only)."""

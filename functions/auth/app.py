@@ -10,6 +10,7 @@ from typing import Annotated
 
 from svc_core.domain import accounts, device_login, idp_exchange
 from svc_core.domain.fields import device_login as device_login_fields
+from svc_core.http import refresh_cookie
 from svc_core.http.api import AUTHENTICATED, Api
 from svc_core.http.html_pages import load_page
 from svc_core.http.params import Body, Query
@@ -23,13 +24,11 @@ api = Api()
 # binds without pydantic; the document shows the same schema.
 LoginId = Annotated[str, Query(pattern=device_login_fields.LOGIN_ID_PATTERN, examples=[device_login_fields.LOGIN_ID_EXAMPLE])]
 TAGS = ["Authentication"]
-COOKIE = "refresh_token"
+COOKIE = refresh_cookie.NAME
 
 
 def _set_refresh_cookie(token: str, max_age: int) -> None:
-    # HttpOnly: no script reads it; SameSite=Strict: no other site sends it; scoped to /auth.
-    api.set_response_header("Set-Cookie", f"{COOKIE}={token}; Max-Age={max_age}; Path=/api/v1/auth; "
-                                          "HttpOnly; Secure; SameSite=Strict")
+    api.set_response_header("Set-Cookie", refresh_cookie.set_cookie(token, max_age))
 
 
 @api.post("/api/v1/auth/register", public=True, throttle="register", status=201,

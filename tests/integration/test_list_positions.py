@@ -25,6 +25,7 @@ from svc_core.data import (
     billing_table,
     chat_messages_table,
     chat_sessions_table,
+    invitations_table,
     oauth_connections_table,
     projects_table,
     runs_table,
@@ -107,6 +108,8 @@ LISTS = {
     "GET /api/v1/billing/invoices": ("inv", lambda t, i: billing_table.write([billing_table.put_invoice(t, {"id": i})]),
                                      billing_table.list_invoices),
     "GET /api/v1/audit-log": ("aud", _audit_entry, _audit_page),
+    "GET /api/v1/invitations": ("inv", lambda t, i: transact([invitations_table.put_new_entry(t, {"id": i})]),
+                                invitations_table.list_for_tenant),
     "GET /api/v1/chat/sessions/{id}/messages": ("msg", _message,
                                                 lambda t, limit, after: chat_messages_table.list_for_session(
                                                     t, SESSION, limit, after)),

@@ -96,7 +96,8 @@ class Provisioned:
                 secrets.put_secret_value(SecretId=arn, SecretString=value)
 
 
-DEFAULT_PARAMETERS = {"AllowLoopbackEndpoints": "true", "ModelProvider": "offline"}
+DEFAULT_PARAMETERS = {"AllowLoopbackEndpoints": "true", "ModelProvider": "offline",
+                      "EmailSender": "invitations@svc.localhost"}
 
 
 class Stack:

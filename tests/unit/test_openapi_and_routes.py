@@ -30,6 +30,8 @@ ANY_CREDENTIAL |= {"/api/v1/billing/summary", "/api/v1/billing/invoices", "/api/
 SIGNED_BY_PROVIDER = {"/api/v1/billing/stripe/webhook": "stripeSignature"}
 PUBLIC |= {"/api/v1/auth/exchange", "/api/v1/cli/auth/start", "/api/v1/cli/auth/status", "/api/v1/cli/auth/info",
            "/api/v1/cli/auth/token", "/api/v1/cli/auth/approve"}
+# The invitee's side: the link's token is the credential (docs/invitations.md).
+PUBLIC |= {"/api/v1/invitations/lookup", "/api/v1/invitations/accept", "/api/v1/invitations/accept-page"}
 
 
 def test_the_committed_document_is_what_the_code_generates():

@@ -24,6 +24,7 @@ count the retries only, one more attempt than it says):
 |                           |         |       |          | too: a batch cut off is handed back whole) sends      |
 | secretsmanager            | 1 s     | 2 s   | 3        | reads; put_secret_value gets botocore's token         |
 | kms                       | 1 s     | 2 s   | 3        | generate_data_key and decrypt change nothing          |
+| sesv2                     | 1 s     | 3 s   | 2        | send_email: a retry may send a second copy (harmless) |
 | bedrock-runtime (model)   | 2 s     | given | 2        | changes nothing (costs a call); a long answer reads   |
 |                           |         |       |          | up to the caller's read_timeout (models/bedrock.py)   |
 | anything else             | 2 s     | 10 s  | 3        |                                                       |
@@ -175,6 +176,7 @@ PROFILES: dict[str, Profile] = {   # the table of the module's docstring
     "events": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "secretsmanager": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "kms": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
+    "sesv2": Profile(connect_timeout=1, read_timeout=3, max_attempts=2),
     "bedrock-runtime": Profile(connect_timeout=2, read_timeout=120, max_attempts=2),
 }
 

@@ -113,11 +113,21 @@ def _admit_sign_in(account: str, source_ip: str, now: float) -> tuple[tuple[str,
 
 def login(body: LoginBody, source_ip: str = "") -> dict[str, Any]:
     now = timeutil.now()
-    account = email_address.normalise(body.email)
+    user, memberships = password_sign_in(body.email, body.password, source_ip, now)
+    membership = _membership(memberships, body.tenantId)
+    return open_session(user, membership, now, source_ip)
+
+
+def password_sign_in(email: str, password: str, source_ip: str, now: float
+                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The active user whose e-mail and password these are, and their memberships, under the
+    sign-in throttles (a failure counts against the account from this address, and overall);
+    Unauthorized, Forbidden (disabled) or RateLimited otherwise."""
+    account = email_address.normalise(email)
     pair, overall = _admit_sign_in(account, source_ip, now)
-    user_id = users_table.id_for_email(body.email)
+    user_id = users_table.id_for_email(email)
     user, memberships = users_table.with_memberships(user_id) if user_id else (None, [])
-    if not _password_matches(user["passwordHash"] if user else None, body.password):
+    if not _password_matches(user["passwordHash"] if user else None, password):
         rate_limits_table.count_request(*pair, LOGIN_WINDOW_SECONDS)
         rate_limits_table.count_request(*overall, ACCOUNT_WINDOW_SECONDS)
         raise Unauthorized("The e-mail address or the password is wrong.")
@@ -126,8 +136,7 @@ def login(body: LoginBody, source_ip: str = "") -> dict[str, Any]:
                                int(now) + settings().login_known_address_days * 86400)
     if user["status"] != "active":
         raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
-    membership = _membership(memberships, body.tenantId)
-    return _open_session(user, membership, now, source_ip)
+    return user, memberships
 
 
 def _membership(memberships: list[dict[str, Any]], tenant_id: str | None) -> dict[str, Any]:
@@ -162,7 +171,10 @@ def _access(user: dict[str, Any], membership: dict[str, Any], session_id: str, n
             "refreshExpiresIn": expires_at - int(now), "user": _user_view(user), "tenant": _tenant_view(tenant, role)}
 
 
-def _open_session(user: dict[str, Any], membership: dict[str, Any], now: float, source_ip: str) -> dict[str, Any]:
+def open_session(user: dict[str, Any], membership: dict[str, Any], now: float, source_ip: str,
+                 method: str = "password") -> dict[str, Any]:
+    """A new session of the user in the membership's tenant (the answer /auth/login gives), with its
+    sign-in's audit entries (method: how the user proved who they are)."""
     session_id = ids.new_id("ses")
     refresh_token, token_hash = _new_refresh_token(session_id)
     expires_at = int(now) + settings().refresh_token_days * 86400
@@ -170,7 +182,7 @@ def _open_session(user: dict[str, Any], membership: dict[str, Any], now: float, 
                            "tokenHash": token_hash, "generation": 1, "created_at": timeutil.iso(now),
                            "expiresAt": expires_at},
                           also=audit.sign_in_entries(membership["tenantId"], user["id"], membership["role"],
-                                                     source_ip, "password", sessionId=session_id))
+                                                     source_ip, method, sessionId=session_id))
     return _access(user, membership, session_id, now, refresh_token, expires_at)
 
 

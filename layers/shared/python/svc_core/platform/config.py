@@ -37,6 +37,11 @@ class Settings:
     webhook_deliveries_table: str = "webhook-deliveries"
     events_table: str = "events"   # the event log: every published event, per tenant, 30 days
     audit_log_table: str = "audit-log"   # security-relevant actions, append-only (domain/audit.py)
+    invitations_table: str = "invitations"
+    # E-mail (adapters/email.py): the SES identity messages are sent from (empty: none is sent) and
+    # the configuration set whose bounces and complaints are logged.
+    email_sender: str = ""
+    email_configuration_set: str = ""
     webhook_delivery_queue_url: str = ""
     oauth_flows_table: str = "oauth-flows"
     oauth_connections_table: str = "oauth-connections"
