@@ -355,7 +355,7 @@ class AuditLog(Resource):
     def export(self, *, actor: str | None = None, action: str | None = None, target: str | None = None,
                since: str | None = None, until: str | None = None) -> AuditExport:
         """JSON Lines behind a link that works 15 minutes (plans with audit_log_export)."""
-        return self._c._call("POST", "/audit-log/export", model=AuditExport, json={
+        return self._c._call("POST", "/audit-log/export", model=AuditExport, params={
             "actor": actor, "action": action, "target": target, "since": since, "until": until})
 
 

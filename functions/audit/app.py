@@ -31,7 +31,7 @@ FILTERS = ("Filters: `actor` (a user's or an API key's id), `action`, `target` (
          summary="List the tenant's audit log, newest first",
          description=f"{FILTERS} A filtered page may hold fewer than `limit` entries and still have a "
                      "`nextCursor`. Entries are kept 400 days; no route changes or deletes one.")
-def list_entries(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT, cursor: IdCursor = None,
+def list_audit_log(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT, cursor: IdCursor = None,
                  actor: ActorQuery = None, action: ActionQuery = None, target: TargetQuery = None,
                  since: TimeQuery = None, until: TimeQuery = None):
     return audit_log.list_entries(api.tenant_context(), limit, cursor, actor, action, target, since, until)
@@ -42,7 +42,7 @@ def list_entries(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMI
           description=f"{FILTERS} At most {audit_log.EXPORT_LIMIT:,} entries (more: 400, narrow since and "
                       "until). 403 FORBIDDEN with details.feature audit_log_export when the tenant's plan does "
                       "not include it.")
-def export_entries(actor: ActorQuery = None, action: ActionQuery = None, target: TargetQuery = None,
+def export_audit_log(actor: ActorQuery = None, action: ActionQuery = None, target: TargetQuery = None,
                    since: TimeQuery = None, until: TimeQuery = None):
     return audit_log.export_entries(api.tenant_context(), actor, action, target, since, until)
 

@@ -316,7 +316,7 @@ def test_a_forged_or_unknown_token_names_nothing(stack):
     forged = token.split(".")[0] + "." + "A" * 43
     assert_error(lookup(forged), 404, "RESOURCE_NOT_FOUND")
     assert_error(accept(forged, name="F", password=PASSWORD), 404, "RESOURCE_NOT_FOUND")
-    unknown = ids.new_id("inv") + "." + token.split(".")[1]
+    unknown = ids.new_id("ivt") + "." + token.split(".")[1]
     assert_error(accept(unknown, name="F", password=PASSWORD), 404, "RESOURCE_NOT_FOUND")
     assert lookup("not-a-token").status == 404
 

@@ -66,14 +66,14 @@ _list_command(invitations, "list", [("ID", "id"), ("EMAIL", "email"), ("ROLE", "
 _call_command(invitations, "resend", click.argument("invitation_id"), lambda svc, id: svc.invitations.resend(id),
               lambda i: f"Sent {i.email} a new link ({i.id}); the earlier one no longer works.",
               "E-mail a new link (valid 7 days; the earlier link stops working).",
-              example=("svc invitations resend inv_...",))
+              example=("svc invitations resend ivt_...",))
 _call_command(invitations, "revoke", click.argument("invitation_id"), lambda svc, id: svc.invitations.revoke(id),
               lambda i: f"Revoked invitation {i.id} ({i.email}).", "Revoke an invitation: its link stops working.",
-              example=("svc invitations revoke inv_... --yes",), confirm="Revoke invitation {invitation_id}")
+              example=("svc invitations revoke ivt_... --yes",), confirm="Revoke invitation {invitation_id}")
 
 
-@invitations.command("accept", epilog=examples("svc invitations accept 'inv_....secret'",
-                                               "svc invitations accept 'inv_....secret' --name 'Grace Hopper'"))
+@invitations.command("accept", epilog=examples("svc invitations accept 'ivt_....secret'",
+                                               "svc invitations accept 'ivt_....secret' --name 'Grace Hopper'"))
 @click.argument("token")
 @click.option("--name", help="Your name, when the address has no account yet (one is made).")
 @click.option("--password", help="- reads it from standard input; else asked for on a terminal.")

@@ -1,6 +1,6 @@
 """The invitations table (partition tenantId, sort id): a tenant's invitations to join it.
 
-An item: id (inv_…), email (as typed), emailKey (its normalised form), role, status (pending,
+An item: id (ivt_…), email (as typed), emailKey (its normalised form), role, status (pending,
 accepted, revoked, expired), invitedBy, created_at, sent_at, expiresAt (epoch seconds), secretHash
 (the SHA-256 of the one live link's token; the token itself is never stored). A pending invitation
 has no ttl: it holds a seat until it is accepted, revoked or found expired, and DynamoDB must not

@@ -1,7 +1,7 @@
 """Invitations: an owner or admin invites an e-mail address into the tenant with a role; the
 invitee follows the e-mailed link and joins, signing in or registering (docs/invitations.md).
 
-The link carries the token `inv_<ULID>.<secret>`: the invitation's id and 32 random bytes. Only the
+The link carries the token `ivt_<ULID>.<secret>`: the invitation's id and 32 random bytes. Only the
 SHA-256 of the token is stored, and only the latest link's: a resend makes a new one and the old
 one is dead. A link works once (the acceptance is a conditional write from pending with that hash),
 for the invited address only (compared normalised), for LINK_DAYS after it was sent, and not after

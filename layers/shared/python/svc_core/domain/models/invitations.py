@@ -12,7 +12,7 @@ from svc_core.domain.models.common import Page, named
 from svc_core.domain.models.request_body import RequestBody, name_text
 
 Token = Annotated[str, StringConstraints(pattern=f"^{TOKEN_PATTERN}$")]
-TOKEN_HELP = "The token of the e-mailed link (its #token= part): inv_<id>.<secret>"
+TOKEN_HELP = "The token of the e-mailed link (its #token= part): ivt_<id>.<secret>"
 
 
 class InvitationCreate(RequestBody):
@@ -24,7 +24,7 @@ class InvitationCreate(RequestBody):
 
 
 class Invitation(BaseModel):
-    id: str = Field(examples=["inv_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    id: str = Field(examples=["ivt_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
     email: str
     role: str
     status: str = Field(description="pending, accepted, revoked or expired")
@@ -47,7 +47,7 @@ class InvitationLookup(BaseModel):
 
 class AcceptBody(RequestBody):
     token: Token = Field(description=TOKEN_HELP,
-                         examples=["inv_01JD2Q7ZB6V8S3K4X9W2M5N7PA.0a8bM1cHrEexampleOnlyxXxXxXxXxXxXxXxXxXxXx1"])
+                         examples=["ivt_01JD2Q7ZB6V8S3K4X9W2M5N7PA.0a8bM1cHrEexampleOnlyxXxXxXxXxXxXxXxXxXxXx1"])
     password: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
         default=None, description="The account's password; for a new account, the new password (at least "
                                   f"{NEW_PASSWORD_MIN} characters). Not needed with a signed-in user's Authorization header")
