@@ -194,6 +194,9 @@ def create_samples(base_url: str, credentials: dict[str, Any], events: dict[str,
     user = credentials["user"]
     values = {**(kept or {}), "api_key": credentials["apiKey"], "tenant_id": credentials["tenantId"],
               "email": user["email"], "password": user["password"], **FIXED_VALUES}
+    # Members are made by accepted invitations, not by a call of their collection: the samples name the
+    # developer, the development tenant's only owner (sample_events.EXPECTED_STATUS says what each event answers).
+    values.update({"members": user["id"], sample_events.SPARE + "members": user["id"]})
     for prefix in ("", sample_events.SPARE):  # two sessions of the developer: one is ended by Auth-Logout
         pair = _sign_in(base_url, user["email"], user["password"])
         values[f"{prefix}access_token"], values[f"{prefix}refresh_token"] = pair["accessToken"], pair["refreshToken"]

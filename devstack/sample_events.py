@@ -68,6 +68,10 @@ EXPECTED_STATUS: dict[str, tuple[int | tuple[int, ...], str]] = {
                                                  "again is 409"),
     "Invitations-ResendInvitation": ((200, 409), "409 once the revoke event revoked the sample invitation"),
     "Invitations-LookupInvitation": (404, "the token comes from an invitation's e-mail (the local mailbox)"),
+    "Members-LeaveTenant": (409, "the developer is the development tenant's only owner, who stays"),
+    "Members-RemoveMember": (409, "the sample member is the developer, the development tenant's only owner, who stays"),
+    "Members-TransferOwnership": (409, "the sample member is the developer, who owns the tenant already (another "
+                                       "member joins by an invitation from the local mailbox)"),
     "OAuth-Authorize": (400, "the state comes from a started flow and the code from the provider"),
     "OAuth-Start": (404, "the local stack configures no OAuth provider (the OAuthProviders parameter)"),
     "OAuth-StartPost": (404, "the local stack configures no OAuth provider (the OAuthProviders parameter)"),
@@ -82,6 +86,10 @@ USER_SESSION: dict[str, str] = {
     "Auth-CliComplete": "access_token",
     "Auth-CliDeny": "access_token",
     "Auth-Logout": "spare:access_token",
+    "Members-ChangeMemberRole": "access_token",   # owners are made and unmade by a signed-in owner
+    "Members-LeaveTenant": "access_token",
+    "Members-RemoveMember": "access_token",
+    "Members-TransferOwnership": "access_token",
     "OAuth-Start": "access_token",
     "OAuth-StartPost": "access_token",
     "Tenants-CreateTenant": "access_token",
@@ -90,6 +98,7 @@ USER_SESSION: dict[str, str] = {
 BODY_VALUES: dict[str, dict[str, str]] = {
     "Auth-Login": {"email": "{{email}}", "password": "{{password}}"},
     "Auth-Refresh": {"refreshToken": "{{refresh_token}}"},
+    "Members-TransferOwnership": {"userId": "{{members}}"},
 }
 USER_AGENT = "Custom User Agent String"
 
