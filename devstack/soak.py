@@ -344,17 +344,21 @@ class Session:
             _all_at_once(lambda t: self._set_up_tenant(http, t, emails[t]), range(self.tenant_count))
         self.registered += emails  # in tenant order, whichever finished first (the seeded picks read it)
 
+    @staticmethod
+    def lift_project_quota(tenant_id: str) -> None:
+        """The tenant on the plan without a project limit, in the stack's own tables (this process has its
+        environment): a quarter of the calls create projects, far more than a free plan's 10."""
+        from svc_core.domain.tenants import set_plan
+        set_plan(tenant_id, "enterprise")
+
     def _set_up_tenant(self, http: httpx.Client, t: int, email: str) -> None:
-        from svc_core.domain.tenants import set_plan  # the stack's own tables (this process has its environment)
         answer = http.post(f"{self.base}/auth/register", json={"email": email, "password": PASSWORD,
                                                                "name": f"Soak {t}"})
         answer.raise_for_status()
         login = http.post(f"{self.base}/auth/login", json={"email": email, "password": PASSWORD})
         login.raise_for_status()
         token, tenant_id = login.json()["data"]["accessToken"], login.json()["data"]["tenant"]["id"]
-        # A quarter of the calls create projects: far more than a free plan's 10 (the quota is
-        # tests/integration/test_projects.py's), so the session's tenants are on the plan without a limit.
-        set_plan(tenant_id, "enterprise")
+        self.lift_project_quota(tenant_id)   # the quota itself is tests/integration/test_projects.py's
         self.tenant_ids[t] = tenant_id
         auth = {"Authorization": f"Bearer {token}"}
         key = http.post(f"{self.base}/api-keys", headers=auth, json={

@@ -105,8 +105,10 @@ class _StubGateway:
         self.server.server_close()
 
 
-def test_the_set_up_and_the_final_sign_ins_ask_for_every_tenant_at_once(emulator, bus):
+def test_the_set_up_and_the_final_sign_ins_ask_for_every_tenant_at_once(emulator, bus, monkeypatch):
     gateway = _StubGateway()
+    lifted = []
+    monkeypatch.setattr(soak.Session, "lift_project_quota", staticmethod(lifted.append))  # the stub has no tables
     stack = SimpleNamespace(base_url=gateway.base_url, emulator_endpoint=emulator.endpoint,
                             environment={"EVENT_BUS_NAME": bus})
     session = soak.Session(stack, calls=0, clients=1, tenants=TENANTS, seed=7, log=lambda _m: None)
@@ -123,5 +125,6 @@ def test_the_set_up_and_the_final_sign_ins_ask_for_every_tenant_at_once(emulator
         session.capture.stop()
         gateway.stop()
     assert report.notes == []
+    assert sorted(lifted) == sorted(session.tenant_ids.values())
     assert [c["type"] for c in changes] == ["tenant.created", "user.created"] * TENANTS
     assert [c["object"] for c in changes[::2]] == ["ten_" + email.split("@")[0] for email in session.registered]
