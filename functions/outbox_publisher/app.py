@@ -43,7 +43,11 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             continue
         if found is not None:
             batch.append((index, found))
-    for (index, published), reason in zip(batch, event_publishing.publish([e for _, e in batch]), strict=True):
+    try:
+        outcomes = event_publishing.publish([e for _, e in batch])
+    except Exception as exc:  # e.g. no bus client: the whole batch is handed back, in order
+        outcomes = [f"{type(exc).__name__}: {exc}"] * len(batch)
+    for (index, published), reason in zip(batch, outcomes, strict=True):
         if reason:
             failed[index] = reason
         else:

@@ -246,6 +246,25 @@ def test_only_the_failed_record_of_a_batch_is_reported(stack, flaky_events):
         assert message["detail"] == published(by_name[message["detail"]["data"]["name"]])
 
 
+def test_a_failure_outside_any_call_reports_every_event_record_and_raises_nothing(stack, monkeypatch):
+    _, key = stack.tenant_with_key()
+    events = changes(key, 3)
+    batch = outbox_stream()
+    real_client = aws.client
+
+    def client(service: str):
+        if service == "events":
+            raise RuntimeError("no client")
+        return real_client(service)
+
+    client.cache_clear = real_client.cache_clear
+    monkeypatch.setattr(aws, "client", client)
+    assert publish(batch) == {"batchItemFailures": [{"itemIdentifier": s} for s in sequence_numbers(batch)]}
+    monkeypatch.setattr(aws, "client", real_client)
+    assert publish(batch) == {"batchItemFailures": []}
+    assert_delivered(drain_queue(QUEUE), events)
+
+
 # ---- batches: up to 10 events a PutEvents call -------------------------------------------
 
 def logged_ids(tenant: str) -> list[str]:
