@@ -92,6 +92,11 @@ class PollerStatus:
     discarded: int = 0
     last_error: str | None = None
     last_error_at: str | None = None
+    # Time spent in the function and the records handed to it (every attempt's): a function's
+    # time per record under load is invoked_seconds / invoked_records.
+    invocations: int = 0
+    invoked_records: int = 0
+    invoked_seconds: float = 0.0
     oldest_unprocessed_at: float | None = field(default=None, repr=False)
 
     def view(self) -> dict[str, Any]:
@@ -99,6 +104,8 @@ class PollerStatus:
         return {"source": self.source, "function": self.function, "processed": self.processed,
                 "failures": self.failures, "sentToFailureDestination": self.sent_to_failure_destination,
                 "discarded": self.discarded, "lastError": self.last_error, "lastErrorAt": self.last_error_at,
+                "invocations": self.invocations, "invokedRecords": self.invoked_records,
+                "invokedSeconds": round(self.invoked_seconds, 3),
                 "oldestUnprocessedAgeSeconds": age}
 
 
@@ -251,6 +258,7 @@ class StreamPoller(_Poller):
                 self._give_up(shard_id, shard, 1, "RecordAgeExceeded")
                 continue
             batch = shard.pending[: shard.limit]
+            started = time.monotonic()
             try:
                 response = self.invoke({"Records": batch})
                 failed = _failed_ids(response) if self.partial else set()
@@ -258,6 +266,9 @@ class StreamPoller(_Poller):
             except Exception as exc:
                 failed, reason = None, f"function raised {type(exc).__name__}: {exc}"
                 self.log(traceback.format_exc())
+            self.state.invocations += 1
+            self.state.invoked_records += len(batch)
+            self.state.invoked_seconds += time.monotonic() - started
             if failed is not None and not failed:
                 delivered += len(batch)
                 self.state.processed += len(batch)

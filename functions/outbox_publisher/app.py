@@ -1,9 +1,11 @@
 """Publishes outbox events from the outbox table's stream to the EventBridge bus.
 
-Each stream record is one event. It is kept in the tenant's event log first (svc_core/domain/events.py,
-conditional on its id: a record handed back writes nothing twice), so an event a webhook receives
-can already be read, replayed and streamed. A record whose put fails is reported as a batch item
-failure, so the stream hands it (and what follows it in its shard) back until it succeeds.
+Each stream record is one event. The batch's events are kept in the tenants' event log first (all
+at once: svc_core/domain/event_publishing.py, each write conditional on the event's id, so a record
+handed back writes nothing twice), so an event a webhook receives can already be read, replayed
+and streamed; then those kept go on the bus, up to 10 to a PutEvents call. A record whose event
+could not be kept or put is reported as a batch item failure, so the stream hands it (and what
+follows it in its shard) back until it succeeds.
 Consumers deduplicate by the event id: a retried batch may publish an event twice.
 """
 
@@ -11,45 +13,48 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-
-from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item
 from svc_core.contracts.events import Event
-from svc_core.domain import events
-from svc_core.platform.config import settings
+from svc_core.domain import event_publishing
 from svc_core.platform.log import logger
 
-# The stream is mapped with ReportBatchItemFailures: a batch whose every record failed is
-# reported record by record too, rather than raised (which would make Lambda bisect it).
-processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
 
-
-class PublishFailed(Exception):
-    pass
-
-
-def to_entry(event: Event) -> dict[str, Any]:
-    cfg = settings()
-    return {"EventBusName": cfg.event_bus_name, "Source": cfg.event_source, "DetailType": event.type,
-            "Detail": event.to_json(), "Resources": []}
-
-
-def publish(record) -> None:
-    image = record.raw_event["dynamodb"].get("NewImage")
+def event_of(record: dict[str, Any]) -> Event | None:
+    """The record's event; None for a record without a new image (a removal: TTL clean-up)."""
+    image = record["dynamodb"].get("NewImage")
     if not image:
-        return  # removals (TTL clean-up) carry nothing to publish
+        return None
     stored = from_item(image)
     stored.pop("ttl", None)  # the outbox table's own expiry, not part of the event
-    event = Event.of(stored)
-    events.record(event)
-    answer = aws.client("events").put_events(Entries=[to_entry(event)])
-    if answer.get("FailedEntryCount"):
-        code = answer["Entries"][0].get("ErrorCode")
-        raise PublishFailed(f"EventBridge refused event {event.id}: {code}")
-    logger.info("event published", extra={"event_id": event.id, "event_type": event.type,
-                                           "tenant_id": event.tenantId})
+    return Event.of(stored)
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_partial_response(event=event, record_handler=publish, processor=processor, context=context)
+    # The stream is mapped with ReportBatchItemFailures: every failure is reported record by record
+    # (a whole batch too), never raised, which would make Lambda bisect the batch.
+    records = event["Records"]
+    failed: dict[int, str] = {}
+    batch: list[tuple[int, Event]] = []
+    for index, record in enumerate(records):
+        try:
+            found = event_of(record)
+        except Exception as exc:  # not an event: retried as any failure, never dropped
+            failed[index] = f"not an event: {type(exc).__name__}: {exc}"
+            continue
+        if found is not None:
+            batch.append((index, found))
+    try:
+        outcomes = event_publishing.publish([e for _, e in batch])
+    except Exception as exc:  # e.g. no bus client: the whole batch is handed back, in order
+        outcomes = [f"{type(exc).__name__}: {exc}"] * len(batch)
+    for (index, published), reason in zip(batch, outcomes, strict=True):
+        if reason:
+            failed[index] = reason
+        else:
+            logger.info("event published", extra={"event_id": published.id, "event_type": published.type,
+                                                   "tenant_id": published.tenantId})
+    for index, reason in sorted(failed.items()):
+        logger.warning("event not published", extra={"sequence_number": records[index]["dynamodb"]["SequenceNumber"],
+                                                      "reason": reason})
+    return {"batchItemFailures": [{"itemIdentifier": records[index]["dynamodb"]["SequenceNumber"]}
+                                  for index in sorted(failed)]}

@@ -68,9 +68,12 @@ def _check(report: soak.Report) -> None:
 @SOAK
 def test_a_long_mixed_session_loses_nothing_and_invents_nothing(soak_stack):
     report = soak.run(soak_stack, calls=CALLS, seed=SEED)
-    _check(report)
     status = httpx.get(soak_stack.base_url + "/_local/status").json()
     outbox = next(p for p in status["pollers"] if p["source"] == "stream OutboxTable")
+    print(f"outbox publisher: {outbox['invokedRecords']} records in {outbox['invocations']} batches, "
+          f"{outbox['invokedSeconds']:.1f} s in the function "
+          f"({outbox['invokedSeconds'] / max(outbox['invokedRecords'], 1) * 1000:.0f} ms a record)")
+    _check(report)
     assert status["engine"] == "dynamodb-local"
     # Each record once (an event published twice by a retried call is one record).
     assert outbox["processed"] >= report.published - report.published_twice

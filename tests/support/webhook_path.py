@@ -10,6 +10,7 @@ from typing import Any
 from devstack.pollers import QueuePoller
 from devstack.template import Resolver
 from svc_core.contracts import events
+from svc_core.domain import event_publishing
 from tests.support.functions import load_function
 from tests.support.queues import take_messages
 
@@ -38,7 +39,7 @@ class WebhookPath:
         return lambda event: self.handlers[function](event, None)
 
     def publish(self, event: events.Event) -> None:
-        entry = load_function("outbox_publisher").to_entry(event)
+        entry = event_publishing.bus_entry(event)
         assert not self.stack.client("events").put_events(Entries=[entry]).get("FailedEntryCount")
 
     def in_flight(self) -> int:

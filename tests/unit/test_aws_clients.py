@@ -35,3 +35,28 @@ def test_clients_are_built_from_their_profile_and_a_given_read_timeout_wins(monk
         assert (other.meta.config.connect_timeout, other.meta.config.read_timeout) == (2, 10)
     finally:
         aws.reset_clients()
+
+
+def test_threads_that_ask_for_a_new_client_at_once_share_one(monkeypatch):
+    """The outbox publisher's log writes start at once on a cold container: one client is made, not one each."""
+    import threading
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    aws.reset_clients()
+    gate = threading.Barrier(8)
+    made: list = []
+
+    def ask() -> None:
+        gate.wait(timeout=10)
+        made.append(aws.client("dynamodb"))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(made) == 8 and len({id(c) for c in made}) == 1
+        assert aws.client("dynamodb") is made[0]
+    finally:
+        aws.reset_clients()

@@ -188,6 +188,7 @@ def profile(service: str, read_timeout: float | None = None) -> Profile:
 
 
 _made: list[Any] = []  # every client made: their connections are closed after a restore
+_made_for: dict[tuple[str, float | None], Any] = {}
 
 
 @cache
@@ -195,6 +196,8 @@ def client(service: str, read_timeout: float | None = None) -> Any:
     """A client of the service, configured as PROFILES says; read_timeout longer only for slow answers (a model's)."""
     chosen = profile(service, read_timeout)
     with _lock:  # botocore sessions are not thread-safe while creating clients
+        if (service, read_timeout) in _made_for:  # threads that asked at once share the first one made
+            return _made_for[(service, read_timeout)]
         made = _session().create_client(
             service,
             region_name=settings().aws_region,
@@ -203,6 +206,7 @@ def client(service: str, read_timeout: float | None = None) -> Any:
                           max_pool_connections=32),
         )
         _made.append(made)
+        _made_for[(service, read_timeout)] = made
         return made
 
 
@@ -212,6 +216,7 @@ def reset_clients() -> None:
     environment."""
     client.cache_clear()
     _made.clear()
+    _made_for.clear()
     _session.cache_clear()
 
 

@@ -1,7 +1,8 @@
 """The event log: every event of a tenant, readable for 30 days, in the envelope the webhooks carry.
 
-The outbox publisher records each event (record()) before it puts it on the bus, so what a webhook
-receives is in the log first; a replay (domain/webhook_replays.py) and the event stream read it.
+The outbox publisher records each event (record(), from domain/event_publishing.py) before it puts
+it on the bus, so what a webhook receives is in the log first; a replay (domain/webhook_replays.py)
+and the event stream read it.
 Ids are evt_ ULIDs, so the log's order is the events' time order and a time range (since, until)
 is a range of ids.
 """
