@@ -39,6 +39,7 @@ from svc_client.streaming import (
 )
 from svc_client.webhook_events import (
                                AgentRunEvent,
+                               MemberEvent,
                                ProjectEvent,
                                TenantEvent,
                                UserEvent,
@@ -86,6 +87,7 @@ __all__ = [
                                "UnknownEvent",
                                "Usage",
                                "UserEvent",
+                               "MemberEvent",
                                "ValidationError",
                                "WebhookEvent",
                                "WebhookTestEvent",

@@ -86,6 +86,22 @@ class UserEvent(WebhookEvent):
     data: User
 
 
+class MemberEventData(ApiModel):
+    """member.added: the member's userId, role, tenantId and email; member.role_changed: userId, role and
+    previousRole; member.removed: userId, role and reason (removed or left)."""
+    user_id: str
+    role: str
+    tenant_id: str | None = None
+    email: str | None = None
+    previous_role: str | None = None
+    reason: str | None = None
+
+
+class MemberEvent(WebhookEvent):
+    """member.added, member.role_changed, member.removed."""
+    data: MemberEventData
+
+
 class WebhookTestData(ApiModel):
     webhook_id: str
     message: str
@@ -95,10 +111,11 @@ class WebhookTestEvent(WebhookEvent):
     data: WebhookTestData
 
 
-AnyWebhookEvent = ProjectEvent | AgentRunEvent | TenantEvent | UserEvent | WebhookTestEvent | WebhookEvent
+AnyWebhookEvent = (ProjectEvent | AgentRunEvent | TenantEvent | UserEvent | MemberEvent | WebhookTestEvent
+                   | WebhookEvent)
 
 _BY_PREFIX: dict[str, type[WebhookEvent]] = {"project.": ProjectEvent, "agent.": AgentRunEvent,
-                                             "tenant.": TenantEvent, "user.": UserEvent,
+                                             "tenant.": TenantEvent, "user.": UserEvent, "member.": MemberEvent,
                                              "webhook.test": WebhookTestEvent}
 
 

@@ -170,7 +170,7 @@ def test_an_owner_and_an_admin_change_roles_below_owner(stack):
     entries = audit_entries(stack, "member.role_changed")
     assert len(entries) == 3 and all(e["tenantId"] == tenant_id for e in entries)
     by_admin = [e for e in entries if e["actor"] == {"type": "user", "id": admin.id}]
-    assert {(e["target"]["id"], e["changes"]["role"]["to"]) for e in by_admin} == {(second.id, "admin"),
+    assert {(e["target"]["id"], e["changes"]["role"]["new"]) for e in by_admin} == {(second.id, "admin"),
                                                                                    (first.id, "member")}
 
 

@@ -89,9 +89,10 @@ def invitations_accept(state: State, token: str, name: str | None, password: str
         password = click.prompt("Password", hide_input=True, err=True)
     with state.client() as svc:
         grant = svc.invitations.accept(token, password, name)
-    state.emit(grant.model_copy(update={"access_token": "", "refresh_token": None}), lambda g: state.out.print(
-        f"Joined {g.tenant.name if g.tenant else 'the tenant'} as {g.tenant.role if g.tenant else 'a member'}. "
-        "`svc login` signs this terminal in.", markup=False))
+    joined = {"user": grant.user, "tenant": grant.tenant}   # the session's tokens stay out of the output
+    state.emit(joined, lambda j: state.out.print(
+        f"Joined {j['tenant'].name if j['tenant'] else 'the tenant'} as "
+        f"{j['tenant'].role if j['tenant'] else 'a member'}. `svc login` signs this terminal in.", markup=False))
 
 
 @click.group(cls=SvcGroup)

@@ -148,7 +148,7 @@ def change_role(ctx: TenantContext, user_id: str, body: MemberRoleChange) -> dic
     now = timeutil.now()
     writes = [*_role_writes(ctx, member, new, now), *checks,
               audit.entry(ctx.tenant_id, "member.role_changed", "user", user_id, ctx=ctx,
-                          changes={"role": {"from": old, "to": new}}, now=now)]
+                          changes={"role": {"old": old, "new": new}}, now=now)]
     if old == "owner":
         writes.append(tenants_table.count_entry(ctx.tenant_id, "owners", -1, at_least=1))
     elif new == "owner":
