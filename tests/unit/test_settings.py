@@ -111,3 +111,15 @@ def test_one_condition_attaches_the_secrets_extension_and_tells_the_functions():
     for given, attached in (("", "false"), (arn, "true")):
         environment = Resolver({"SecretsExtensionLayerArn": given}).function_environment("ProjectsFunction")
         assert environment["SECRETS_EXTENSION_ATTACHED"] == attached
+
+
+def test_every_resource_the_functions_name_is_an_output_of_the_stack():
+    """`python -m ops --stack NAME` sets the functions' environment from the stack's outputs, one per
+    resource the Globals name: a resource without its output leaves ops writing to a default name
+    (the audit log's table was missed so, and the operator's tenant creation failed)."""
+    template = load()
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    named = {value["Ref"] for value in variables.values()
+             if isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in template["Resources"]}
+    missing = sorted(named - set(template.get("Outputs") or {}))
+    assert missing == [], f"template.yaml's Outputs lack these resources the functions name: {missing}"
