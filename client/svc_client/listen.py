@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import signal
+import threading
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -184,15 +185,32 @@ def listen(ctx: click.Context, forward_to: str | None, events: str | None, print
     forwarder = Forwarder(state.profile, forward_to, secret, not skip_verify, show)
     if forwarder.last_id:
         state.err.print(f"[dim]Resuming after {forwarder.last_id}.[/dim]")
+    svc = state.client()
     try:
-        with state.client() as svc:
-            while True:
-                try:
-                    _stream_once(svc, forwarder, events, state.err)
-                except (httpx.TransportError, httpx.StreamError) as exc:
-                    state.err.print(f"[dim]The stream broke ({type(exc).__name__}); reconnecting.[/dim]")
-                time.sleep(RECONNECT_SECONDS)
+        while True:
+            try:
+                _stream_once(svc, forwarder, events, state.err)
+            except (httpx.TransportError, httpx.StreamError) as exc:
+                state.err.print(f"[dim]The stream broke ({type(exc).__name__}); reconnecting.[/dim]")
+            time.sleep(RECONNECT_SECONDS)
     except KeyboardInterrupt:
-        state.err.print("Stopped.")
+        state.err.print("Stopped.")   # said before any clean-up, which must not keep Ctrl-C from ending it
     finally:
-        forwarder.close()
+        _close_within(CLOSE_SECONDS, svc.close, forwarder.close)
+
+
+CLOSE_SECONDS = 2.0
+
+
+def _close_within(seconds: float, *closers) -> None:
+    """Close the HTTP clients, giving up after `seconds`: a Ctrl-C that lands while a connection pool holds
+    its lock can leave the lock held (the interrupt comes between the acquire and the block that releases
+    it), and closing the pool would then wait for ever. Every forward is recorded as it is made, so nothing
+    is lost by leaving the rest to the process's exit."""
+    def close_all() -> None:
+        for close in closers:
+            with contextlib.suppress(Exception):
+                close()
+    closing = threading.Thread(target=close_all, name="svc-listen-close", daemon=True)
+    closing.start()
+    closing.join(seconds)

@@ -64,25 +64,3 @@ def test_the_first_failure_wins_and_the_second_still_ends_before_it_is_raised():
     with pytest.raises(RuntimeError, match="first"):
         parallel.both(lambda: (_ for _ in ()).throw(RuntimeError("first")), second)
     assert ended.is_set()
-
-
-def test_each_runs_every_call_at_once_and_keeps_each_outcome_in_its_place():
-    """Each call waits until all have started: run one after another, this would never end."""
-    started = [threading.Event() for _ in range(5)]
-    token = _request.set("req_2")
-
-    def call(mine: int):
-        started[mine].set()
-        if not all(s.wait(timeout=10) for s in started):
-            return "alone"
-        if mine == 3:
-            raise KeyError("three")
-        return (mine, _request.get())
-
-    try:
-        outcomes = parallel.each([lambda n=n: call(n) for n in range(5)])
-    finally:
-        _request.reset(token)
-    assert outcomes[:3] + outcomes[4:] == [(0, "req_2"), (1, "req_2"), (2, "req_2"), (4, "req_2")]
-    assert isinstance(outcomes[3], KeyError)
-    assert parallel.each([]) == []

@@ -5,16 +5,13 @@ otherwise wait for two round trips one after the other (auth/authenticate.py: th
 written while its tenant's policy is read); warm requests find those cached and start no thread.
 The second call runs on a new thread in a copy of the caller's context (the request's state and
 log keys go with it).
-
-each(): a batch's independent calls (the outbox publisher's event-log writes), each on its own
-thread in a copy of the caller's context, every outcome kept apart: one failing stops no other.
 """
 
 from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 A = TypeVar("A")
@@ -42,27 +39,3 @@ def both(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
     if "error" in outcome:
         raise outcome["error"]
     return first_value, outcome["value"]
-
-
-def each(calls: Sequence[Callable[[], A]]) -> list[A | Exception]:
-    """Every call at once, each on its own thread (the caller's too, for the first); what each
-    returned, or the exception it raised, in the calls' order. Returns only when all have ended."""
-    outcomes: list[Any] = [None] * len(calls)
-
-    def run(index: int) -> None:
-        try:
-            outcomes[index] = calls[index]()
-        except Exception as exc:  # kept in its place: the caller decides what a failure means
-            outcomes[index] = exc
-
-    threads = [threading.Thread(target=contextvars.copy_context().run, args=(run, i), name=f"parallel-{i}",
-                                daemon=True) for i in range(1, len(calls))]
-    for thread in threads:
-        thread.start()
-    try:
-        if calls:
-            run(0)
-    finally:
-        for thread in threads:
-            thread.join()
-    return outcomes
