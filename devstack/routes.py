@@ -52,6 +52,18 @@ class Route:
         return next(s["pattern"] for s in parameter["schema"]["anyOf"] if "pattern" in s)
 
     @property
+    def required_scope(self) -> str | None:
+        """The scope the document says the route needs (None: public, or any credential of the tenant)."""
+        scopes = [scope for scheme in self.operation.get("security") or () for scope in scheme.get("bearerAuth", ())]
+        return scopes[0] if scopes else None
+
+    @property
+    def streams(self) -> bool:
+        """Answers Server-Sent Events (an admitted request stays open)."""
+        return any("text/event-stream" in (answer.get("content") or {})
+                   for answer in self.operation.get("responses", {}).values())
+
+    @property
     def is_list(self) -> bool:
         return self.cursor_pattern is not None
 

@@ -62,15 +62,6 @@ def receiver():
     made.stop()
 
 
-def required_scope(route) -> str | None:
-    scopes = [s for scheme in route.operation.get("security") or [] for s in scheme.get("bearerAuth", ())]
-    return scopes[0] if scopes else None
-
-
-def streams(route) -> bool:
-    return any("text/event-stream" in (a.get("content") or {}) for a in route.operation.get("responses", {}).values())
-
-
 def anonymous(stack) -> httpx.Client:
     return httpx.Client(base_url=stack.base_url + "/api/v1", timeout=30)
 
@@ -132,8 +123,8 @@ def test_an_organization_from_invitation_to_removal(local_stack, receiver):
     member_scopes = ROLE_SCOPES["member"]
     checked = 0
     for route in routes.routes():
-        scope = required_scope(route)
-        if scope is None or (scope in member_scopes and streams(route)):
+        scope = route.required_scope
+        if scope is None or (scope in member_scopes and route.streams):
             continue
         path = route.path.removeprefix("/api/v1")
         for name in route.path_parameters:

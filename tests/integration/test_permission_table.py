@@ -21,18 +21,7 @@ def stack(emulator):
     yield from provisioned_stack(emulator)
 
 
-def required_scope(route: routes.Route) -> str | None:
-    schemes = route.operation.get("security") or []
-    scopes = [scope for scheme in schemes for scope in scheme.get("bearerAuth", ())]
-    return scopes[0] if scopes else None
-
-
-def streams(route: routes.Route) -> bool:
-    return any("text/event-stream" in (answer.get("content") or {})
-               for answer in route.operation.get("responses", {}).values())
-
-
-SCOPED = [r for r in routes.routes() if required_scope(r)]
+SCOPED = [r for r in routes.routes() if r.required_scope]
 CELLS = [(route, role) for route in SCOPED for role in ROLES]
 # A well-formed id for every path parameter: an object that does not exist, so an admitted write
 # touches nothing (the route's own tests show what it does to objects that exist).
@@ -41,14 +30,14 @@ PLACEHOLDER = "x_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
 
 def test_every_role_and_every_scoped_route_is_a_cell():
     assert len(SCOPED) > 40 and set(ROLES) == set(ROLE_SCOPES)
-    assert {required_scope(r) for r in SCOPED} <= set().union(*ROLE_SCOPES.values())  # owner holds them all
+    assert {r.required_scope for r in SCOPED} <= set().union(*ROLE_SCOPES.values())  # owner holds them all
 
 
 @pytest.mark.parametrize(("route", "role"), CELLS, ids=[f"{r.event}-{role}" for r, role in CELLS])
 def test_a_role_passes_a_routes_scope_check_exactly_when_the_table_grants_it(stack, route, role):
-    scope = required_scope(route)
+    scope = route.required_scope
     granted = scope in ROLE_SCOPES[role]
-    if granted and streams(route):
+    if granted and route.streams:
         pytest.skip("an admitted stream stays open; its scope is held by the stream's own tests")
     tenant_id = stack.new_tenant()
     token = stack.user_token(tenant_id, role)
