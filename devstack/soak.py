@@ -58,7 +58,8 @@ PASSWORD = "soak-password-0123456789"
 
 # Operations and their weights in the mix.
 MIX = {"create": 26, "patch": 18, "race": 6, "delete": 7, "delete_missing": 5, "read": 10, "list": 5,
-       "invalid": 8, "pathological": 5, "register_duplicate": 5, "register_new": 2, "wrong_route": 3}
+       "invalid": 8, "pathological": 5, "register_duplicate": 5, "register_new": 2, "wrong_route": 3,
+       "invite_member": 3}
 
 PATHOLOGICAL = [
     ("application/json", b"[" * 10_000 + b"]" * 10_000),
@@ -322,6 +323,7 @@ class Session:
         self.tenant_ids: dict[int, str] = {}
         self.projects: dict[int, list[str]] = defaultdict(list)
         self.registered: list[str] = []           # e-mails registered for real
+        self.owner_emails: list[str] = []         # tenant t's owner, by t
         self.new_tenants: set[str] = set()        # tenants made by registrations in the session
         self.calls: list[Call] = []
         self.lock = threading.Lock()
@@ -342,6 +344,7 @@ class Session:
         emails = [f"soak-owner-{self.seed}-{t}-{os.getpid()}@example.com" for t in range(self.tenant_count)]
         with self._client(250) as http:
             _all_at_once(lambda t: self._set_up_tenant(http, t, emails[t]), range(self.tenant_count))
+        self.owner_emails = emails
         self.registered += emails  # in tenant order, whichever finished first (the seeded picks read it)
 
     @staticmethod
@@ -523,6 +526,13 @@ class Session:
             with self.lock:
                 self.registered.append(email)
         self._record(call, response)
+
+    def _op_invite_member(self, http, rng, tenant, index, marker) -> None:
+        """A conflict that needs no race: inviting the tenant's own owner (409 already_member; two
+        PATCHes at once conflict only when they overlap, which a fast machine may never do)."""
+        response = http.post(f"{self.base}/invitations", headers=self._auth(tenant),
+                             json={"email": self.owner_emails[tenant], "role": "member"})
+        self._record(Call(index, "invite_member", response.status_code, None, tenant=tenant), response)
 
     def _op_wrong_route(self, http, rng, tenant, index, marker) -> None:
         response = http.request(rng.choice(["PUT", "GET", "POST"]), f"{self.base}/projectz/{marker}",
@@ -740,7 +750,7 @@ _ALLOWED = {
     "create": (201, 429), "patch": (200, 404, 409, 429), "delete": (200, 204, 404, 409, 429),
     "delete_missing": (404, 429), "read": (200, 404, 429), "list": (200, 429), "invalid": (400, 429),
     "pathological": (400, 413, 415, 429), "register_duplicate": (201, 202, 409, 429),
-    "register_new": (201, 429), "wrong_route": (404, 405, 429),
+    "register_new": (201, 429), "wrong_route": (404, 405, 429), "invite_member": (409, 429),
 }
 
 

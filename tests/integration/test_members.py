@@ -260,8 +260,11 @@ def test_two_owners_demoting_each_other_at_once_leave_one(atomic_stack):
     for thread in threads:
         thread.join()
     statuses = sorted(r.status for r in replies.values())
-    assert statuses == [200, 409], replies
-    assert next(r for r in replies.values() if r.status == 409).error["details"]["reason"] == "last_owner"
+    assert statuses[0] == 200 and statuses[1] in (403, 409), replies
+    # Overlapping, the loser meets the owners counter (409 last_owner); one after the other, the loser
+    # is no longer an owner when its change is checked (403 owner_required). Either way one owner stays.
+    loser = next(r for r in replies.values() if r.status != 200)
+    assert loser.error["details"]["reason"] == {409: "last_owner", 403: "owner_required"}[loser.status]
     roles = sorted(role_of(tenant_id, p.id) for p in (first, second))
     assert roles == ["admin", "owner"] and counter(tenant_id, "owners") == 1
 
