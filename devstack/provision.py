@@ -55,7 +55,8 @@ def _generated_secret(spec: dict[str, Any]) -> str:
 
 def _create_tables(ddb, resolver: Resolver) -> None:
     existing = set(ddb.list_tables().get("TableNames", []))  # kept data (--persist) stays as it is
-    for logical_id, resource in resolver.of_type("AWS::DynamoDB::Table").items():
+    tables = {**resolver.of_type("AWS::DynamoDB::Table"), **resolver.of_type("AWS::DynamoDB::GlobalTable")}
+    for logical_id, resource in tables.items():  # a global table: its replica in this region
         if resolver.physical_name(logical_id) not in existing:
             _create_table(ddb, resolver.physical_name(logical_id), resolver.resolve(resource["Properties"]))
 

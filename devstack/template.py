@@ -78,6 +78,7 @@ class Resolver:
         return {
             "AWS::SQS::Queue": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}",
             "AWS::DynamoDB::Table": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}",
+            "AWS::DynamoDB::GlobalTable": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}",
             "AWS::Events::EventBus": f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{name}",
             "AWS::Events::Rule": f"arn:aws:events:{REGION}:{ACCOUNT}:rule/{name}",
         }.get(kind, f"arn:aws:local:{REGION}:{ACCOUNT}:{name}")

@@ -38,6 +38,10 @@ class Settings:
     events_table: str = "events"   # the event log: every published event, per tenant, 30 days
     audit_log_table: str = "audit-log"   # security-relevant actions, append-only (domain/audit.py)
     invitations_table: str = "invitations"
+    # Cells (svc_core/contracts/cells.py): every cell of the deployment as JSON {region: public base URL}
+    # (empty: this one only), and the global directory that says which cell is each tenant's home.
+    cells: str = ""
+    directory_table: str = "directory"
     # E-mail (adapters/email.py): the SES identity messages are sent from (empty: none is sent) and
     # the configuration set whose bounces and complaints are logged.
     email_sender: str = ""
