@@ -82,7 +82,9 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamo
 
     for logical_id in resolver.of_type("AWS::S3::Bucket"):
         try:
-            c["s3"].create_bucket(Bucket=resolver.physical_name(logical_id))
+            # Outside us-east-1 S3 wants the bucket's region said (a cell of python -m devstack --regions).
+            located = {} if REGION == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": REGION}}
+            c["s3"].create_bucket(Bucket=resolver.physical_name(logical_id), **located)
         except c["s3"].exceptions.BucketAlreadyOwnedByYou:  # kept data (--persist) stays as it is
             pass
 

@@ -7,6 +7,7 @@ functions' environment needs. Nothing here lists a table, route or queue a secon
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,7 +18,11 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "template.yaml"
-REGION = "us-east-1"
+# The region this process plays (ARNs, clients, the functions' AWS_REGION): one cell per process, so a
+# cell of a multi-cell local stack (python -m devstack --regions) is started with its own in this variable.
+REGION_VARIABLE = "DEVSTACK_REGION"
+DEFAULT_REGION = "us-east-1"
+REGION = os.environ.get(REGION_VARIABLE) or DEFAULT_REGION
 ACCOUNT = "123456789012"
 
 
