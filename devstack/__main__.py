@@ -1,6 +1,6 @@
 """Start the local stack:  python -m devstack [--port 3000] [--credentials FILE] [--persist DIR] [--allow-origin ORIGIN]
                                              [--sam-local] [--sam-host HOST] [--emulator-bind ADDRESS]
-                                             [--parameter NAME=VALUE]
+                                             [--parameter NAME=VALUE] [--regions R1,R2,... [--replication-lag S]]
 
 Prints the base URL and the development credentials, writes them to the credentials file
 (default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The password is printed
@@ -13,6 +13,9 @@ given elsewhere: the functions' environment (for `python -m ops --local`), and f
 emulators at the address (--sam-host) a container reaches the host by. With --sam-local it also
 creates the sample objects the events of events/ name in the development tenant and writes the
 filled events beside the credentials file, in events/.
+
+With --regions, one cell per region, each a stack of its own in a process of its own (devstack/cells.py):
+the first on --port, the next on port+1, ..., the directory replicated between them.
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import socket
 import sys
 import threading
 import time
 from pathlib import Path
 
 from devstack import sam_local
-from devstack.bootstrap import bootstrap, write_credentials
+from devstack.bootstrap import bootstrap, print_credentials, write_credentials
 from devstack.stack import DEFAULT_ALLOWED_ORIGINS, ENGINES, MOTO_ENGINE_CAVEATS, ROOT, LocalStack, environment_file
 from devstack.template import load as load_template
 
@@ -62,6 +66,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parameter", action="append", metavar="NAME=VALUE", dest="parameters", default=[],
                         help="a template parameter's value, e.g. WebhookRetrySchedule=1,1,1,1,1,1,1 (a receiver "
                              "down past its retries within seconds); repeat for several")
+    parser.add_argument("--regions", metavar="R1,R2,...",
+                        help="run one cell per region (the first on --port, the next on port+1, ...), the global "
+                             "directory replicated between them; the bootstrap tenant is in the first")
+    parser.add_argument("--replication-lag", type=float, default=1.0, metavar="SECONDS",
+                        help="with --regions: how long a directory change takes to reach the other cells "
+                             "(default 1.0)")
+    # A cell of several, as devstack/cells.py starts it: not for a user's command line.
+    parser.add_argument("--cell", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--secrets-out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--secrets-in", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--no-bootstrap", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--cells-status-url", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if any("*" in origin or "," in origin for origin in args.allow_origins or ()):
         parser.error("--allow-origin takes one exact origin (no `*`, no commas); repeat it for several")
@@ -84,14 +101,25 @@ def main(argv: list[str] | None = None) -> int:
         if not equals or name not in known:
             parser.error(f"--parameter takes NAME=VALUE with one of the template's parameters: {', '.join(known)}")
         parameters[name] = value
+    if args.regions is not None:
+        from devstack import cells
+        return cells.main(args, parser, stop=stop, started=started)
+    listening = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
+    cells_status = None
+    if args.cells_status_url:
+        from devstack.cells import status_reader
+        cells_status = status_reader(args.cells_status_url)
     stack = LocalStack(port=args.port, log=log, parameters=parameters,
                        persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator,
-                       emulator_bind=args.emulator_bind)
+                       emulator_bind=args.emulator_bind, listening=listening, secrets_from=args.secrets_in,
+                       secrets_to=args.secrets_out, cells_status=cells_status)
     env_file: Path | None = None
     try:
         stack.start()
         kept = args.persist / "credentials.json" if args.persist else None
-        if kept and kept.exists():  # the development tenant and key of an earlier run
+        if args.no_bootstrap:  # a cell after the first: the development tenant lives in the first
+            credentials = None
+        elif kept and kept.exists():  # the development tenant and key of an earlier run
             credentials = {**json.loads(kept.read_text()), "baseUrl": stack.base_url}
             write_credentials(credentials, args.credentials)
         else:
@@ -106,9 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         _write_sam_local_files(stack, credentials, sam_env_file, args.credentials.parent, args.sam_host,
                                args.persist / "samples.json" if args.persist else None, samples=args.sam_local)
         print(f"local stack ready in {time.monotonic() - started:.1f} s at {stack.base_url}/api/v1", flush=True)
-        print(f"browser front-ends allowed (CORS): {stack.parameters['AllowedOrigins'] or 'none'}", flush=True)
-        print(f"credentials written to {args.credentials}:", flush=True)
-        print(json.dumps(shown_credentials(credentials, args.credentials, sys.stdout.isatty()), indent=2), flush=True)
+        if not args.cell:  # the cells' parent says these once for all of them
+            print_credentials(stack.parameters["AllowedOrigins"], credentials, args.credentials)
         stop.wait()
     finally:
         print("stopping", flush=True)
@@ -117,14 +144,6 @@ def main(argv: list[str] | None = None) -> int:
             for written in (env_file, env_file.parent / sam_local.ENV_VARS_NAME):
                 written.unlink(missing_ok=True)  # the in-memory data and the endpoints they name are gone
     return 0
-
-
-def shown_credentials(credentials: dict, path: Path, terminal: bool) -> dict:
-    """The credentials as printed: whole on a terminal (the password, this once), else where the
-    output is kept (a log file, a pipe) without the password, which stays in the credentials file."""
-    if terminal:
-        return credentials
-    return {**credentials, "user": {**credentials["user"], "password": f"(not printed: see {path})"}}
 
 
 def _write_sam_local_files(stack: LocalStack, credentials: dict, env_vars_file: Path, directory: Path, host: str,

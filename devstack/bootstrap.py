@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +39,17 @@ def write_credentials(credentials: dict[str, Any], path: Path) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         json.dump(credentials, out, indent=2)
+
+
+def print_credentials(allowed_origins: str, credentials: dict, path: Path) -> None:
+    print(f"browser front-ends allowed (CORS): {allowed_origins or 'none'}", flush=True)
+    print(f"credentials written to {path}:", flush=True)
+    print(json.dumps(shown_credentials(credentials, path, sys.stdout.isatty()), indent=2), flush=True)
+
+
+def shown_credentials(credentials: dict, path: Path, terminal: bool) -> dict:
+    """The credentials as printed: whole on a terminal (the password, this once), else where the
+    output is kept (a log file, a pipe) without the password, which stays in the credentials file."""
+    if terminal:
+        return credentials
+    return {**credentials, "user": {**credentials["user"], "password": f"(not printed: see {path})"}}

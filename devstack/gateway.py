@@ -155,7 +155,8 @@ def _not_found_body(path: str, request_id: str) -> bytes:
 class Gateway:
     def __init__(self, router: Router, functions: dict[str, Any], host: str = "127.0.0.1", port: int = 3000,
                  log=print, streaming: bool = True, local_routes: dict[str, Any] | None = None,
-                 allowed_origins: frozenset[str] = frozenset(), local_health=None) -> None:
+                 allowed_origins: frozenset[str] = frozenset(), local_health=None,
+                 listening: socket.socket | None = None) -> None:
         self.router, self.functions, self.log = router, functions, log
         # The health answer's `local` part (engine and pollers): what only the local stack knows.
         self.local_health = local_health
@@ -184,7 +185,12 @@ class Gateway:
                     return self._serve
                 raise AttributeError(name)
 
-        self.server = LoopbackHTTPServer((host, port), Handler)
+        if listening is None:
+            self.server = LoopbackHTTPServer((host, port), Handler)
+        else:  # a socket already listening, bound by the process that started this one (python -m devstack --regions)
+            self.server = LoopbackHTTPServer(listening.getsockname(), Handler, bind_and_activate=False)
+            self.server.socket.close()
+            self.server.socket = listening
         self.port = self.server.server_address[1]
         self._thread: threading.Thread | None = None
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,9 @@ MOTO_ENGINE_CAVEATS = (
 class LocalStack:
     def __init__(self, *, port: int = 3000, host: str = "127.0.0.1", parameters: dict[str, str] | None = None,
                  emulator_endpoint: str | None = None, containers: int = 4, persist_dir: Path | None = None,
-                 engine: str = "dynamodb-local", emulator_bind: str = "127.0.0.1", log=print) -> None:
+                 engine: str = "dynamodb-local", emulator_bind: str = "127.0.0.1", log=print,
+                 listening: socket.socket | None = None, secrets_from: Path | None = None,
+                 secrets_to: Path | None = None, cells_status: Callable[[], dict[str, Any]] | None = None) -> None:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}")
         if engine == "moto" and persist_dir is not None:
@@ -61,6 +66,12 @@ class LocalStack:
         self.gateway: Gateway | None = None
         self.secrets_extension: SecretsExtension | None = None
         self.pollers: list[Any] = []
+        # A cell of several (devstack/cells.py): its gateway's socket, bound by the parent process; the
+        # secrets every cell shares (as a replicated secret), written by the first cell and read by the
+        # others; and the whole's status, which the first cell answers at /_local/cells.
+        self.listening = listening
+        self.secrets_from, self.secrets_to = secrets_from, secrets_to
+        self.cells_status = cells_status
 
     @property
     def base_url(self) -> str:
@@ -93,6 +104,8 @@ class LocalStack:
 
             from svc_core.adapters import aws
             aws.PROFILES["dynamodb"] = replace(aws.PROFILES["dynamodb"], read_timeout=30)
+        if self.secrets_from is not None:  # the first cell's values (it writes them once it made them)
+            kept_secrets = _wait_for_json(self.secrets_from, SHARED_SECRETS_TIMEOUT_SECONDS)
         environment = provision(self.emulator_endpoint, self.parameters, dynamodb_endpoint=self.dynamodb_endpoint,
                                 secret_values=kept_secrets)
         # No CloudWatch here to read the metrics' EMF lines: they would only fill the console (and
@@ -115,13 +128,15 @@ class LocalStack:
         self.environment = environment
         self._forget_caches()
         run_custom_resources(self.parameters)
-        if self.persist_dir is not None:
-            _write_private(self._secrets_file, json.dumps(secret_values(self.emulator_endpoint, self.parameters)))
+        for kept in (self._secrets_file if self.persist_dir is not None else None, self.secrets_to):
+            if kept is not None:
+                _write_private(kept, json.dumps(secret_values(self.emulator_endpoint, self.parameters)))
         resolver = Resolver(self.parameters)
         functions = load_functions(resolver, self.containers)
         self.gateway = Gateway(Router(resolver.api_routes(), resolver.streaming_routes()), functions, self.host,
                                self.port, log=self.log, local_routes=self._local_routes(),
-                               allowed_origins=self._allowed_origins(), local_health=self.status).start()
+                               allowed_origins=self._allowed_origins(), local_health=self.status,
+                               listening=self.listening).start()
         os.environ["PUBLIC_BASE_URL"] = self.base_url  # the device login's authUrl points at this gateway
         self._forget_caches()
         clients = self._clients()
@@ -156,15 +171,16 @@ class LocalStack:
 
     def _local_routes(self) -> dict[str, Any]:
         from devstack import mailbox
-        return {"/_local/status": lambda _query: self.status(),
+        cells = {"/_local/cells": lambda _query: self.cells_status()} if self.cells_status else {}
+        return {**cells, "/_local/status": lambda _query: self.status(),
                 "/_local/mailbox": lambda query: mailbox.page(mailbox.read(self.emulator_endpoint, query.get("to")),
                                                               query.get("to")),
                 "/_local/mailbox.json": lambda query: {"messages": [
                     mail.view() for mail in mailbox.read(self.emulator_endpoint, query.get("to"))]}}
 
     def status(self) -> dict[str, Any]:
-        """GET /_local/status: the engine and what each poller has done (local stack only)."""
-        return {"engine": self.engine, "pollers": [poller.status() for poller in self.pollers]}
+        """GET /_local/status: the region, the engine and what each poller has done (local stack only)."""
+        return {"region": REGION, "engine": self.engine, "pollers": [poller.status() for poller in self.pollers]}
 
     @staticmethod
     def _failure_destination(clients: dict[str, Any], queue_url, props: dict[str, Any]):
@@ -242,9 +258,24 @@ def environment_file(port: int, persist_dir: Path | None) -> Path:
 
 
 def _write_private(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """Readable by the user only; whole or not at all (a cell may be waiting for the file to appear)."""
+    written = path.with_name(path.name + ".tmp")
+    fd = os.open(written, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write(text)
+    os.replace(written, path)
+
+
+SHARED_SECRETS_TIMEOUT_SECONDS = 180  # the first cell starts at the same time, on a machine maybe loaded
+
+
+def _wait_for_json(path: Path, seconds: float) -> Any:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} was not written in {seconds:.0f} s (the first cell did not start)")
+        time.sleep(0.1)
+    return json.loads(path.read_text())
 
 
 __all__ = ["LocalStack", "ROOT", "environment_file"]
