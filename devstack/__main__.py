@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--allow-origin takes one exact origin (no `*`, no commas); repeat it for several")
     if args.emulator == "moto" and args.persist:
         parser.error("--persist keeps the tables in DynamoDB Local: it does not go with --emulator moto")
+    if args.regions is not None:
+        from devstack import cells
+        cells.check_options(args, parser)
 
     started = time.monotonic()
     stop = threading.Event()

@@ -83,19 +83,24 @@ def parse_regions(value: str) -> list[str]:
     return regions
 
 
-def main(args: argparse.Namespace, parser: argparse.ArgumentParser, *, stop: threading.Event, started: float) -> int:
+def check_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """--regions and what goes with it (parser.error otherwise)."""
     try:
-        regions = parse_regions(args.regions)
+        parse_regions(args.regions)
     except ValueError as exc:
         parser.error(str(exc))
     for given, why in ((args.persist, "--persist"), (args.sam_local, "--sam-local"), (args.emulator == "moto",
                                                                                         "--emulator moto")):
         if given:
-            parser.error(f"{why} does not go with --regions (one cell each: the default)")
+            parser.error(f"{why} is for a single cell: it does not go with --regions")
     if any(p.partition("=")[0] == "Cells" for p in args.parameters):
         parser.error("--regions sets the Cells parameter itself")
     if args.replication_lag < 0:
         parser.error("--replication-lag takes seconds, 0 or more")
+
+
+def main(args: argparse.Namespace, parser: argparse.ArgumentParser, *, stop: threading.Event, started: float) -> int:
+    regions = parse_regions(args.regions)
     try:
         cells = [CellProcess(region, *_listen(args.port + i if args.port else 0)) for i, region in enumerate(regions)]
     except OSError as exc:
