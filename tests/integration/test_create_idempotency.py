@@ -257,3 +257,25 @@ def test_the_other_creates_that_committed_but_answered_503_are_recognised_too(st
     (listing,) = [r for r in routes.list_routes() if r.path == create.path]
     listed = call(function, listing.event, token=key)
     assert [item["id"] for item in listed.data["items"]] == [again.data["id"]]
+
+
+def test_a_claim_whose_answer_was_lost_and_retried_is_still_this_requests_own(stack, monkeypatch):
+    """A datastore that stalls can apply the claim's conditional put and lose its answer; the SDK sends
+    it again and the condition refuses the copy. The request finds its own claim and goes on: no 409
+    REQUEST_IN_PROGRESS for a key that nobody else holds (seen in the paused-datastore soak)."""
+    from svc_core.data import idempotency_table
+    from svc_core.data.common import ConditionFailed
+    tenant, key = stack.tenant_with_key()
+    real = idempotency_table.claim
+
+    def applied_then_refused(*args, **kwargs):
+        real(*args, **kwargs)
+        raise ConditionFailed()
+
+    monkeypatch.setattr(idempotency_table, "claim", applied_then_refused)
+    first = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "lost-claim-1"})
+    assert first.status == 201, first
+    monkeypatch.undo()
+    again = api(CREATE, key, body={"name": "Apollo"}, headers={HEADER: "lost-claim-1"})
+    assert again.status == 201 and again.headers.get("idempotent-replayed") == "true", again
+    assert [p["id"] for p in stored_projects(tenant)] == [first.data["id"]]

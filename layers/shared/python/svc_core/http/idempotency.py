@@ -121,6 +121,8 @@ def run(api: Any, operation: str | Operation, key: str | None, body: dict[str, A
     for _ in range(2):  # a claim lost to another request: read again what it left
         now = timeutil.now()
         found = records.get(record_id, now)
+        if found is not None and found.token == token:
+            break   # our own claim: the store applied it but its answer was lost, and the SDK's retry was refused
         if found is not None:
             if found.payload != payload:
                 raise IdempotencyKeyReused("This Idempotency-Key was used with another request body.",
