@@ -116,6 +116,34 @@ class RetryPolicy:
         return random.uniform(0, min(self.max_backoff, self.backoff * (2 ** attempt)))
 
 
+def home_cell(response: httpx.Response) -> str | None:
+    """The base URL a 421 WRONG_REGION names (the cell holding the tenant or the account; its body
+    read already), else None. Only an http(s) URL, and never from https down to http."""
+    if response.status_code != 421:
+        return None
+    try:
+        error = response.json().get("error") or {}
+    except (ValueError, AttributeError):
+        return None
+    url = (error.get("details") or {}).get("baseUrl") if error.get("code") == "WRONG_REGION" else None
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+        return None
+    if response.request.url.scheme == "https" and not url.startswith("https://"):
+        return None
+    return base_url_from(url)
+
+
+def moved_request(request: httpx.Request, old_base: httpx.URL, new_base: str) -> httpx.Request:
+    """The same request sent to another cell: its path below the old base, under the new one."""
+    old_path = old_base.raw_path.decode().rstrip("/")
+    below = request.url.raw_path.decode().removeprefix(old_path)
+    target = httpx.URL(new_base + below)
+    headers = httpx.Headers(request.headers)
+    headers["host"] = target.netloc.decode()
+    return httpx.Request(request.method, target, headers=headers, content=request.content,
+                         extensions=request.extensions)
+
+
 def _in_progress(response: httpx.Response) -> bool:
     """409 REQUEST_IN_PROGRESS: a request with the same Idempotency-Key is still being served."""
     if "idempotency-key" not in response.request.headers:

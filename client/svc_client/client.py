@@ -32,6 +32,8 @@ from svc_client._core import (
     check_unauthorized,
     clean,
     decode,
+    home_cell,
+    moved_request,
     parse,
     request_headers,
 )
@@ -56,14 +58,17 @@ class _Base:
                  refresh: TokenSource | None = None, exchange: TokenSource | None = None,
                  on_unauthorized: Callable[[ApiError], Any] | None = None, timeout: float = 30.0,
                  retry: RetryPolicy | None = None, headers: dict[str, str] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, on_moved: Callable[[str], Any] | None = None) -> None:
         """base_url: the service root (SVC_BASE_URL, else http://127.0.0.1:3000).
         api_key: an API key (SVC_API_KEY when no credential is given at all).
         access_token / expires_in: a service JWT, kept in memory only.
         refresh: a callback returning a new grant ({accessToken, expiresIn}) when the token expires.
         exchange: a callback returning an identity provider's token, exchanged at /auth/exchange
         for a service token whenever one is needed (the spec's exchange callback).
-        on_unauthorized: called with the error on every 401, before it is raised."""
+        on_unauthorized: called with the error on every 401, before it is raised.
+        on_moved: called with the new base URL when the service answers 421 WRONG_REGION (the tenant
+        or the account lives in another cell): the request is sent there once, and every later
+        request goes there too."""
         self.base_url = base_url_from(base_url)
         if api_key is None and access_token is None and refresh is None and exchange is None:
             api_key = os.environ.get("SVC_API_KEY") or None
@@ -74,6 +79,7 @@ class _Base:
         if exchange is not None:
             self.credentials.refresh = lambda: self._exchange_with(exchange)
         self.on_unauthorized = on_unauthorized
+        self.on_moved = on_moved
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self._extra_headers = dict(headers or {})
@@ -104,6 +110,16 @@ class _Base:
                                       authenticated=authenticated)
         body = clean(json) if isinstance(json, dict) else json
         return http.build_request(method, API_PREFIX + path, json=body, params=clean(params), headers=all_headers)
+
+    def _move_to(self, request: httpx.Request, http: httpx.Client | httpx.AsyncClient, new_base: str
+                 ) -> httpx.Request:
+        """Use the cell a 421 named from now on; the request, as it was, for that cell."""
+        moved = moved_request(request, http.base_url, new_base)
+        self.base_url = new_base
+        http.base_url = httpx.URL(new_base)
+        if self.on_moved is not None:
+            self.on_moved(new_base)
+        return moved
 
     def _failed(self, error: ApiError, login: bool) -> ApiError:
         if login:
@@ -200,7 +216,7 @@ class Client(_Base):
         return self.auth.exchange(exchange())
 
     def _send(self, request: httpx.Request, *, stream: bool = False) -> httpx.Response:
-        attempt = 0
+        attempt, moved = 0, False
         while True:
             try:
                 response = self._http.send(request, stream=stream)
@@ -209,6 +225,13 @@ class Client(_Base):
                 if delay is None:
                     raise ConnectionFailed(f"{request.method} {request.url}: {type(exc).__name__}: {exc}") from exc
             else:
+                if response.status_code == 421 and not moved:
+                    response.read()
+                    home = home_cell(response)
+                    if home is not None:   # once: a second 421 is raised as it is
+                        request, moved = self._move_to(request, self._http, home), True
+                        response.close()
+                        continue
                 delay = self.retry.delay_after_response(attempt, response)
                 if delay is None:
                     return response
@@ -297,7 +320,7 @@ class AsyncClient(_Base):
         return await self.auth.exchange(token)
 
     async def _send(self, request: httpx.Request, *, stream: bool = False) -> httpx.Response:
-        attempt = 0
+        attempt, moved = 0, False
         while True:
             try:
                 response = await self._http.send(request, stream=stream)
@@ -306,6 +329,13 @@ class AsyncClient(_Base):
                 if delay is None:
                     raise ConnectionFailed(f"{request.method} {request.url}: {type(exc).__name__}: {exc}") from exc
             else:
+                if response.status_code == 421 and not moved:
+                    await response.aread()
+                    home = home_cell(response)
+                    if home is not None:   # once: a second 421 is raised as it is
+                        request, moved = self._move_to(request, self._http, home), True
+                        await response.aclose()
+                        continue
                 delay = self.retry.delay_after_response(attempt, response)
                 if delay is None:
                     return response

@@ -270,6 +270,8 @@ class FeatureCheck(ApiModel):
 class RoutingInfo(ApiModel):
     request_id: str
     serving_region: str
+    home_region: str | None = None       # the cell holding the tenant's data
+    home_base_url: str | None = None     # that cell's URL (null: a single-cell deployment)
     stage: str
     api_version: str
     tenant_id: str

@@ -83,9 +83,11 @@ class Resource:
 class Auth(Resource):
     """Sign-in with e-mail and password, refresh, logout, identity-provider exchange, me."""
 
-    def register(self, email: str, password: str, name: str) -> dict[str, Any]:
-        return self._c._call("POST", "/auth/register", json={"email": email, "password": password, "name": name},
-                             authenticated=False)
+    def register(self, email: str, password: str, name: str, region: str | None = None) -> dict[str, Any]:
+        """region: where the account and its workspace live (a multi-cell deployment: a region with a
+        cell; the client follows the service to that cell)."""
+        return self._c._call("POST", "/auth/register", authenticated=False,
+                             json={"email": email, "password": password, "name": name, "region": region})
 
     def login(self, email: str, password: str, tenant_id: str | None = None) -> TokenGrant:
         """Signs in; the access token stays in this client's memory and is refreshed with the

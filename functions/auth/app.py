@@ -32,7 +32,7 @@ def _set_refresh_cookie(token: str, max_age: int) -> None:
 
 
 @api.post("/api/v1/auth/register", public=True, throttle="register", status=201,
-          response_model="account_models.Registered", tags=TAGS,
+          response_model="account_models.Registered", tags=TAGS, errors=(421,),
           summary="Create a user and the personal tenant they own",
           description="An address that already has an account gets the same 201 and a body of the same shape "
                       "(ids that name nothing), and nothing is created: the answer never tells whether an "
@@ -44,7 +44,7 @@ def register(body: account_models.RegisterBody):
 
 
 @api.post("/api/v1/auth/login", public=True, throttle="sign-in",
-          response_model="account_models.TokenPair", tags=TAGS, errors=(401, 403, 429),
+          response_model="account_models.TokenPair", tags=TAGS, errors=(401, 403, 421, 429),
           summary="Sign in with e-mail and password: an access token and a refresh token",
           description="401: wrong e-mail or password (the same answer, in the same time). 403: the account is "
                       "disabled, or not a member of tenantId. 429: too many failed sign-ins from this address "

@@ -434,3 +434,66 @@ def test_device_login_polling_stops_on_the_specs_end_states_and_names_a_denial(a
         wait_for_approval(svc, login, sleep=sleeps.append, on_poll=polls.append)
     assert str(raised.value) == message and raised.value.denied is denied
     assert polls == ["pending", answer["status"]] and len(sleeps) == 1 and len(script.requests) == 2
+
+
+# ---- cells -----------------------------------------------------------------------------------
+
+def wrong_region(base_url, region="eu-central-1"):
+    return error("WRONG_REGION", 421, "elsewhere", {"region": region, "baseUrl": base_url, "tenantId": "ten_1"})
+
+
+def test_a_421_wrong_region_is_sent_again_to_the_named_cell_which_serves_every_later_call():
+    moved: list[str] = []
+    script = Script(wrong_region("http://eu.svc.test"), envelope(PROJECT, 201), envelope(PROJECT))
+    svc, _ = client(script, on_moved=moved.append)
+    svc.projects.create(name="Apollo", language="python")
+    svc.projects.get("proj_1")
+    first, again, later = script.requests
+    assert (first.url.host, again.url.host, later.url.host) == ("svc.test", "eu.svc.test", "eu.svc.test")
+    assert again.url.path == first.url.path == "/api/v1/projects" and later.url.path == "/api/v1/projects/proj_1"
+    assert again.content == first.content and json.loads(again.content)["name"] == "Apollo"
+    assert again.headers["authorization"] == "Bearer test-key" and again.headers["host"] == "eu.svc.test"
+    assert again.headers.get("idempotency-key") == first.headers.get("idempotency-key")
+    assert moved == ["http://eu.svc.test"] and svc.base_url == "http://eu.svc.test"
+
+
+def test_a_base_with_a_path_keeps_the_requests_path_below_it():
+    script = Script(wrong_region("https://eu.svc.test/v1"), envelope(PROJECT))
+    svc = Client("https://svc.test/prod", api_key="k", transport=httpx.MockTransport(script))
+    svc.projects.get("proj_1")
+    assert str(script.requests[1].url) == "https://eu.svc.test/v1/api/v1/projects/proj_1"
+
+
+@pytest.mark.parametrize("answers", [
+    [wrong_region("http://eu.svc.test"), wrong_region("http://us.svc.test")],   # followed once only
+    [error("WRONG_REGION", 421, "no url", {"region": "eu-central-1"})],
+    [error("MISDIRECTED", 421, "another code", {"baseUrl": "http://x.svc.test"})],
+], ids=["twice", "no-base-url", "other-code"])
+def test_a_421_is_followed_once_and_only_when_it_names_a_cell(answers):
+    from svc_client import ApiError
+    script = Script(*answers)
+    svc, _ = client(script)
+    with pytest.raises(ApiError) as raised:
+        svc.projects.get("proj_1")
+    assert raised.value.status == 421 and len(script.requests) == len(answers)
+
+
+def test_https_is_never_given_up_for_http_by_a_421():
+    from svc_client import ApiError
+    script = Script(wrong_region("http://eu.svc.test"))
+    svc = Client("https://svc.test", api_key="k", transport=httpx.MockTransport(script))
+    with pytest.raises(ApiError):
+        svc.projects.get("proj_1")
+    assert len(script.requests) == 1 and svc.base_url == "https://svc.test"
+
+
+def test_the_async_client_follows_a_421_the_same_way():
+    script = Script(wrong_region("http://eu.svc.test"), envelope(PROJECT))
+
+    async def run():
+        async with AsyncClient(BASE, api_key="k", transport=httpx.MockTransport(script)) as svc:
+            await svc.projects.get("proj_1")
+            return svc.base_url
+
+    assert asyncio.run(run()) == "http://eu.svc.test"
+    assert [r.url.host for r in script.requests] == ["svc.test", "eu.svc.test"]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
@@ -116,6 +117,120 @@ def test_concurrent_writes_to_one_item_in_both_cells_end_alike_the_last_writer_w
     assert _read(us, key) == _read(eu, key)
     assert _read(eu, key)["homeRegion"]["S"] == eu.region
     assert cells.status()["replicator"]["superseded"] >= 1   # the older write was refused in the eu cell
+
+
+# ---- routing: a tenant homed in one cell, called at the other ------------------------------------
+
+PASSWORD = "cells-password-0123456789"
+
+
+@pytest.fixture(scope="module")
+def eu_tenant(cells):
+    """An account and its workspace placed in the eu cell by a registration sent to the us cell's
+    URL, and an API key of it: what the library did on the way."""
+    from svc_client import Client
+    email, moves = f"eu-{uuid.uuid4().hex[:10]}@example.com", []
+    with Client(cells.first.base_url, api_key="", on_moved=moves.append) as svc:
+        made = svc.auth.register(email, PASSWORD, "Eu Owner", region=cells.second.region)
+        svc.auth.login(email, PASSWORD)
+        key = svc.api_keys.create("backend", "sdk", "Production")
+    return {"email": email, "tenantId": made["tenant"]["id"], "userId": made["user"]["id"], "key": key.key,
+            "moves": moves}
+
+
+def _auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_a_registration_naming_the_eu_region_at_the_us_url_makes_everything_in_the_eu_cell(cells, eu_tenant):
+    assert eu_tenant["moves"] == [cells.second.base_url]   # moved once, then served there
+    tenant = {"id": {"S": eu_tenant["tenantId"]}}
+    us_table, eu_table = (cell.environment["TENANTS_TABLE"] for cell in cells.cells)
+    assert "Item" in cells.second.dynamodb().get_item(TableName=eu_table, Key=tenant)
+    assert "Item" not in cells.first.dynamodb().get_item(TableName=us_table, Key=tenant)
+    home = {"pk": {"S": f"TENANT#{eu_tenant['tenantId']}"}, "sk": {"S": "HOME"}}
+    assert _until(lambda: _read(cells.first, home))["homeRegion"]["S"] == cells.second.region   # replicated
+
+
+def test_curl_at_the_wrong_cell_gets_421_naming_the_tenants_cell_and_nothing_happens_there(cells, eu_tenant):
+    _until(lambda: cells.status()["replicator"]["pending"] == 0)
+    us, eu = cells.first.base_url, cells.second.base_url
+    wrong = httpx.post(us + "/api/v1/projects", headers=_auth(eu_tenant["key"]), timeout=10,
+                       json={"name": "misdirected", "language": "python"})
+    assert wrong.status_code == 421, wrong.text
+    error = wrong.json()["error"]
+    assert error["code"] == "WRONG_REGION"
+    assert error["details"] == {"region": cells.second.region, "baseUrl": eu, "tenantId": eu_tenant["tenantId"]}
+    right = httpx.get(error["details"]["baseUrl"] + "/api/v1/projects", headers=_auth(eu_tenant["key"]), timeout=10)
+    assert right.status_code == 200 and right.json()["data"]["items"] == []   # the 421 made nothing
+    # An unknown key is 401 in every cell, as before.
+    for base in (us, eu):
+        assert httpx.get(base + "/api/v1/projects", headers=_auth("svc_sdk_" + "x" * 38), timeout=10).status_code == 401
+
+
+def test_the_library_sent_to_the_us_url_is_served_by_the_eu_cell(cells, eu_tenant):
+    from svc_client import Client
+    with Client(cells.first.base_url, api_key=eu_tenant["key"]) as svc:
+        project = svc.projects.create("routed", language="python")
+        info = svc.regions.routing_info()
+        assert svc.base_url == cells.second.base_url
+    assert (info.serving_region, info.home_region, info.home_base_url) == (
+        cells.second.region, cells.second.region, cells.second.base_url)
+    table = cells.second.environment["PROJECTS_TABLE"]
+    stored = cells.second.dynamodb().scan(TableName=table)["Items"]
+    assert any(item.get("id", {}).get("S") == project.id for item in stored)
+    assert not any(item.get("id", {}).get("S") == project.id
+                   for item in cells.first.dynamodb().scan(TableName=cells.first.environment["PROJECTS_TABLE"])["Items"])
+
+
+def test_signing_in_at_the_us_url_reaches_the_accounts_cell_and_its_token_is_routed_too(cells, eu_tenant):
+    from svc_client import Client, InvalidCredentials
+    with Client(cells.first.base_url, api_key="") as svc:
+        grant = svc.auth.login(eu_tenant["email"], PASSWORD)
+        assert svc.base_url == cells.second.base_url and grant.access_token
+    answer = httpx.get(cells.first.base_url + "/api/v1/auth/me", headers=_auth(grant.access_token), timeout=10)
+    assert answer.status_code == 421 and answer.json()["error"]["details"]["baseUrl"] == cells.second.base_url
+    # An address with no account: refused as a wrong password is, whichever cell the 421 names.
+    with Client(cells.first.base_url, api_key="") as svc, pytest.raises(InvalidCredentials):
+        svc.auth.login(f"nobody-{uuid.uuid4().hex[:8]}@example.com", PASSWORD)
+
+
+def test_the_cli_at_the_us_url_follows_to_the_eu_cell_and_its_login_keeps_that_cell(cells, eu_tenant, tmp_path):
+    import os
+    svc = str(Path(sys.executable).parent / "svc")
+    env = {**os.environ, "SVC_CONFIG_DIR": str(tmp_path), "SVC_CREDENTIAL_STORE": "file"}
+    env.pop("SVC_API_KEY", None), env.pop("SVC_BASE_URL", None)
+
+    def cli(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([svc, *args], env={**env, **extra}, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    # A key in the environment, the us URL: followed, and said on stderr.
+    listed = cli("-o", "json", "projects", "list", SVC_API_KEY=eu_tenant["key"], SVC_BASE_URL=cells.first.base_url)
+    assert cells.second.base_url in listed.stderr
+    assert [p["name"] for p in json.loads(listed.stdout)] == ["routed"]
+    # A stored login made at the us URL keeps the eu cell's: later commands go there at once.
+    cli("--base-url", cells.first.base_url, "login", "--api-key", eu_tenant["key"])
+    again = cli("-o", "json", "projects", "list")
+    assert cells.second.base_url not in again.stderr and [p["name"] for p in json.loads(again.stdout)] == ["routed"]
+    who = json.loads(cli("-o", "json", "whoami").stdout)
+    assert who["tenant"]["id"] == eu_tenant["tenantId"]
+
+
+def test_regions_available_are_the_cells_and_a_move_is_not_a_preference(cells, eu_tenant):
+    listed = httpx.get(cells.second.base_url + "/api/v1/regions", headers=_auth(eu_tenant["key"]), timeout=10)
+    available = sorted(r["id"] for r in listed.json()["data"]["items"] if r["available"])
+    assert available == sorted(c.region for c in cells.cells)
+    moved = httpx.patch(f"{cells.second.base_url}/api/v1/regions/preferences/{eu_tenant['tenantId']}",
+                        headers=_auth(eu_tenant["key"]), json={"primaryRegion": cells.first.region}, timeout=10)
+    assert moved.status_code == 409 and moved.json()["error"]["details"]["reason"] == "moves_tenant"
+    nowhere = httpx.patch(f"{cells.second.base_url}/api/v1/regions/preferences/{eu_tenant['tenantId']}",
+                          headers=_auth(eu_tenant["key"]), json={"secondaryRegion": "eu-west-1"}, timeout=10)
+    assert nowhere.status_code in (400, 403), nowhere.text   # no cell there (or the plan lacks the feature)
+    prefs = httpx.get(f"{cells.second.base_url}/api/v1/regions/preferences/{eu_tenant['tenantId']}",
+                      headers=_auth(eu_tenant["key"]), timeout=10).json()["data"]
+    assert prefs["primaryRegion"] == cells.second.region
 
 
 def test_stop_leaves_no_process_behind(cells):

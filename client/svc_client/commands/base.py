@@ -107,7 +107,15 @@ class State:
                                            "or set SVC_API_KEY.")
             key = stored["apiKey"]
             self.credential_source = "login" if stored.get("keyId") else "key"
-        return Client(self.base_url, api_key=key)
+        return Client(self.base_url, api_key=key, on_moved=self._moved)
+
+    def _moved(self, base_url: str) -> None:
+        """The tenant lives in another cell (421 WRONG_REGION): say so, and keep its URL with the stored login."""
+        self.err.print(f"The tenant lives at {base_url}: using it from now on.")
+        stored = self.stored()
+        explicit = self._base_url or os.environ.get("SVC_BASE_URL") or profile_settings(self.profile).get("baseUrl")
+        if stored and self.credential_source != "env" and not explicit:
+            self.store.put(self.profile, {**stored, "baseUrl": base_url})
 
     # ---- output ----------------------------------------------------------------------------
 

@@ -40,7 +40,8 @@ def login(state: State, api_key: str | None, no_browser: bool) -> None:
                 me = svc.auth.me()
             except Unauthorized as error:
                 raise _key_refused(state, api_key, error) from None
-        credential = {"apiKey": api_key, "baseUrl": state.base_url, "user": _plain(me.user),
+            base_url = svc.base_url   # the tenant's cell, when the service named another (421)
+        credential = {"apiKey": api_key, "baseUrl": base_url, "user": _plain(me.user),
                       "tenant": _plain(me.tenant)}
     else:
         with state.client(authenticated=False) as svc:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 
 from svc_core.adapters import secrets_cache
-from svc_core.auth import key_format, tenant_policy, tokens
+from svc_core.auth import cell_routing, key_format, tenant_policy, tokens
 from svc_core.auth.principal import Principal
 from svc_core.data import api_keys_table
 from svc_core.platform import parallel, snapshot, timeutil
@@ -92,6 +92,7 @@ def _from_api_key(value: str) -> Principal:
 def _load(secret_hash: str, now: float) -> _CachedKey:
     record = api_keys_table.find_secret(secret_hash)
     if record is None:
+        cell_routing.api_key(secret_hash)  # a key of a tenant homed in another cell: 421 to it
         raise Unauthorized("The API key is not valid.")
     not_after = record.get("notAfter")
     if not_after is not None and now >= not_after:

@@ -29,16 +29,17 @@ import secrets
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from svc_core.auth import rate_limit, tokens
+from svc_core.auth import cell_routing, rate_limit, tokens
+from svc_core.auth.authenticate import email_hash
 from svc_core.auth.principal import Principal
 from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.contracts import email_address
 from svc_core.data import api_keys_table, rate_limits_table, sessions_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import audit, passwords
+from svc_core.domain import audit, passwords, region_preferences
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
-from svc_core.platform.errors import Forbidden, RateLimited, Unauthorized
+from svc_core.platform.errors import Forbidden, RateLimited, Unauthorized, ValidationFailed
 
 if TYPE_CHECKING:
     from svc_core.domain.models.accounts import LoginBody, RegisterBody
@@ -60,6 +61,8 @@ def _tenant_view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
 def register(body: RegisterBody, source_ip: str = "") -> dict[str, Any]:
     # On first use: only registration needs the tenants module (its outbox and events) in this function.
     from svc_core.domain.tenants import OwnerTaken, create_tenant_with_owner
+    _check_region(body.region)
+    cell_routing.region(body.region)
     try:
         made = create_tenant_with_owner(tenant_name=f"{body.name}'s workspace", email=body.email,
                                         password=body.password, user_name=body.name, source_ip=source_ip)
@@ -69,6 +72,14 @@ def register(body: RegisterBody, source_ip: str = "") -> dict[str, Any]:
         # condition): the answer's ids and its time tell nothing. The owner's account is untouched.
         made = taken.unsaved
     return {"user": _user_view(made["user"]), "tenant": {**made["tenant"], "role": "owner"}}
+
+
+def _check_region(region: str | None) -> None:
+    """A region the document accepts but with no cell in this deployment is refused, as a preference would be."""
+    problem = region and region_preferences.region_problem(region)
+    if problem:
+        raise ValidationFailed("The region is not available.", {"fields": [
+            {"field": "region", "in": "body", "reason": problem}]})
 
 
 @lru_cache(maxsize=1)
@@ -124,8 +135,10 @@ def password_sign_in(email: str, password: str, source_ip: str, now: float
     sign-in throttles (a failure counts against the account from this address, and overall);
     Unauthorized, Forbidden (disabled) or RateLimited otherwise."""
     account = email_address.normalise(email)
-    pair, overall = _admit_sign_in(account, source_ip, now)
     user_id = users_table.id_for_email(email)
+    if user_id is None:
+        cell_routing.account(email_hash(email))  # an account of another cell: 421 to it
+    pair, overall = _admit_sign_in(account, source_ip, now)
     user, memberships = users_table.with_memberships(user_id) if user_id else (None, [])
     if not _password_matches(user["passwordHash"] if user else None, password):
         rate_limits_table.count_request(*pair, LOGIN_WINDOW_SECONDS)

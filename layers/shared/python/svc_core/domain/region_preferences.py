@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from svc_core.auth.context import TenantContext
-from svc_core.contracts import regions
+from svc_core.contracts import cells, regions
 from svc_core.data import tenants_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import audit
@@ -39,7 +39,9 @@ REGION_FIELDS = ("primaryRegion", "secondaryRegion")
 
 
 def list_regions() -> dict[str, Any]:
-    return {"items": [regions.view(r) for r in regions.REGIONS.values()], "nextCursor": None,
+    """The catalogue; `available`: a tenant may choose the region (a multi-cell deployment: a cell is there)."""
+    return {"items": [{**regions.view(r), "available": cells.allows(r.id)} for r in regions.REGIONS.values()],
+            "nextCursor": None,
             "defaultRegion": regions.DEFAULT_REGION,
             "jurisdictions": sorted({r.jurisdiction for r in regions.REGIONS.values()})}
 
@@ -47,7 +49,8 @@ def list_regions() -> dict[str, Any]:
 def effective(tenant: dict[str, Any]) -> dict[str, Any]:
     """The tenant's preferences, or the defaults where it never set them."""
     stored = tenant.get(SECTION) or {}
-    return {name: stored.get(name, DEFAULTS[name]) for name in FIELDS}
+    defaults = {**DEFAULTS, "primaryRegion": tenant.get("homeRegion") or DEFAULTS["primaryRegion"]}
+    return {name: stored.get(name, defaults[name]) for name in FIELDS}
 
 
 def _view(tenant: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +85,8 @@ def region_problem(region_id: str) -> str | None:
         return f"{region_id!r} is not a region of the catalogue (GET /regions lists them)"
     if not region.available:
         return f"{region_id} is not available"
+    if not cells.allows(region_id):
+        return f"{region_id} has no cell in this deployment (GET /regions marks available the regions with one)"
     return None
 
 
@@ -147,6 +152,17 @@ def _check_merged(merged: dict[str, Any], sent: set[str], current: dict[str, Any
                         "current": {f: current[f] for f in kept}})
 
 
+def _check_home(merged: dict[str, Any], tenant: dict[str, Any]) -> None:
+    """In a multi-cell deployment the primary region is where the tenant's content lives: another
+    one means moving the content to that cell, which a PATCH of preferences does not do."""
+    home = tenant.get("homeRegion") or cells.here()
+    if cells.multi_cell() and merged["primaryRegion"] != home:
+        raise Conflict(f"The tenant's data lives in {home}; moving it to {merged['primaryRegion']} is a "
+                       "migration between cells, which this deployment does not run yet.",
+                       {"resource": "regionPreferences", "reason": "moves_tenant", "homeRegion": home,
+                        "primaryRegion": merged["primaryRegion"]})
+
+
 def update_preferences(ctx: TenantContext, tenant_id: str, body: PreferencesUpdate,
                        store=tenants_table) -> dict[str, Any]:
     tenant = own_tenant(ctx, tenant_id, store)
@@ -155,6 +171,7 @@ def update_preferences(ctx: TenantContext, tenant_id: str, body: PreferencesUpda
     merged = {**current, **body.model_dump(include=body.model_fields_set)}
     check_plan(merged, tenant)
     _check_merged(merged, body.model_fields_set, current)
+    _check_home(merged, tenant)
     _check_storage_fits(merged, tenant)
     stamp = timeutil.iso(timeutil.now())
     changes = audit.changed(current, merged)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.auth.context import TenantContext
-from svc_core.contracts import plans
+from svc_core.contracts import cells, plans
 from svc_core.data import tenants_table
 from svc_core.domain import region_preferences, storage
 from svc_core.domain.tenant_access import own_tenant, plan_of
@@ -19,7 +19,9 @@ def routing_info(ctx: TenantContext, store=tenants_table) -> dict[str, Any]:
     tenant = own_tenant(ctx, store=store)
     prefs = region_preferences.effective(tenant)
     view = storage.view_of(tenant)
+    home = tenant.get("homeRegion") or cells.here()
     return {"requestId": ctx.request_id, "servingRegion": settings().aws_region, "stage": settings().stage,
+            "homeRegion": home, "homeBaseUrl": cells.base_url(home),
             "apiVersion": API_VERSION, "tenantId": tenant["id"], "plan": plan_of(tenant),
             "primaryRegion": prefs["primaryRegion"], "secondaryRegion": prefs["secondaryRegion"],
             "dataResidency": {"required": prefs["dataResidencyRequired"], "region": prefs["dataResidencyRegion"]},

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from svc_core.auth import tenant_policy
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
-from svc_core.contracts import events, plans
+from svc_core.contracts import cells, events, plans
 from svc_core.data import outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
 from svc_core.domain import audit
@@ -72,8 +72,11 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, pa
 def _new_tenant(tenant_id: str, name: str, owner_id: str, stamp: str, *, welcome_grant: bool) -> dict[str, Any]:
     """A new tenant's item: on the free plan, its counters at their start, and whether its credit
     account opens with the welcome credit (billing_ledger.ensure_account): its owner's first only."""
+    # homeRegion: the cell it lives in (a multi-cell deployment), its preferences' primaryRegion by default.
+    home = {"homeRegion": cells.here()} if cells.multi_cell() else {}
     return {"id": tenant_id, "name": name, "plan": "free", "status": "active", "ownerId": owner_id,
-            "created_at": stamp, "updated_at": stamp, "welcomeGrant": welcome_grant, **tenants_table.COUNTER_DEFAULTS}
+            "created_at": stamp, "updated_at": stamp, "welcomeGrant": welcome_grant, **home,
+            **tenants_table.COUNTER_DEFAULTS}
 
 
 def _event_data(tenant: dict[str, Any]) -> dict[str, Any]:

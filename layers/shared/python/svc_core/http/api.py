@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.auth import rate_limit, tenant_policy
+from svc_core.auth import cell_routing, rate_limit, tenant_policy
 from svc_core.auth.authenticate import authenticate, key_pepper
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
@@ -406,6 +406,7 @@ class Api:
             logger.thread_safe_append_keys(tenant_id=state.principal.tenant_id)
             policy = tenant_policy.policy_of(state.principal.tenant_id)
             if policy is None:
+                cell_routing.tenant(state.principal.tenant_id)  # homed in another cell: 421 to it
                 self._count(f"ip#{state.source_ip}", state, counter="address")
                 raise Unauthorized("The credential's tenant no longer exists.")
             self._count_credential(state, policy.plan)

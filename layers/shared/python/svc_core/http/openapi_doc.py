@@ -75,6 +75,8 @@ _ERROR_RESPONSES = {
          "again)",
     413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8",
+    421: "WRONG_REGION: the tenant (or the account) lives in another cell of a multi-cell deployment; send the "
+         "request to details.baseUrl (nothing was read or written here)",
     422: "IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with another body",
     429: "RATE_LIMIT_EXCEEDED: too many requests; see Retry-After",
     500: "INTERNAL_ERROR: the server failed; the body never says why",
@@ -101,7 +103,7 @@ def _responses(route: Route) -> dict[int, dict[str, Any]]:
         responses[other] = ({"description": "No Content", "content": {}} if other == 204 else  # no body
                             {"description": "Accepted" if other == 202 else "Success", "content": success_content})
     for code, text in _ERROR_RESPONSES.items():
-        if spec.public and code in (401, 403, 429) and code not in doc["errors"]:
+        if spec.public and code in (401, 403, 421, 429) and code not in doc["errors"]:
             continue
         if code == 415 and spec.method not in ("POST", "PUT", "PATCH"):
             continue

@@ -55,6 +55,16 @@ class LoginSessionExpired(ServiceError):
     code, status, default_message = "LOGIN_SESSION_EXPIRED", 409, "This login session has expired; start again."
 
 
+class WrongRegion(ServiceError):
+    """421 Misdirected Request: the tenant (or account) lives in another cell; nothing was read or
+    written here. details: {region, baseUrl, tenantId?} (docs/regions-and-storage.md, "Cells")."""
+    code, status, default_message = "WRONG_REGION", 421, "This lives in another region: send the request to its cell."
+
+    def __init__(self, region: str, base_url: str, **ids: str) -> None:
+        super().__init__(f"This lives in {region}: send the request to {base_url}.",
+                         {"region": region, "baseUrl": base_url, **ids})
+
+
 class PayloadTooLarge(ServiceError):
     code, status, default_message = "PAYLOAD_TOO_LARGE", 413, "The request body is too large."
 

@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field, StringConstraints
 
 from svc_core.contracts import email_address
+from svc_core.domain.fields.regions import RegionId
 from svc_core.domain.models.request_body import RequestBody, name_text
 
 # A valid e-mail address by the HTML standard: the schema's pattern and maxLength are the check.
@@ -19,6 +20,10 @@ class RegisterBody(RequestBody):
     email: Email = Field(examples=["ada@example.com"])
     password: Password = Field(examples=["correct horse battery staple"])
     name: name_text(200) = Field(examples=["Ada Lovelace"])  # type: ignore[valid-type]
+    region: RegionId | None = Field(  # type: ignore[valid-type]
+        None, description="Where the account and its workspace live: a region with a cell (GET /regions: "
+                          "available). Default: the cell that answers. Another cell's region is 421 WRONG_REGION "
+                          "with that cell's baseUrl.")
 
 
 class LoginBody(RequestBody):

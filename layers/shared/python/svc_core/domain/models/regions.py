@@ -243,6 +243,10 @@ class StorageRouting(BaseModel):
 class RoutingInfo(BaseModel):
     requestId: str
     servingRegion: str = Field(description="the AWS region of the function that answered")
+    homeRegion: str = Field(description="the region of the cell holding the tenant's data (a single-cell "
+                                        "deployment: the one region it has)")
+    homeBaseUrl: str | None = Field(description="the public base URL of the tenant's cell; null in a single-cell "
+                                                "deployment (the URL you called)")
     stage: str
     apiVersion: str
     tenantId: str
