@@ -348,3 +348,69 @@ def test_an_operator_disabling_a_user_takes_their_cli_keys_out_of_the_directory(
     assert ops_main(["users", "disable", email]) == 0
     assert keys_of(tenant_id) == {}
 
+
+# ---- the backfill ------------------------------------------------------------------------------------------
+
+def backfill(capsys) -> dict:
+    code = ops_main(["directory", "backfill"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    return report
+
+
+def test_the_backfill_writes_back_what_is_missing_and_a_second_run_changes_nothing(stack, capsys):
+    owner, guest = unique("owner"), unique("guest")
+    made = register(owner)
+    tenant_id = made["tenant"]["id"]
+    owner_token = sign_in(owner)
+    assert call("tenants", "Tenants-CreateTenant", token=owner_token, body={"name": "Second"}).status == 201
+    assert accept(invite(owner_token, guest), name="Guest", password=PASSWORD).status == 200
+    key = call("api_keys", "ApiKeys-CreateKey", token=owner_token,
+               body={"name": "k", "type": "sdk", "environment": "Development"}).data
+    rotated = call("api_keys", "ApiKeys-RotateKey", token=owner_token, path_params={"id": key["id"]},
+                   body={"overlapSeconds": 3600})
+    assert rotated.status == 200
+    gone = stack.new_key(tenant_id)
+    assert call("api_keys", "ApiKeys-RevokeKey", token=owner_token, path_params={"id": gone["id"]}).status == 200
+    complete_set = facts(directory())
+    assert len(complete_set) == 11   # 2 tenants, 2 users and their 2 addresses, 3 memberships, 2 key values
+
+    # The directory as it was before any of this was written to it (data older than the directory).
+    client = aws.client("dynamodb")
+    for pk, sk in complete_set:
+        client.delete_item(TableName=settings().directory_table, Key={"pk": {"S": pk}, "sk": {"S": sk}})
+    assert directory() == {}
+
+    report = backfill(capsys)
+    assert facts(directory()) == complete_set   # the revoked key's value is not brought back
+    assert_well_formed(directory(), owner, guest)
+    assert {kind: report[kind]["written"] for kind in ("tenants", "users", "emails", "memberships", "keys")} == \
+        {"tenants": 2, "users": 2, "emails": 2, "memberships": 3, "keys": 2}
+    assert report["region"] == REGION and report["emailConflicts"] == []
+
+    written = directory()
+    again = backfill(capsys)
+    assert directory() == written   # every item as it was, its updatedAt too
+    assert all(again[kind]["written"] == 0 for kind in ("tenants", "users", "emails", "memberships", "keys"))
+    assert again["keys"]["present"] == 2
+
+
+def test_the_backfill_fills_only_the_gaps_and_reports_an_address_held_by_another_user(stack, capsys):
+    email = unique("ada")
+    made = register(email)
+    kept = directory()
+    user_home = (f"USER#{made['user']['id']}", "HOME")
+    aws.client("dynamodb").delete_item(TableName=settings().directory_table,
+                                       Key={"pk": {"S": user_home[0]}, "sk": {"S": user_home[1]}})
+    # The address's claim now names another user (an account of it in another cell).
+    claim = f"EMAIL#{authenticate.email_hash(email)}"
+    aws.client("dynamodb").put_item(TableName=settings().directory_table, Item={
+        "pk": {"S": claim}, "sk": {"S": "EMAIL"}, "userId": {"S": "usr_elsewhere"},
+        "updatedAt": {"S": "2026-01-01T00:00:00.000Z"}, "writtenIn": {"S": "eu-central-1"}})
+    code = ops_main(["directory", "backfill"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["emailConflicts"] == [{"userId": made["user"]["id"], "heldBy": "usr_elsewhere"}]
+    items = directory()
+    assert facts({user_home: items[user_home]}) == facts({user_home: kept[user_home]})
+    assert items[(claim, "EMAIL")]["userId"] == "usr_elsewhere"   # never overwritten
+    assert report["users"] == {"written": 1, "present": 0} and report["tenants"] == {"written": 0, "present": 1}
