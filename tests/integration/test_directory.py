@@ -17,6 +17,7 @@ from svc_core.adapters.dynamo import from_item
 from svc_core.auth import authenticate
 from svc_core.data import directory_table, users_table
 from svc_core.data.common import ConditionFailed
+from svc_core.domain.tenants import create_tenant_with_owner
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from tests.integration.test_device_login import complete, exchange, start
@@ -112,6 +113,21 @@ def test_the_address_hash_is_keyed_and_never_an_api_key_hash(stack):
         assert authenticate.email_hash(email) != hashed
     finally:
         authenticate.forget_pepper()
+
+
+def test_a_user_of_an_identity_provider_has_a_home_but_no_address_claim(stack, capsys):
+    """Their address claims nothing in the users table (it cannot take over an account that signs in
+    otherwise), so it claims nothing in the directory either; the backfill agrees."""
+    email = unique("federated")
+    made = create_tenant_with_owner(tenant_name="Fed", email=email, user_name="Fed", federated=("https://idp.example", "sub-1"))
+    user_id, tenant_id = made["user"]["id"], made["tenant"]["id"]
+    expected = {key: item for key, item in account_items(user_id, tenant_id, email).items() if key[1] != "EMAIL"}
+    assert facts(directory()) == expected
+    assert directory_table.user_by_email_hash(authenticate.email_hash(email)) is None
+    for pk, sk in expected:
+        aws.client("dynamodb").delete_item(TableName=settings().directory_table, Key={"pk": {"S": pk}, "sk": {"S": sk}})
+    assert backfill(capsys)["emails"] == {"written": 0, "present": 0}
+    assert facts(directory()) == expected
 
 
 def test_a_second_registration_of_an_address_changes_nothing_in_the_directory(stack):
