@@ -13,6 +13,8 @@
                                         add (or, negative, take) credits, as an adjustment in the ledger
     python -m ops billing import TENANT_ID FILE
                                         replay ledger entries, a JSON object a line {kind, amount, reason, reference?}
+    python -m ops directory backfill    the global directory's items for data stored before it existed
+                                        (idempotent: writes only what is missing; ops/directory.py)
 
 Against a deployed stack: --stack NAME (its CloudFormation stack name, e.g. svc-api-dev) reads the
 stack's outputs (DescribeStacks, with the AWS credentials and region of your profile, or --region) and
@@ -70,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     replay = billing.add_parser("import", help="replay ledger entries from a JSON-lines file")
     replay.add_argument("tenant_id")
     replay.add_argument("file", type=Path)
+    directory = commands.add_parser("directory", help="the global directory").add_subparsers(dest="verb", required=True)
+    directory.add_parser("backfill", help="write the directory's missing items for this cell's data")
     args = parser.parse_args(argv)
 
     if args.local:
@@ -87,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         return _users(args)
     if args.noun in ("gift-cards", "billing"):
         return _billing(args)
+    if args.noun == "directory":
+        from ops.directory import backfill
+        report = backfill()
+        print(json.dumps(report))
+        return 1 if report["emailConflicts"] else 0
     return _tenants(args)
 
 

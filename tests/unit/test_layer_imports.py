@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "contracts": {"platform"},
     "adapters": {"platform"},
     "data": {"platform", "contracts", "adapters"},
-    "auth": {"platform", "adapters", "data"},
+    "auth": {"platform", "contracts", "adapters", "data"},
     "domain": {"platform", "contracts", "adapters", "data", "auth"},
     "http": {"platform", "contracts", "adapters", "data", "auth"},
     "functions": {"platform", "contracts", "adapters", "auth", "domain", "http"},

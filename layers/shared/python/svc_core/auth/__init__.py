@@ -3,5 +3,5 @@ Authorization into a Principal), signing keys, the tenant context handed to the 
 catalogue and each role's scopes, rate limits, the caps on open streams, and the tenant policy
 (status, IP allowlist).
 
-May import: platform, adapters, data.
+May import: platform, contracts (which every layer applies alike: the cells, for routing), adapters, data.
 """

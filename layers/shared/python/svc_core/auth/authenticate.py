@@ -64,6 +64,14 @@ def hash_key(value: str) -> str:
     return hmac.new(key_pepper(), value.encode(), hashlib.sha256).hexdigest()
 
 
+def email_hash(email: str) -> str:
+    """The keyed hash that names an e-mail address in the global directory (data/directory_table.py):
+    the HMAC under the key pepper (the same in every cell) of the normalised address. Without the
+    pepper, no list of likely addresses can be hashed and matched against the directory."""
+    from svc_core.data import directory_table  # on first use: only the writers of accounts need it
+    return hmac.new(key_pepper(), directory_table.email_key_text(email).encode(), hashlib.sha256).hexdigest()
+
+
 def authenticate(authorization: str | None) -> Principal:
     if not authorization:
         raise Unauthorized("Send a credential: Authorization: Bearer <API key or access token>.")

@@ -314,12 +314,13 @@ def end_sign_ins(user_id: str, now: int, tenant_id: str | None = None) -> int:
 def revoke_cli_keys(user_id: str, tenant_id: str, now: int, keep: frozenset[str] | None = None) -> int:
     """Revoke the user's command-line keys (`svc_cli_`, made by their device login) in the tenant;
     with keep, only those holding a scope outside it. Returns how many were revoked."""
+    from svc_core.domain.api_keys import directory_entries  # on first use: the key's values leave the directory
     revoked = 0
     for key in _cli_keys_of(user_id, tenant_id):
         if keep is not None and set(key["scopes"]) <= keep:
             continue
         try:
-            api_keys_table.revoke(key, now)
+            api_keys_table.revoke(key, now, also=directory_entries(key, []))
             revoked += 1
         except ConditionFailed:
             pass  # revoked meanwhile

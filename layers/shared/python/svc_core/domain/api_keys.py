@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from svc_core.auth import authenticate, key_format
 from svc_core.auth.context import TenantContext
 from svc_core.contracts import rotation
-from svc_core.data import api_keys_table
+from svc_core.data import api_keys_table, directory_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import audit
 from svc_core.domain.paging import tenant_list_page
@@ -57,11 +57,20 @@ def _view(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def directory_entries(record: dict[str, Any], live_secrets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The global directory's writes for a change of the key's values: an item for each value live
+    after the change (with its end), none for the values of `record` that are not (ended, revoked)."""
+    live = {s["hash"] for s in live_secrets}
+    return [*(directory_table.key_entry(s["hash"], record["tenantId"], record["id"], s["notAfter"]) for s in live_secrets),
+            *(directory_table.key_removal_entry(s["hash"]) for s in record.get("secrets") or () if s["hash"] not in live)]
+
+
 def issue_key(*, tenant_id: str, created_by: str, name: str, key_type: str, environment: str,
               scopes: list[str], expires_in_days: int | None = None, key_id: str | None = None,
               also: Sequence[dict[str, Any]] = (), store=api_keys_table) -> dict[str, Any]:
     """Create a key and return its view with the full value (the only time it is shown). `also`:
-    more writes of the same transaction (the audit entry of the key, named key_id)."""
+    more writes of the same transaction (the audit entry of the key, named key_id); the global
+    directory's item of the value is one more."""
     now = int(timeutil.now())
     value = key_format.generate(key_type)
     secret_hash = authenticate.hash_key(value)
@@ -72,7 +81,7 @@ def issue_key(*, tenant_id: str, created_by: str, name: str, key_type: str, envi
         "createdAt": now, "expiresAt": expires_at, "hint": key_format.display_hint(value),
         "secrets": [{"hash": secret_hash, "notAfter": expires_at}], "generation": 1,
     }
-    store.create(record, secret_hash, also=also)
+    store.create(record, secret_hash, also=[*also, *directory_entries({**record, "secrets": []}, record["secrets"])])
     return {**_view(record), "key": value}
 
 
@@ -143,7 +152,7 @@ def revoke_key(ctx: TenantContext, key_id: str, store=api_keys_table) -> dict[st
         try:
             store.revoke(record, now, also=[audit.entry(
                 ctx.tenant_id, "api_key.revoked", "api_key", key_id, ctx=ctx,
-                changes={"status": {"old": _status(record, now), "new": "revoked"}})])
+                changes={"status": {"old": _status(record, now), "new": "revoked"}}), *directory_entries(record, [])])
             record = {**record, "revokedAt": now}
         except ConditionFailed:
             record = _record(ctx, key_id, store)  # revoked meanwhile by another request
@@ -169,10 +178,14 @@ def rotate_key(ctx: TenantContext, key_id: str, body: ApiKeyRotate, store=api_ke
                        {"id": key_id, "limit": MAX_LIVE_VALUES})
     changes = {"generation": {"old": api_keys_table.generation(record), "new": api_keys_table.generation(record) + 1},
                "earlierValuesEndAt": {"old": None, "new": timeutil.iso(max(ends_by, now))}}
+    new_hash = authenticate.hash_key(value)
+    # The values live after the rotation, as the table keeps them (contracts/rotation.py).
+    live = rotation.rotated(record["secrets"], {"hash": new_hash, "notAfter": record.get("expiresAt")}, now, ends_by,
+                            "notAfter")
     try:
-        updated = store.rotate(record, authenticate.hash_key(value), key_format.display_hint(value), ends_by, now,
+        updated = store.rotate(record, new_hash, key_format.display_hint(value), ends_by, now,
                                also=[audit.entry(ctx.tenant_id, "api_key.rotated", "api_key", key_id, ctx=ctx,
-                                                 changes=changes)])
+                                                 changes=changes), *directory_entries(record, live)])
     except ConditionFailed:
         raise Conflict("The key changed while it was being rotated; read it again.", {"id": key_id}) from None
     authenticate.forget_key(key_id)

@@ -24,10 +24,10 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from svc_core.adapters import email
-from svc_core.auth import roles
+from svc_core.auth import authenticate, roles
 from svc_core.auth.context import TenantContext
-from svc_core.contracts import email_address, events, plans
-from svc_core.data import invitations_table, outbox_table, tenants_table, users_table
+from svc_core.contracts import cells, email_address, events, plans
+from svc_core.data import directory_table, invitations_table, outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
 from svc_core.domain import accounts, audit
 from svc_core.domain.fields.invitations import NEW_PASSWORD_MIN, PREFIX, TOKEN_PATTERN
@@ -336,7 +336,9 @@ def _invitee(record: dict[str, Any], body: AcceptBody, principal: Principal | No
         raise _bad_field("password", f"at least {NEW_PASSWORD_MIN} characters are required")
     user = {"id": ids.new_id("usr"), "email": record["email"], "name": body.name, "status": "active",
             "created_at": timeutil.iso(now)}
-    return user, users_table.put_new({**user, "passwordHash": hash_password(body.password)})
+    return user, [*users_table.put_new({**user, "passwordHash": hash_password(body.password)}),
+                  *directory_table.user_entries(user["id"], authenticate.email_hash(record["email"]),
+                                                cells.here())]
 
 
 def accept(body: AcceptBody, principal: Principal | None, source_ip: str) -> dict[str, Any]:
@@ -357,6 +359,7 @@ def accept(body: AcceptBody, principal: Principal | None, source_ip: str) -> dic
         *new_user_items,
         users_table.put_membership(user["id"], tenant_id, role, stamp, email=user["email"], name=user["name"],
                                    only_new=True),
+        directory_table.membership_entry(user["id"], tenant_id),
         outbox_table.put_event_item(events.new_event("member.added", tenant_id, member), now),
         audit.entry(tenant_id, "invitation.accepted", "invitation", record["id"], actor=actor, source_ip=source_ip,
                     now=now, changes={"status": {"old": "pending", "new": "accepted"},

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from svc_core.auth.context import TenantContext
 from svc_core.auth.roles import ROLE_SCOPES, may_grant
 from svc_core.contracts import cursors, events
-from svc_core.data import outbox_table, tenants_table, users_table
+from svc_core.data import directory_table, outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
 from svc_core.domain import accounts, audit
 from svc_core.domain.paging import id_page
@@ -205,6 +205,7 @@ def _remove(ctx: TenantContext, member: dict[str, Any], checks: list[dict[str, A
     if role == "owner":
         counts.append(tenants_table.Count("owners", -1, at_least=1))
     _commit(ctx, [users_table.delete_membership_entry(user_id, ctx.tenant_id, role),
+                  directory_table.membership_removal_entry(user_id, ctx.tenant_id),
                   tenants_table.counts_entry(ctx.tenant_id, *counts), *checks,
                   _event(ctx, "member.removed", {"userId": user_id, "role": role,
                                                  "reason": "left" if action == "member.left" else "removed"}, now),

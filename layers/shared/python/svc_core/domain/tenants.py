@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from svc_core.auth import tenant_policy
+from svc_core.auth import authenticate, tenant_policy
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
 from svc_core.contracts import cells, events, plans
-from svc_core.data import outbox_table, tenants_table, users_table
+from svc_core.data import directory_table, outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
 from svc_core.domain import audit
 from svc_core.domain.passwords import hash_password
@@ -50,12 +50,18 @@ def create_tenant_with_owner(*, tenant_name: str, email: str, user_name: str, pa
         user_items = users_table.put_new({**user, **first_tenant, "passwordHash": hash_password(password)})
     else:
         user_items = users_table.put_new_federated({**user, **first_tenant}, *federated)
+    # The global directory learns the tenant, the user (and the keyed hash of the address they claim)
+    # and the membership in the same transaction; all of them are homed in this cell.
+    home = cells.here()
+    user_items += directory_table.user_entries(user_id, authenticate.email_hash(email) if password is not None
+                                               else None, home)
     tenant = _new_tenant(tenant_id, tenant_name, user["id"], stamp, welcome_grant=True)
     tenant_view = _event_data(tenant)
     try:
         transact([
-            tenants_table.put_new(tenant), *user_items,
+            tenants_table.put_new(tenant), directory_table.tenant_entry(tenant_id, home), *user_items,
             users_table.put_membership(user["id"], tenant["id"], "owner", stamp, email=email, name=user_name),
+            directory_table.membership_entry(user_id, tenant_id),
             outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], tenant_view), now),
             outbox_table.put_event_item(events.new_event("user.created", tenant["id"], user), now),
             audit.entry(tenant_id, "tenant.created", "tenant", tenant_id, actor={"type": "user", "id": user_id},
@@ -158,6 +164,8 @@ def create_tenant(ctx: TenantContext, body: TenantCreate) -> dict[str, Any]:
                                                  welcome_tenant=tenant["id"] if first else None),
                 users_table.put_membership(user_id, tenant["id"], "owner", stamp,
                                            email=creator.get("email"), name=creator.get("name")),
+                directory_table.tenant_entry(tenant["id"], cells.here()),
+                directory_table.membership_entry(user_id, tenant["id"]),
                 outbox_table.put_event_item(events.new_event("tenant.created", tenant["id"], event_data), now),
                 outbox_table.put_event_item(events.new_event("tenant.created", ctx.tenant_id, event_data), now),
                 audit.entry(tenant["id"], "tenant.created", "tenant", tenant["id"], ctx=ctx,

@@ -128,7 +128,7 @@ class InternalError(ServiceError):
 # The table of codes the API reference lists; tests check that it stays complete.
 ALL_ERRORS: tuple[type[ServiceError], ...] = (
     ValidationFailed, Unauthorized, Forbidden, NotFound, MethodNotAllowed, Conflict, LoginSessionConsumed,
-    LoginSessionExpired,
+    LoginSessionExpired, WrongRegion,
     PayloadTooLarge, UnsupportedMediaType, RateLimited, ProviderError, ModelThrottled, ModelUnavailable,
     InternalError,
     PaymentRequired, IdempotencyKeyReused, RequestInProgress, ServiceUnavailable,
