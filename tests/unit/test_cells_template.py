@@ -5,10 +5,13 @@ secrets and replicates them to the other cells' regions; the others reference th
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import tomllib
 
 import pytest
 
-from devstack.template import Resolver, load
+from devstack.template import ROOT, Resolver, load
 from ops.residency import resource_variables
 
 DIRECTORY_NAME = {"Fn::Sub": "svc-directory-${Stage}"}
@@ -110,3 +113,31 @@ def test_ops_finds_every_resource_of_the_environment_among_the_outputs():
     named = resource_variables(template)
     assert {"DirectoryTable", "SigningKeysSecret", "KeyPepperSecret", "UsersTable"} <= set(named)
     assert sorted(set(named) - set(template["Outputs"])) == []
+
+
+def _overrides(environment: dict) -> dict[str, str]:
+    return dict(p.split("=", 1) for p in shlex.split(environment["deploy"]["parameters"]["parameter_overrides"]))
+
+
+def test_samconfigs_two_regions_are_an_owner_and_a_cell_that_references_it():
+    template = load()
+    environments = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    owner, other = environments["prod-us"], environments["prod-eu"]
+    given = {name: _overrides(env) for name, env in (("owner", owner), ("other", other))}
+    for values in given.values():
+        assert sorted(set(values) - set(template["Parameters"])) == []  # no misspelt parameter
+        for name, value in values.items():
+            allowed = template["Parameters"][name].get("AllowedValues")
+            assert allowed is None or value in [str(v) for v in allowed], (name, value)
+    us, eu = owner["deploy"]["parameters"]["region"], other["deploy"]["parameters"]["region"]
+    assert (given["owner"]["DirectoryOwner"], given["owner"]["ReplicaRegion1"]) == ("true", eu)
+    assert given["other"]["DirectoryOwner"] == "false" and "ReplicaRegion1" not in given["other"]
+    assert given["owner"]["Stage"] == given["other"]["Stage"]  # the directory's name is per stage
+    cells = json.loads(given["owner"]["Cells"])
+    assert json.loads(given["other"]["Cells"]) == cells
+    assert cells == {us: given["owner"]["PublicBaseUrl"], eu: given["other"]["PublicBaseUrl"]}
+    assert given["other"]["ModelId"].startswith("eu.")  # an EU cell's model calls stay in the EU
+    # Until the owner's ARNs are filled in, the other cell's deploy is refused by the parameter's pattern.
+    pattern = template["Parameters"]["SigningKeysSecretArn"]["AllowedPattern"]
+    assert not re.fullmatch(pattern, given["other"]["SigningKeysSecretArn"])
+    assert re.fullmatch(pattern, f"arn:aws:secretsmanager:{us}:123456789012:secret:SigningKeysSecret-Ab12-XyZ123")
