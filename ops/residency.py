@@ -6,9 +6,9 @@
 
 Each cell is one deployment of template.yaml in one region. The audit scans every table of the
 template in every cell (but the directory), each cell's files bucket (every version of every object)
-and the global directory (read in the first cell named). For each item it finds the owner by the
-table's rule in TABLE_RULES (a tenant, a user, or nobody: the cell's own operational records) and
-compares the cell's region with the owner's allowed regions from the directory: a tenant's home and
+and the global directory (every cell's replica, the latest version of each entry). For each item it
+finds the owner by the table's rule in TABLE_RULES (a tenant, a user, or nobody: the cell's own
+operational records) and compares the cell's region with the owner's allowed regions from the directory: a tenant's home and
 secondary region, a user's home. It reports:
 - an item or object outside its owner's allowed regions;
 - an item whose tenant (or user) has no entry in the directory;
@@ -163,18 +163,26 @@ def object_owner(key: str) -> Owner | None:
 
 @dataclass
 class Directory:
-    """The directory's routing facts the audit needs: tenants' and users' regions."""
+    """The directory's routing facts the audit needs: tenants' and users' regions. Fed every cell's
+    replica: an entry seen in several keeps its latest version (updatedAt), as a replica may lag."""
     tenants: dict[str, dict[str, Any]] = field(default_factory=dict)  # tenantId -> the HOME item
     users: dict[str, dict[str, Any]] = field(default_factory=dict)    # userId -> the HOME item
-    items: int = 0
+    keys: set[tuple[str, str]] = field(default_factory=set)
+
+    @property
+    def items(self) -> int:
+        return len(self.keys)
 
     def add(self, item: dict[str, Any]) -> None:
-        self.items += 1
-        pk, sk = str(item.get("pk", "")), item.get("sk")
-        if sk == "HOME" and pk.startswith("TENANT#"):
-            self.tenants[pk[len("TENANT#"):]] = item
-        elif sk == "HOME" and pk.startswith("USER#"):
-            self.users[pk[len("USER#"):]] = item
+        pk, sk = str(item.get("pk", "")), str(item.get("sk", ""))
+        self.keys.add((pk, sk))
+        kind, _, owner_id = pk.partition("#")
+        homes = {"TENANT": self.tenants, "USER": self.users}.get(kind) if sk == "HOME" else None
+        if homes is None:
+            return
+        known = homes.get(owner_id)
+        if known is None or str(item.get("updatedAt", "")) >= str(known.get("updatedAt", "")):
+            homes[owner_id] = item
 
     def allowed(self, owner: Owner) -> list[str] | None:
         """The regions the owner's items may be in; None when the directory does not know the owner."""
@@ -380,16 +388,16 @@ def shared_resources(cells: Iterable[Cell], template: dict[str, Any]) -> list[st
 
 
 def scan_cells(cells: list[Cell], template: dict[str, Any]) -> Audit:
-    """Read the directory (the first cell's replica), then every table (a table at a time across the
-    cells, so the webhooks are known before their deliveries) and every bucket."""
+    """Read the directory (every cell's replica), then every table (a table at a time across the cells,
+    so the webhooks are known before their deliveries) and every bucket."""
     variables = resource_variables(template)
     keys = _key_attributes(template)
     directory = Directory()
-    first = cells[0]
-    for item in _scan(first.client("dynamodb"), first.environment[variables[DIRECTORY]]):
-        directory.add(item)
-    audit = Audit(directory)
     clients = {cell.region: (cell.client("dynamodb"), cell.client("s3")) for cell in cells}
+    for cell in cells:
+        for item in _scan(clients[cell.region][0], cell.environment[variables[DIRECTORY]]):
+            directory.add(item)
+    audit = Audit(directory)
     for table in TABLE_RULES:
         for cell in cells:
             for item in _scan(clients[cell.region][0], cell.environment[variables[table]]):

@@ -135,3 +135,17 @@ def test_directory_entries_without_a_home_or_outside_the_required_jurisdiction_a
         ("tenant t_strict", "homeRegion us-east-1 is outside the required jurisdiction eu"),
         ("user u_nohome", "no home region"),
     ]
+
+
+def test_the_directory_keeps_the_latest_version_of_an_entry_seen_in_several_replicas():
+    """A replica may lag: the tenant moved to the EU, the US replica does not know it yet."""
+    directory = Directory()
+    moved = {"pk": "TENANT#t1", "sk": "HOME", "homeRegion": EU, "updatedAt": "2026-01-02T00:00:00Z"}
+    before = {"pk": "TENANT#t1", "sk": "HOME", "homeRegion": US, "updatedAt": "2026-01-01T00:00:00Z"}
+    for first, second in ((moved, before), (before, moved)):
+        directory.add(first)
+        directory.add(second)
+        assert directory.allowed(Owner("tenant", "t1")) == [EU]
+    directory.add({"pk": "USER#u1", "sk": "HOME", "homeRegion": US})
+    assert (directory.items, directory.allowed(Owner("user", "u1")), directory.allowed(Owner("user", "u2"))) == \
+        (2, [US], None)
