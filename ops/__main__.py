@@ -163,7 +163,9 @@ def _residency(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
             if isinstance(found, str):
                 parser.error(found)
             environment = json.loads(found.read_text())
-            cells.append(Cell(environment.get("AWS_REGION", ""), environment, name))
+            if not environment.get("AWS_REGION"):
+                parser.error(f"{found} names no AWS_REGION: which region is the cell's?")
+            cells.append(Cell(environment["AWS_REGION"], environment, name))
     elif args.cell_stacks:
         if len(args.cell_regions) != len(args.cell_stacks):
             parser.error("give each --stack its --region (in the same order)")

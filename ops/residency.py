@@ -215,6 +215,10 @@ class CellCount:
     cell_records: int = 0   # the cell's own (no tenant's)
     opaque: int = 0         # not attributable by design (IdempotencyTable)
 
+    def view(self) -> dict[str, Any]:
+        return {"region": self.region, "items": self.items, "objects": self.objects, "outOfPlace": self.out_of_place,
+                "cellRecords": self.cell_records, "notAttributable": self.opaque}
+
 
 class Audit:
     """Feed it the directory, then every cell's items and objects; it keeps the findings."""
@@ -298,7 +302,7 @@ class Audit:
     def summary(self, seconds: float | None = None) -> dict[str, Any]:
         scanned = sum(c.items + c.objects for c in self.cells.values())
         report: dict[str, Any] = {
-            "cells": [vars(c) for c in self.cells.values()],
+            "cells": [c.view() for c in self.cells.values()],
             "directory": {"items": self.directory.items, "tenants": len(self.directory.tenants),
                           "users": len(self.directory.users)},
             "scanned": scanned,

@@ -136,7 +136,7 @@ def test_tenants_homed_in_each_cell_leave_nothing_out_of_place(two_cells, capsys
     by_region = {c["region"]: c for c in report["cells"]}
     assert set(by_region) == {US, EU}
     for count in by_region.values():
-        assert (count["items"], count["objects"], count["cell_records"]) == (10, 1, 1)
+        assert (count["items"], count["objects"], count["cellRecords"], count["outOfPlace"]) == (10, 1, 1, 0)
     assert report["directory"] == {"items": 6, "tenants": 2, "users": 2}
 
 
@@ -152,6 +152,7 @@ def test_an_eu_tenants_item_and_object_in_the_us_cell_and_an_unknown_tenants_ite
             (US, "ProjectsTable", "tenant t_eu", "outside its allowed regions"),
             (US, "bucket", "tenant t_eu", "outside its allowed regions"),
         ]
+        assert {c["region"]: c["outOfPlace"] for c in report["cells"]} == {US: 2, EU: 1}
         misplaced = next(f for f in report["findings"] if f["where"] == "ProjectsTable")
         assert (misplaced["key"], misplaced["allowed"]) == ({"tenantId": "t_eu", "id": "prj_misplaced"}, [EU])
         assert code == 1

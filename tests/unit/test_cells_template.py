@@ -141,3 +141,26 @@ def test_samconfigs_two_regions_are_an_owner_and_a_cell_that_references_it():
     pattern = template["Parameters"]["SigningKeysSecretArn"]["AllowedPattern"]
     assert not re.fullmatch(pattern, given["other"]["SigningKeysSecretArn"])
     assert re.fullmatch(pattern, f"arn:aws:secretsmanager:{us}:123456789012:secret:SigningKeysSecret-Ab12-XyZ123")
+
+
+def test_ops_stack_sets_the_directory_and_the_secrets_of_a_cell_from_its_outputs(monkeypatch):
+    """A cell that does not own the directory names it and the secrets' replicas through a condition: ops --stack
+    still sets them (left unset, ops would write the directory entries of a new tenant to a table named
+    'directory')."""
+    import boto3
+
+    from ops.__main__ import stack_environment
+
+    outputs = {name: f"value-of-{name}" for name in load()["Outputs"]}
+    outputs["DirectoryTable"] = "svc-directory-prod"
+
+    class CloudFormation:
+        def describe_stacks(self, StackName):
+            return {"Stacks": [{"Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()]}]}
+
+    monkeypatch.setattr(boto3, "client", lambda service, region_name=None: CloudFormation())
+    environment = stack_environment("svc-api-prod-eu", "eu-central-1")
+    assert environment["DIRECTORY_TABLE"] == "svc-directory-prod"
+    assert environment["SIGNING_KEYS_SECRET_ID"] == "value-of-SigningKeysSecret"
+    assert environment["KEY_PEPPER_SECRET_ID"] == "value-of-KeyPepperSecret"
+    assert (environment["USERS_TABLE"], environment["AWS_REGION"]) == ("value-of-UsersTable", "eu-central-1")
