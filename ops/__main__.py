@@ -15,6 +15,9 @@
                                         replay ledger entries, a JSON object a line {kind, amount, reason, reference?}
     python -m ops directory backfill    the global directory's items for data stored before it existed
                                         (idempotent: writes only what is missing; ops/directory.py)
+    python -m ops residency audit [--local PORT,PORT | --stack NAME --region R ...] [--json]
+                                        every cell's items and objects in their tenant's allowed regions (ops/residency.py)
+    python -m ops residency rules       how the audit finds each table's items' tenant
 
 Against a deployed stack: --stack NAME (its CloudFormation stack name, e.g. svc-api-dev) reads the
 stack's outputs (DescribeStacks, with the AWS credentials and region of your profile, or --region) and
@@ -74,6 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     replay.add_argument("file", type=Path)
     directory = commands.add_parser("directory", help="the global directory").add_subparsers(dest="verb", required=True)
     directory.add_parser("backfill", help="write the directory's missing items for this cell's data")
+    residency = commands.add_parser("residency", help="data residency").add_subparsers(dest="verb", required=True)
+    audit = residency.add_parser("audit", help="find items and objects outside their tenant's allowed regions "
+                                                "(exit 1 on any)")
+    audit.add_argument("--local", dest="local_cells", action="append", default=[], metavar="PORT[,PORT]",
+                       help="local cells, by their ports (or --persist folders)")
+    audit.add_argument("--stack", dest="cell_stacks", action="append", default=[], metavar="NAME",
+                       help="a deployed cell's stack name; give each its --region, in the same order")
+    audit.add_argument("--region", dest="cell_regions", action="append", default=[], metavar="REGION")
+    audit.add_argument("--json", action="store_true", help="the summary and every finding as JSON")
+    residency.add_parser("rules", help="how the audit finds the owner of each table's items")
     args = parser.parse_args(argv)
 
     if args.local:
@@ -87,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(found)
         os.environ.update(found)
 
+    if args.noun == "residency":
+        return _residency(parser, args)
     if args.noun == "users":
         return _users(args)
     if args.noun in ("gift-cards", "billing"):
@@ -125,6 +140,7 @@ def stack_environment(stack_name: str, region: str | None = None) -> dict[str, s
     from botocore.exceptions import BotoCoreError, ClientError
 
     from devstack.template import load  # the template of this checkout: the variables and their resources
+    from ops.residency import resource_variables
 
     try:
         cloudformation = boto3.client("cloudformation", region_name=region)
@@ -132,14 +148,45 @@ def stack_environment(stack_name: str, region: str | None = None) -> dict[str, s
     except (ClientError, BotoCoreError) as exc:
         return f"cannot read the stack {stack_name}: {exc}"
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs") or []}
-    variables = load()["Globals"]["Function"]["Environment"]["Variables"]
-    environment = {name: outputs[value["Ref"]] for name, value in variables.items()
-                   if isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in outputs}
+    environment = {name: outputs[logical_id] for logical_id, name in resource_variables(load()).items()
+                   if logical_id in outputs}
     if "USERS_TABLE" not in environment:
         return f"the stack {stack_name} has no UsersTable output: deploy this version of template.yaml first"
     if region:
         environment["AWS_REGION"] = environment["AWS_DEFAULT_REGION"] = region
     return environment
+
+
+def _residency(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from devstack.template import load
+    from ops.residency import TABLE_RULES, Cell, run
+
+    if args.verb == "rules":
+        for table, rule in TABLE_RULES.items():
+            print(f"{table:<24} {rule.how}")
+        return 0
+    cells: list[Cell] = []
+    if args.local_cells:
+        for name in (n for given in args.local_cells for n in given.split(",") if n):
+            found = local_environment(name)
+            if isinstance(found, str):
+                parser.error(found)
+            environment = json.loads(found.read_text())
+            if not environment.get("AWS_REGION"):
+                parser.error(f"{found} names no AWS_REGION: which region is the cell's?")
+            cells.append(Cell(environment["AWS_REGION"], environment, name))
+    elif args.cell_stacks:
+        if len(args.cell_regions) != len(args.cell_stacks):
+            parser.error("give each --stack its --region (in the same order)")
+        for stack, region in zip(args.cell_stacks, args.cell_regions, strict=True):
+            found = stack_environment(stack, region)
+            if isinstance(found, str):
+                parser.error(found)
+            cells.append(Cell(region, found, stack))
+    else:  # the environment as it is (--local / --stack before the command, or exported): one cell
+        cells.append(Cell(os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION", ""),
+                          dict(os.environ)))
+    return run(cells, load(), args.json)
 
 
 def _operator() -> str:

@@ -26,14 +26,13 @@ STACK_NAME = "svc-ops-e2e"
 
 
 def _stack_outputs(local_stack) -> dict[str, str]:
-    """template.yaml's Outputs that name a resource of the functions' environment, with the values the
-    local stack gave those variables."""
+    """template.yaml's Outputs that name a resource of the functions' environment (each named by the
+    resource's logical id, some through a condition: the directory, the shared secrets), with the values
+    the local stack gave those variables."""
+    from ops.residency import resource_variables
     template = load()
-    variables = template["Globals"]["Function"]["Environment"]["Variables"]
-    by_resource = {v["Ref"]: name for name, v in variables.items() if isinstance(v, dict) and set(v) == {"Ref"}}
-    outputs = {key: local_stack.environment[by_resource[o["Value"]["Ref"]]] for key, o in template["Outputs"].items()
-               if set(o["Value"]) == {"Ref"} and o["Value"]["Ref"] in by_resource}
-    return outputs
+    by_resource = resource_variables(template)
+    return {key: local_stack.environment[by_resource[key]] for key in template["Outputs"] if key in by_resource}
 
 
 def _aws_environment(local_stack) -> dict[str, str]:
@@ -54,7 +53,8 @@ def ops(local_stack, *args: str) -> subprocess.CompletedProcess:
 
 def test_ops_by_stack_name_creates_the_first_admin_a_gift_card_and_disables_a_user(local_stack):
     outputs = _stack_outputs(local_stack)
-    assert {"UsersTable", "TenantsTable", "BillingTable", "SessionsTable", "ApiKeysTable"} <= set(outputs)
+    assert {"UsersTable", "TenantsTable", "BillingTable", "SessionsTable", "ApiKeysTable", "DirectoryTable",
+            "KeyPepperSecret", "SigningKeysSecret"} <= set(outputs)
     cloudformation = boto3.client("cloudformation", endpoint_url=local_stack.emulator_endpoint, region_name="us-east-1",
                                   aws_access_key_id="local", aws_secret_access_key="local")
     cloudformation.create_stack(StackName=STACK_NAME, TemplateBody=json.dumps({
