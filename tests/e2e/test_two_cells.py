@@ -209,11 +209,11 @@ def test_the_cli_at_the_us_url_follows_to_the_eu_cell_and_its_login_keeps_that_c
     # A key in the environment, the us URL: followed, and said on stderr.
     listed = cli("-o", "json", "projects", "list", SVC_API_KEY=eu_tenant["key"], SVC_BASE_URL=cells.first.base_url)
     assert cells.second.base_url in listed.stderr
-    assert [p["name"] for p in json.loads(listed.stdout)] == ["routed"]
+    assert [p["name"] for p in json.loads(listed.stdout)["items"]] == ["routed"]
     # A stored login made at the us URL keeps the eu cell's: later commands go there at once.
     cli("--base-url", cells.first.base_url, "login", "--api-key", eu_tenant["key"])
     again = cli("-o", "json", "projects", "list")
-    assert cells.second.base_url not in again.stderr and [p["name"] for p in json.loads(again.stdout)] == ["routed"]
+    assert cells.second.base_url not in again.stderr and [p["name"] for p in json.loads(again.stdout)["items"]] == ["routed"]
     who = json.loads(cli("-o", "json", "whoami").stdout)
     assert who["tenant"]["id"] == eu_tenant["tenantId"]
 
@@ -231,6 +231,72 @@ def test_regions_available_are_the_cells_and_a_move_is_not_a_preference(cells, e
     prefs = httpx.get(f"{cells.second.base_url}/api/v1/regions/preferences/{eu_tenant['tenantId']}",
                       headers=_auth(eu_tenant["key"]), timeout=10).json()["data"]
     assert prefs["primaryRegion"] == cells.second.region
+
+
+def _mixed_session(cells, region: str, number: int) -> dict:
+    """One tenant's session, registered and worked through the first cell's URL whatever its home:
+    projects made, changed and deleted, a secret, a webhook, API keys made, rotated and revoked, an
+    invitation, a chat turn, an agent run, and deliberate failures (bad input, a conflict, a request
+    at the wrong cell). Returns what it made and how it was answered."""
+    from svc_client import ApiError, Client
+    email, refused = f"mix-{number}-{uuid.uuid4().hex[:8]}@example.com", []
+    with Client(cells.first.base_url, api_key="") as svc:
+        made = svc.auth.register(email, PASSWORD, f"Mixed {number}", region=region)
+        svc.auth.login(email, PASSWORD)
+        keep = svc.projects.create(f"kept-{number}", language="python")
+        gone = svc.projects.create(f"gone-{number}", language="python")
+        svc.projects.update(keep.id, description="changed")
+        svc.projects.delete(gone.id)
+        svc.secrets.create(f"TOKEN_{number}", "s3cret-value")
+        svc.webhooks.create("https://hooks.example.com/svc", ["project.created"])
+        key = svc.api_keys.create("rotated", "sdk", "Production")
+        svc.api_keys.rotate(key.id)
+        svc.api_keys.revoke(svc.api_keys.create("revoked", "ci", "Production").id)
+        svc.invitations.create(f"colleague-{number}-{uuid.uuid4().hex[:6]}@example.com", "member")
+        chat = svc.chat.create_session(title="hello", project_id=keep.id)
+        svc.chat.send(chat.id, "Say hello.")
+        agent = svc.agents.create("helper", "You help.", "autonomous")
+        svc.agents.execute(agent.id, "Write a README file.", keep.id)
+        for bad in (lambda: svc.projects.create("", language="python"),                 # 400
+                    lambda: svc.invitations.create(email, "member"),                     # 409 already a member
+                    lambda: svc.projects.get("proj_01J00000000000000000000000")):        # 404
+            try:
+                bad()
+            except ApiError as error:
+                refused.append(error.status)
+        home = svc.base_url
+    return {"tenantId": made["tenant"]["id"], "home": home, "refused": refused}
+
+
+def test_a_mixed_session_with_tenants_in_both_cells_leaves_nothing_out_of_place(cells, capsys):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ops.__main__ import main as ops_main
+    plan = [(cells.cells[n % 2].region, n) for n in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        sessions = list(pool.map(lambda args: _mixed_session(cells, *args), plan))
+    for (region, _n), session in zip(plan, sessions, strict=True):
+        assert session["home"] == cells.cell(region).base_url
+        assert sorted(session["refused"]) == [400, 404, 409]
+    # Every item in its tenant's cell, once the directory has reached both cells.
+    assert _until(lambda: cells.status()["replicator"]["pending"] == 0)
+    ports = ",".join(str(c.port) for c in cells.cells)
+    capsys.readouterr()
+    assert ops_main(["residency", "audit", "--local", ports, "--json"]) == 0, capsys.readouterr().out
+    report = json.loads(capsys.readouterr().out)
+    assert report["outOfPlace"] == 0 and report["scanned"] > 100, report
+    # The audit does see a misplaced item: one of an eu tenant's projects copied into the us cell.
+    eu_tenant = next(s["tenantId"] for (region, _), s in zip(plan, sessions, strict=True) if region == cells.second.region)
+    eu_table, us_table = cells.second.environment["PROJECTS_TABLE"], cells.first.environment["PROJECTS_TABLE"]
+    item = next(i for i in cells.second.dynamodb().scan(TableName=eu_table)["Items"]
+                if i.get("tenantId", {}).get("S") == eu_tenant)
+    cells.first.dynamodb().put_item(TableName=us_table, Item=item)
+    try:
+        assert ops_main(["residency", "audit", "--local", ports, "--json"]) == 1
+        found = json.loads(capsys.readouterr().out)
+        assert found["outOfPlace"] == 1, found
+    finally:
+        cells.first.dynamodb().delete_item(TableName=us_table, Key={k: item[k] for k in ("tenantId", "id") if k in item})
 
 
 def test_stop_leaves_no_process_behind(cells):
