@@ -245,6 +245,7 @@ def test_routing_info_shows_what_serves_the_caller(stack, monkeypatch):
     assert reply.status == 200, reply
     assert reply.data == {
         "requestId": reply.headers["x-request-id"], "servingRegion": "us-east-1", "stage": "dev",
+        "homeRegion": "us-east-1", "homeBaseUrl": None,   # a single cell: here, at the URL called
         "apiVersion": "v1", "tenantId": tenant, "plan": "growth", "primaryRegion": "us-east-1",
         "secondaryRegion": None, "dataResidency": {"required": False, "region": None},
         "storage": {"mode": "platform", "region": "us-east-1", "provider": None}}
