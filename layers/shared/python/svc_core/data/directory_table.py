@@ -162,3 +162,14 @@ def home_item(tenant_id: str, home: dict[str, Any]) -> dict[str, Any]:
     """The tenant's HOME item as stored (DynamoDB's form), with a new updatedAt: written into every
     cell's replica at once by a move's switch, so no cell routes by the old home after it."""
     return _TABLE.put_entry({**home, "pk": f"TENANT#{tenant_id}", "sk": "HOME", **_written()})["Put"]["Item"]
+
+
+def claim_tenant_move(tenant_id: str, now_ms: int, until_ms: int) -> bool:
+    """Take the move's run until `until_ms` unless another run holds it (its lease not over): whether taken."""
+    try:
+        _TABLE.update(_TABLE.key(f"TENANT#{tenant_id}", "MOVE"), UpdateExpression="SET leaseUntil = :until",
+                      ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)",
+                      ExpressionAttributeValues={":until": {"N": str(until_ms)}, ":now": {"N": str(now_ms)}})
+    except ConditionFailed:
+        return False
+    return True

@@ -54,6 +54,7 @@ COPIED = ("TenantsTable", *sorted(t for t in TABLE_RULES if t not in (*NOT_COPIE
 DELETED = (*COPIED[1:], "OutboxTable", "IdempotencyTable", "TenantsTable")  # the tenant item last
 FROZEN, ARRIVING, MOVED = "frozen", "arriving", "moved"
 FINAL_SYNC_ATTEMPTS = 3
+LEASE_SECONDS = 900   # a run's hold on its move: the worker's timeout (a run that died lets the next one in after it)
 MAX_ATTEMPTS = 5   # runs of a move that failed before it is given up (before its switch only)
 
 
@@ -340,8 +341,10 @@ class Mover:
         for table in COPIED:
             if (tables.get(table) or {}).get("copied") is not None:
                 continue   # recorded: copied by an earlier run
+            started = time.monotonic()
             done = self.sync_table(table)
-            tables[table] = {"copied": done["count"], "verified": None, "copiedInRun": self.move["runs"]}
+            tables[table] = {"copied": done["count"], "verified": None, "copiedInRun": self.move["runs"],
+                             "copyMs": round((time.monotonic() - started) * 1000)}
             self.save(tables=tables)
         if not self.move.get("files", {}).get("done"):
             self.sync_files()
@@ -460,12 +463,17 @@ def run(tenant_id: str, *, sleep=time.sleep) -> str | None:
     move = directory_table.tenant_move(tenant_id)
     if move is None or move.get("status") in ("done", "failed") or move.get("fromRegion") != cells.here():
         return move and move.get("status")
+    now_ms = round(time.time() * 1000)
+    if not directory_table.claim_tenant_move(tenant_id, now_ms, now_ms + LEASE_SECONDS * 1000):
+        return "running"   # another run holds it (a message received twice, or one sent to resume it)
+    move = directory_table.tenant_move(tenant_id)
     mover = Mover({**move, "tenantId": tenant_id}, cell_tables.here(), peer(move["toRegion"]), sleep=sleep)
     try:
         mover.run()
+        mover.save(leaseUntil=None)
     except Exception as exc:
         attempts = int(mover.move.get("attempts") or 0) + 1
-        mover.save(attempts=attempts, error=f"{type(exc).__name__}: {exc}"[:500])
+        mover.save(attempts=attempts, error=f"{type(exc).__name__}: {exc}"[:500], leaseUntil=None)
         if attempts >= MAX_ATTEMPTS and mover.move["status"] != "cleaning":
             mover.give_up()
             return "failed"

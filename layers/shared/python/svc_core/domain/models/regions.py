@@ -276,6 +276,7 @@ class MigrationTable(BaseModel):
     copied: int | None = Field(description="the tenant's items of the table copied to the new cell")
     verified: int | None = Field(None, description="items equal in both cells at the switch (null before it)")
     checksum: str | None = Field(None, description="SHA-256 over every item's key and digest, equal in both cells")
+    copyMs: int | None = Field(None, description="how long the first copy of the table took")
     copiedInRun: int | None = Field(None, description="the worker's run that copied the table (a run that resumes a "
                                                       "move does not copy again what an earlier one recorded)")
 
