@@ -118,3 +118,58 @@ def test_a_moving_tenant_homed_elsewhere_is_sent_there_before_anything_else(monk
     for phase, method in (("moved", "GET"), ("arriving", "GET"), ("frozen", "POST")):
         with pytest.raises(WrongRegion):
             api._check_move(T, phase, method)
+
+
+class _Directory:
+    """The move's item as the worker's run reads, claims and saves it."""
+
+    def __init__(self, move):
+        self.move, self.saved = move, []
+
+    def tenant_move(self, tenant_id):
+        return dict(self.move) if self.move else None
+
+    def claim_tenant_move(self, tenant_id, now_ms, until_ms):
+        if (self.move.get("leaseUntil") or 0) >= now_ms:
+            return False
+        self.move["leaseUntil"] = until_ms
+        return True
+
+    def save_tenant_move(self, tenant_id, move):
+        self.move = {k: v for k, v in move.items() if v is not None}
+        self.saved.append(dict(self.move))
+
+
+@pytest.fixture
+def worker(monkeypatch):
+    directory = _Directory({"tenantId": T, "status": "copying", "fromRegion": "us-east-1", "toRegion": "eu-central-1"})
+    monkeypatch.setattr(moves, "directory_table", directory)
+    monkeypatch.setattr(moves.cells, "here", lambda: "us-east-1")
+    monkeypatch.setattr(moves.cell_tables, "here", lambda: None)
+    monkeypatch.setattr(moves, "peer", lambda region: None)
+    given_up = []
+    monkeypatch.setattr(moves.Mover, "give_up", lambda self: (given_up.append(True), self.save(status="failed")))
+    return directory, given_up
+
+
+def test_a_failed_run_records_its_error_and_lets_the_next_run_in_and_the_fifth_gives_the_move_up(worker, monkeypatch):
+    directory, given_up = worker
+
+    def fails(self):
+        self.save(runs=int(self.move.get("runs") or 0) + 1)
+        raise RuntimeError("the other cell did not answer")
+    monkeypatch.setattr(moves.Mover, "run", fails)
+    for attempt in range(1, moves.MAX_ATTEMPTS):
+        with pytest.raises(RuntimeError):
+            moves.run(T)
+        assert directory.move["attempts"] == attempt and "did not answer" in directory.move["error"]
+        assert "leaseUntil" not in directory.move and not given_up   # the next run may take it at once
+    assert moves.run(T) == "failed" and given_up and directory.move["status"] == "failed"
+    assert moves.run(T) == "failed"   # a late message finds it over
+
+
+def test_a_run_leaves_a_move_another_run_holds_alone(worker, monkeypatch):
+    directory, _ = worker
+    directory.move["leaseUntil"] = 10 ** 15   # held, far in the future
+    monkeypatch.setattr(moves.Mover, "run", lambda self: pytest.fail("two runs of one move"))
+    assert moves.run(T) == "running"
