@@ -104,7 +104,7 @@ def tenant(cells):
     return {"id": made["tenant"]["id"], "key": key}
 
 
-def test_a_tenant_moves_to_the_other_cell_whole_while_it_reads_and_writes(cells, tenant, tmp_path):
+def test_a_tenant_moves_to_the_other_cell_whole_while_it_reads_and_writes(cells, tenant):
     us, eu = cells.cell(US), cells.cell(EU)
     tenant_id = tenant["id"]
     routed = Routed(us.base_url, tenant["key"])
