@@ -5,6 +5,7 @@ on an AWS endpoint such as the embedded emulator, and returns the functions' env
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import string
 from typing import Any
@@ -162,6 +163,13 @@ def run_custom_resources(parameters: dict[str, str] | None = None) -> None:
         if resource["Type"] == "Custom::SigningKeys":
             from svc_core.auth.signing_keys import ensure_active_key
             ensure_active_key(resolver.resolve(resource["Properties"]["SecretId"]))
+        elif resource["Type"] == "Custom::CellResources":
+            # Published with this cell's own emulators' endpoints: another cell of the local stack
+            # reaches its tables, bucket and key there (a deployed cell's are AWS's regional ones).
+            from svc_core.domain.tenant_moves import publish_cell
+            emulator = os.environ["AWS_ENDPOINT_URL"]
+            publish_cell({"dynamodb": os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or emulator, "s3": emulator,
+                          "kms": emulator})
 
 
 __all__ = ["provision", "provision_tables", "run_custom_resources", "ACCOUNT"]

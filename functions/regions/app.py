@@ -12,6 +12,7 @@ from svc_core.http.params import Body
 from svc_core.platform.lazy import lazy_module
 
 models = lazy_module("svc_core.domain.models.regions")
+tenant_moves = lazy_module("svc_core.domain.tenant_moves")  # its routes only: the others start without it
 api = Api()
 TAGS = ["Regions and storage"]
 PLAN_403 = ("403 FORBIDDEN with details.feature, requiredPlan and currentPlan when the tenant's plan does not "
@@ -81,6 +82,24 @@ def validate_storage(tenantId: str,
          summary="Whether the tenant's plan includes a feature, and from which plan it is included")
 def check_feature(tenantId: str, featureKey: str):
     return routing.check_feature(api.tenant_context(), tenantId, featureKey)
+
+
+@api.post("/api/v1/regions/migrations/{tenantId}", scope="tenants:write", status=202, response_model="models.Migration",
+          tags=TAGS, errors=(409,), summary="Move the tenant's data to another region's cell",
+          description="Copies every item and file of the tenant to the cell of toRegion, verifies counts and "
+                      "checksums, pauses writes for the switch (503 SERVICE_UNAVAILABLE, details.reason "
+                      "tenant_moving, Retry-After), homes the tenant there and deletes the old copies; reads go on "
+                      "throughout. Follow it with GET. 409 CONFLICT when a move is under way (details.reason "
+                      "move_under_way), the tenant already lives there (same_region), the region lies outside its "
+                      "data residency region (outside_residency) or the deployment has a single cell (single_cell).")
+def start_migration(tenantId: str, body: models.MigrationStart):
+    return tenant_moves.start_move(api.tenant_context(), tenantId, body.toRegion)
+
+
+@api.get("/api/v1/regions/migrations/{tenantId}", scope="tenants:read", response_model="models.Migration", tags=TAGS,
+         summary="The tenant's latest move between cells: its status, progress per table and files, the pause")
+def get_migration(tenantId: str):
+    return tenant_moves.get_move(api.tenant_context(), tenantId)
 
 
 @api.get("/api/v1/routing-info", scope=AUTHENTICATED, response_model="models.RoutingInfo", tags=TAGS,

@@ -233,6 +233,7 @@ def test_regions_available_are_the_cells_and_a_move_is_not_a_preference(cells, e
     moved = httpx.patch(f"{cells.second.base_url}/api/v1/regions/preferences/{eu_tenant['tenantId']}",
                         headers=_auth(eu_tenant["key"]), json={"primaryRegion": cells.first.region}, timeout=10)
     assert moved.status_code == 409 and moved.json()["error"]["details"]["reason"] == "moves_tenant"
+    assert moved.json()["error"]["details"]["migration"] == f"/api/v1/regions/migrations/{eu_tenant['tenantId']}"
     nowhere = httpx.patch(f"{cells.second.base_url}/api/v1/regions/preferences/{eu_tenant['tenantId']}",
                           headers=_auth(eu_tenant["key"]), json={"secondaryRegion": "eu-west-1"}, timeout=10)
     assert nowhere.status_code in (400, 403), nowhere.text   # no cell there (or the plan lacks the feature)

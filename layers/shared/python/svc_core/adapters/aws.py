@@ -210,11 +210,27 @@ def client(service: str, read_timeout: float | None = None) -> Any:
         return made
 
 
+@cache
+def client_in(service: str, region: str, endpoint: str | None = None) -> Any:
+    """A client of the service in another cell's region (a move between cells reads and writes both):
+    its regional endpoint, or `endpoint` (the local stack's cells each run their own emulators)."""
+    chosen = profile(service)
+    with _lock:
+        made = _session().create_client(
+            service, region_name=region, endpoint_url=endpoint,
+            config=Config(retries={"mode": "standard", "total_max_attempts": chosen.max_attempts},
+                          connect_timeout=chosen.connect_timeout, read_timeout=max(chosen.read_timeout, 10),
+                          max_pool_connections=32))
+        _made.append(made)
+        return made
+
+
 def reset_clients() -> None:
     """Forget cached clients and the session: their credentials and open connections (tests point
     them at a new endpoint). The parsed service models (_loader) are kept: they hold nothing of an
     environment."""
     client.cache_clear()
+    client_in.cache_clear()
     _made.clear()
     _made_for.clear()
     _session.cache_clear()

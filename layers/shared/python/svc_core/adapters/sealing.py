@@ -44,7 +44,8 @@ def seal(plaintext: bytes, context: dict[str, str]) -> dict[str, str]:
             "ciphertext": _b64(ciphertext)}
 
 
-def unseal(sealed: dict[str, Any], context: dict[str, str]) -> bytes:
+def _data_key(sealed: dict[str, Any], context: dict[str, str]) -> bytes:
+    """The value's data key, opened by this cell's key under the context (Unsealable if it does not open)."""
     if sealed.get("alg") != ALGORITHM:
         raise Unsealable()
     try:
@@ -55,6 +56,11 @@ def unseal(sealed: dict[str, Any], context: dict[str, str]) -> bytes:
         if aws.error_code(exc) in ("InvalidCiphertextException", "IncorrectKeyException"):
             raise Unsealable() from None
         raise
+    return data_key
+
+
+def unseal(sealed: dict[str, Any], context: dict[str, str]) -> bytes:
+    data_key = _data_key(sealed, context)
     from cryptography.exceptions import InvalidTag
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -63,3 +69,13 @@ def unseal(sealed: dict[str, Any], context: dict[str, str]) -> bytes:
                                         _aad(context))
     except InvalidTag:
         raise Unsealable() from None
+
+
+def rewrap(sealed: dict[str, Any], context: dict[str, str], kms_there: Any, key_there: str) -> dict[str, str]:
+    """The sealed value with its data key sealed again under another cell's key (`kms_there`, a KMS
+    client of that region, `key_there` its key id or alias), the same context: the ciphertext and its
+    nonce stay as they are, so a value moved between cells is never in clear outside KMS's answer.
+    Unsealable when the value does not open here with this context."""
+    data_key = _data_key(sealed, context)
+    wrapped = kms_there.encrypt(KeyId=key_there, Plaintext=data_key, EncryptionContext=context)["CiphertextBlob"]
+    return {**sealed, "encryptedKey": _b64(wrapped)}

@@ -24,6 +24,9 @@ class TenantPolicy:
     plan: str
     status: str
     allowlist: tuple[Network, ...]
+    # A move between cells under way (domain/tenant_moves.py): "arriving" (this cell's copy, not yet
+    # served), "frozen" (writes paused), "moved" (another cell serves it); None: none.
+    move_phase: str | None = None
 
     def admits(self, address: str) -> bool:
         """Whether an API key of this tenant may be used from the address (no list: any)."""
@@ -54,7 +57,8 @@ def policy_of(tenant_id: str) -> TenantPolicy | None:
     policy = None
     if tenant is not None:
         policy = TenantPolicy(tenant_id=tenant_id, plan=tenant.get("plan", "free"), status=tenant.get("status", "active"),
-                              allowlist=parse_networks((tenant.get("settings") or {}).get("ipAllowlist") or ()))
+                              allowlist=parse_networks((tenant.get("settings") or {}).get("ipAllowlist") or ()),
+                              move_phase=(tenant.get("move") or {}).get("phase"))
     _cache[tenant_id] = (now + settings().tenant_policy_cache_seconds, policy)
     return policy
 

@@ -103,19 +103,24 @@ def delete_partition(table: str, partition: dict[str, Any], sort_key: str) -> in
             query["ExclusiveStartKey"] = start
         answer = client.query(**query)
         keys = answer.get("Items", [])
-        for i in range(0, len(keys), BATCH_WRITE_LIMIT):
-            requests = [{"DeleteRequest": {"Key": key}} for key in keys[i:i + BATCH_WRITE_LIMIT]]
-            pause = 0.05
-            while requests:
-                left = client.batch_write_item(RequestItems={table: requests}).get("UnprocessedItems", {})
-                requests = left.get(table, [])
-                if requests:
-                    time.sleep(pause)
-                    pause = min(pause * 2, 2.0)
+        write_batches(client, table, [{"DeleteRequest": {"Key": key}} for key in keys])
         deleted += len(keys)
         start = answer.get("LastEvaluatedKey")
         if not start:
             return deleted
+
+
+def write_batches(client: Any, table: str, requests: list[dict[str, Any]]) -> None:
+    """BatchWriteItem requests (puts or deletes) of one table, 25 at a time, sending again what DynamoDB
+    leaves unprocessed (with a growing pause) until nothing is left."""
+    for i in range(0, len(requests), BATCH_WRITE_LIMIT):
+        pending, pause = requests[i:i + BATCH_WRITE_LIMIT], 0.05
+        while pending:
+            left = client.batch_write_item(RequestItems={table: pending}).get("UnprocessedItems", {})
+            pending = left.get(table, [])
+            if pending:
+                time.sleep(pause)
+                pause = min(pause * 2, 2.0)
 
 
 def bounded_addition(start: int, delta: int, *, at_most: int | None = None,

@@ -126,3 +126,50 @@ def write_if_absent(entry: dict[str, Any]) -> bool:
         return False
     return True
 
+
+
+# ---- moves between cells (domain/tenant_moves.py) ----------------------------------------------------
+# (CELL#<region>, RESOURCES): tables {logical id: name}, bucket, dataKey (and on the local stack the
+#   endpoints of the cell's emulators): where a peer cell copies a moving tenant's items and files to.
+# (TENANT#<tenant id>, MOVE): the tenant's latest move: status, fromRegion, toRegion, its progress
+#   (counts per table, files), timings and error. Counts and regions only: nothing of the content.
+
+def put_cell_resources(region: str, resources: dict[str, Any]) -> None:
+    _TABLE.put({"pk": f"CELL#{region}", "sk": "RESOURCES", **resources, **_written()})
+
+
+def cell_resources(region: str) -> dict[str, Any] | None:
+    return _TABLE.get(f"CELL#{region}", "RESOURCES")
+
+
+def tenant_move(tenant_id: str) -> dict[str, Any] | None:
+    return _TABLE.get(f"TENANT#{tenant_id}", "MOVE")
+
+
+def start_tenant_move(tenant_id: str, move: dict[str, Any]) -> None:
+    """Record a new move unless one is under way (ConditionFailed): none, or the last one done or failed."""
+    _TABLE.put({"pk": f"TENANT#{tenant_id}", "sk": "MOVE", **move, **_written()},
+               ConditionExpression="attribute_not_exists(pk) OR #s IN (:done, :failed)",
+               ExpressionAttributeNames={"#s": "status"},
+               ExpressionAttributeValues={":done": {"S": "done"}, ":failed": {"S": "failed"}})
+
+
+def save_tenant_move(tenant_id: str, move: dict[str, Any]) -> None:
+    _TABLE.put({"pk": f"TENANT#{tenant_id}", "sk": "MOVE", **move, **_written()})
+
+
+def home_item(tenant_id: str, home: dict[str, Any]) -> dict[str, Any]:
+    """The tenant's HOME item as stored (DynamoDB's form), with a new updatedAt: written into every
+    cell's replica at once by a move's switch, so no cell routes by the old home after it."""
+    return _TABLE.put_entry({**home, "pk": f"TENANT#{tenant_id}", "sk": "HOME", **_written()})["Put"]["Item"]
+
+
+def claim_tenant_move(tenant_id: str, now_ms: int, until_ms: int) -> bool:
+    """Take the move's run until `until_ms` unless another run holds it (its lease not over): whether taken."""
+    try:
+        _TABLE.update(_TABLE.key(f"TENANT#{tenant_id}", "MOVE"), UpdateExpression="SET leaseUntil = :until",
+                      ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)",
+                      ExpressionAttributeValues={":until": {"N": str(until_ms)}, ":now": {"N": str(now_ms)}})
+    except ConditionFailed:
+        return False
+    return True

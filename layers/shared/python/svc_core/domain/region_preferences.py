@@ -158,9 +158,10 @@ def _check_home(merged: dict[str, Any], tenant: dict[str, Any]) -> None:
     home = tenant.get("homeRegion") or cells.here()
     if cells.multi_cell() and merged["primaryRegion"] != home:
         raise Conflict(f"The tenant's data lives in {home}; moving it to {merged['primaryRegion']} is a "
-                       "migration between cells, which this deployment does not run yet.",
+                       "migration between cells: POST /regions/migrations/:tenantId with toRegion.",
                        {"resource": "regionPreferences", "reason": "moves_tenant", "homeRegion": home,
-                        "primaryRegion": merged["primaryRegion"]})
+                        "primaryRegion": merged["primaryRegion"],
+                        "migration": f"/api/v1/regions/migrations/{tenant['id']}"})
 
 
 def update_preferences(ctx: TenantContext, tenant_id: str, body: PreferencesUpdate,

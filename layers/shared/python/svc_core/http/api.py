@@ -407,8 +407,13 @@ class Api:
             policy = tenant_policy.policy_of(state.principal.tenant_id)
             if policy is None:
                 cell_routing.tenant(state.principal.tenant_id)  # homed in another cell: 421 to it
+                tenant_policy.forget(state.principal.tenant_id)  # homed here: maybe moved here a moment ago
+                policy = tenant_policy.policy_of(state.principal.tenant_id)
+            if policy is None:
                 self._count(f"ip#{state.source_ip}", state, counter="address")
                 raise Unauthorized("The credential's tenant no longer exists.")
+            if policy.move_phase is not None:
+                _check_move(state.principal.tenant_id, policy.move_phase, method)
             self._count_credential(state, policy.plan)
             if policy.status != "active":
                 raise Forbidden("The tenant is suspended.", {"reason": "tenant_suspended"})
@@ -584,6 +589,15 @@ def _check_body(event: dict[str, Any], spec: RouteSpec | None = None) -> tuple[s
         raise json_body.refuse("the body must be a JSON object")
     event["body"], event["isBase64Encoded"] = text, False
     return text, value
+
+
+def _check_move(tenant_id: str, phase: str, method: str) -> None:
+    """A tenant moving between cells (domain/tenant_moves.py): 421 once the directory homes it in another
+    cell (this cell's copy is arriving, or has moved away); while its writes are paused, 503 to a write."""
+    cell_routing.tenant(tenant_id)
+    if phase in ("frozen", "moved") and method not in ("GET", "HEAD", "OPTIONS"):
+        raise ServiceUnavailable("The tenant is moving to another region: writes are paused for a few seconds; "
+                                 "retry after Retry-After.", {"reason": "tenant_moving"}, retry_after_seconds=2)
 
 
 def _proxy_response(status: int, body: str, headers: dict[str, str] | None = None) -> dict[str, Any]:

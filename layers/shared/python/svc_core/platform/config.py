@@ -115,6 +115,12 @@ class Settings:
     # invocation may work on a run before handing the rest to the worker (seconds).
     agent_run_queue_url: str = ""
     agent_run_sync_budget_seconds: float = 20.0
+    # Moves of a tenant between cells (domain/tenant_moves.py): the worker's queue, how long a move waits for
+    # the old cell's webhook deliveries of the tenant to end before deleting what they read, and for the
+    # old cell's outbox to publish the tenant's last events once writes are paused.
+    tenant_move_queue_url: str = ""
+    tenant_move_delivery_drain_seconds: float = 900.0
+    tenant_move_outbox_drain_seconds: float = 60.0
     agent_run_worker_budget_seconds: float = 600.0
     # Chat: sessions, messages, the stored events of assistant turns, and the queue of turns.
     chat_sessions_table: str = "chat-sessions"

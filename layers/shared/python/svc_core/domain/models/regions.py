@@ -263,3 +263,38 @@ class FeatureCheck(BaseModel):
     currentPlan: str
     requiredPlan: str
     description: str
+
+
+# ---- moving a tenant between cells -----------------------------------------------------------
+
+class MigrationStart(RequestBody):
+    toRegion: RegionId = Field(description="the region of the cell to move the tenant's data to (GET /regions "
+                                           "marks available the regions with a cell)")
+
+
+class MigrationTable(BaseModel):
+    copied: int | None = Field(description="the tenant's items of the table copied to the new cell")
+    verified: int | None = Field(None, description="items equal in both cells at the switch (null before it)")
+    checksum: str | None = Field(None, description="SHA-256 over every item's key and digest, equal in both cells")
+    copyMs: int | None = Field(None, description="how long the first copy of the table took")
+    copiedInRun: int | None = Field(None, description="the worker's run that copied the table (a run that resumes a "
+                                                      "move does not copy again what an earlier one recorded)")
+
+
+class MigrationFiles(BaseModel):
+    copied: int = 0
+    verified: int | None = None
+
+
+class Migration(BaseModel):
+    tenantId: str
+    status: Literal["pending", "copying", "verifying", "switching", "cleaning", "done", "failed"]
+    fromRegion: str
+    toRegion: str
+    tables: dict[str, MigrationTable] = Field(description="per table (its logical id in template.yaml)")
+    files: MigrationFiles
+    writesPausedMs: int | None = Field(description="how long writes were paused for the switch (null before it)")
+    startedAt: str
+    finishedAt: str | None
+    error: str | None = Field(description="the last step's failure (the worker retries it), or why it failed")
+    runs: int | None = Field(None, description="the worker's runs so far (one more each time it resumes the move)")

@@ -1,0 +1,83 @@
+"""POST and GET /regions/migrations/{tenantId} on one stack, and the admission of a moving tenant's
+requests: a single cell has nothing to move to; in a deployment of cells a move is recorded, queued
+and answered, one at a time; a frozen tenant's writes are 503 tenant_moving while it reads on, and a
+tenant the directory homes elsewhere is 421 to that cell."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from svc_core.auth import tenant_policy
+from svc_core.data import directory_table
+from svc_core.platform.config import settings
+from tests.support.projects import assert_error
+from tests.support.regions import MISSING_TENANT, get_prefs, patch_prefs, regions_api
+from tests.support.stack import provisioned_stack
+
+CELLS = {"us-east-1": "https://us.example.test", "eu-central-1": "https://eu.example.test"}
+
+
+@pytest.fixture(scope="module")
+def stack(emulator):
+    yield from provisioned_stack(emulator)
+
+
+def start(key: str, tenant_id: str, body) -> object:
+    return regions_api("StartMigration", key, path_params={"tenantId": tenant_id}, body=body)
+
+
+def get(key: str, tenant_id: str) -> object:
+    return regions_api("GetMigration", key, path_params={"tenantId": tenant_id})
+
+
+def test_a_single_cell_has_nowhere_to_move_and_no_move_to_show(stack):
+    tenant, key = stack.tenant_with_key()
+    assert_error(start(key, tenant, {"toRegion": "eu-central-1"}), 409, "CONFLICT")
+    assert start(key, tenant, {"toRegion": "eu-central-1"}).error["details"]["reason"] == "single_cell"
+    assert_error(get(key, tenant), 404, "RESOURCE_NOT_FOUND")
+    assert_error(start(key, MISSING_TENANT, {"toRegion": "eu-central-1"}), 404, "RESOURCE_NOT_FOUND")
+    _, reader = stack.tenant_with_key(["tenants:read"])
+    assert_error(start(reader, tenant, {"toRegion": "eu-central-1"}), 403, "FORBIDDEN")
+
+
+def test_a_move_is_recorded_queued_and_answered_once_at_a_time(stack, setting):
+    setting("CELLS", json.dumps(CELLS))
+    tenant, key = stack.tenant_with_key()
+    assert start(key, tenant, {"toRegion": "us-east-1"}).error["details"]["reason"] == "same_region"
+    assert start(key, tenant, {"toRegion": "eu-central-1"}).error["details"]["reason"] == "cell_unknown"
+    assert_error(start(key, tenant, {"toRegion": "eu-west-1"}), 400, "VALIDATION_ERROR")   # no cell there
+    directory_table.put_cell_resources("eu-central-1", {"tables": {"TenantsTable": "t"}, "bucket": "b",
+                                                        "dataKey": "alias/k"})
+    reply = start(key, tenant, {"toRegion": "eu-central-1"})
+    assert reply.status == 202, reply
+    assert (reply.data["status"], reply.data["fromRegion"], reply.data["toRegion"]) == ("pending", "us-east-1",
+                                                                                        "eu-central-1")
+    assert get(key, tenant).data == reply.data
+    again = start(key, tenant, {"toRegion": "eu-central-1"})
+    assert again.status == 409 and again.error["details"]["reason"] == "move_under_way"
+    sqs = stack.client("sqs")
+    messages = sqs.receive_message(QueueUrl=settings().tenant_move_queue_url, MaxNumberOfMessages=10)["Messages"]
+    assert [json.loads(m["Body"]) for m in messages] == [{"tenantId": tenant}]
+
+
+def test_a_frozen_tenant_reads_on_its_writes_are_503_and_once_homed_elsewhere_it_is_421(stack, setting):
+    setting("CELLS", json.dumps(CELLS))
+    tenant, key = stack.tenant_with_key()
+    stack.client("dynamodb").update_item(
+        TableName=settings().tenants_table, Key={"id": {"S": tenant}}, UpdateExpression="SET #m = :m",
+        ExpressionAttributeNames={"#m": "move"},
+        ExpressionAttributeValues={":m": {"M": {"phase": {"S": "frozen"}, "toRegion": {"S": "eu-central-1"}}}})
+    tenant_policy.forget()
+    assert get_prefs(key, tenant).status == 200
+    refused = patch_prefs(key, tenant, {"complianceLevel": "standard"})
+    assert_error(refused, 503, "SERVICE_UNAVAILABLE")
+    assert refused.error["details"]["reason"] == "tenant_moving" and refused.headers["retry-after"] == "2"
+
+    stack.client("dynamodb").put_item(TableName=settings().directory_table, Item={
+        "pk": {"S": f"TENANT#{tenant}"}, "sk": {"S": "HOME"}, "homeRegion": {"S": "eu-central-1"},
+        "status": {"S": "active"}, "updatedAt": {"S": "2026-11-26T00:00:00.000Z"}, "writtenIn": {"S": "us-east-1"}})
+    for reply in (get_prefs(key, tenant), patch_prefs(key, tenant, {"complianceLevel": "standard"})):
+        assert_error(reply, 421, "WRONG_REGION")
+        assert reply.error["details"]["baseUrl"] == CELLS["eu-central-1"]
