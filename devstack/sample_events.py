@@ -72,6 +72,10 @@ EXPECTED_STATUS: dict[str, tuple[int | tuple[int, ...], str]] = {
     "Members-RemoveMember": (409, "the sample member is the developer, the development tenant's only owner, who stays"),
     "Members-TransferOwnership": (409, "the sample member is the developer, who owns the tenant already (another "
                                        "member joins by an invitation from the local mailbox)"),
+    "Regions-GetMigration": (404, "a tenant has a move only once one was started, in a deployment of several cells "
+                                  "(scripts/dev --regions)"),
+    "Regions-StartMigration": (409, "the local stack is one cell unless started with --regions: there is no other "
+                                    "cell to move to (details.reason single_cell)"),
     "OAuth-Authorize": (400, "the state comes from a started flow and the code from the provider"),
     "OAuth-Start": (404, "the local stack configures no OAuth provider (the OAuthProviders parameter)"),
     "OAuth-StartPost": (404, "the local stack configures no OAuth provider (the OAuthProviders parameter)"),

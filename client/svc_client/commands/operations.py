@@ -69,6 +69,9 @@ NOT_COMMANDS = {
     "oauth_start": _USER_SESSION + " (and the provider sends the browser back to the web app's page)",
     "oauth_start_post": _USER_SESSION + " (and the provider sends the browser back to the web app's page)",
     "oauth_authorize": _USER_SESSION + " (called by the web app's redirect page with the provider's code)",
+    "start_migration": "moving a tenant to another cell is rare and watched by an operator: "
+                       "`svc api POST /api/v1/regions/migrations/TENANT_ID --data '{\"toRegion\": ...}'`",
+    "get_migration": "the progress of a move: `svc api GET /api/v1/regions/migrations/TENANT_ID`",
     "stripe_webhook": "Stripe's calls to the service, signed with Stripe's secret; no client calls it",
     "jwks": "public keys for programs that verify the service's tokens; `svc api GET /.well-known/jwks.json`",
     "reference_page": "an HTML page for browsers (the API reference)",
