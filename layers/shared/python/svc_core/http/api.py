@@ -50,7 +50,7 @@ from svc_core.auth import cell_routing, rate_limit, tenant_policy
 from svc_core.auth.authenticate import authenticate, key_pepper
 from svc_core.auth.context import TenantContext
 from svc_core.auth.principal import Principal
-from svc_core.contracts import plans
+from svc_core.contracts import cells, plans
 from svc_core.data.common import ConditionFailed
 from svc_core.http import cors, envelope, json_body, security_headers
 from svc_core.http.binding import Binder, RequestInvalid
@@ -405,7 +405,7 @@ class Api:
                 raise
             logger.thread_safe_append_keys(tenant_id=state.principal.tenant_id)
             policy = tenant_policy.policy_of(state.principal.tenant_id)
-            if policy is None:
+            if policy is None and cells.multi_cell():   # one cell: a missing tenant is gone (and cached so)
                 cell_routing.tenant(state.principal.tenant_id)  # homed in another cell: 421 to it
                 tenant_policy.forget(state.principal.tenant_id)  # homed here: maybe moved here a moment ago
                 policy = tenant_policy.policy_of(state.principal.tenant_id)
