@@ -75,6 +75,10 @@ def test_an_unknown_route_is_404_in_the_envelope_with_a_key_and_401_without(stac
     ("api_keys", "ApiKeys-GetKey", {"id": "key_x"}, "POST", "DELETE, GET"),
     ("api_keys", "ApiKeys-RotateKey", {"id": "key_x"}, "GET", "POST"),
     ("api_keys", "ApiKeys-ListKeys", None, "PUT", "GET, POST"),
+    # A literal path is its own resource, as API Gateway matches it: DELETE /members/leave is not
+    # DELETE /members/{userId} with "leave" for the id.
+    ("members", "Members-LeaveTenant", None, "DELETE", "POST"),
+    ("members", "Members-LeaveTenant", None, "OPTIONS", "POST"),
 ])
 def test_a_wrong_method_is_405_with_allow(stack, function, event_name, path_params, method, allowed):
     _, key = stack.tenant_with_key()

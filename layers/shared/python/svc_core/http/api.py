@@ -119,6 +119,11 @@ def _path_pattern(path: str) -> re.Pattern[str]:
     return re.compile(f"^{regex}$")
 
 
+def _specificity(path: str) -> tuple[bool, ...]:
+    """A template's order among those matching one path: segment by segment, a literal first."""
+    return tuple(part.startswith("{") for part in path.split("/"))
+
+
 @dataclass
 class Route:
     spec: RouteSpec
@@ -391,7 +396,7 @@ class Api:
     def _admit(self, event: dict[str, Any], state: RequestState) -> None:
         """Authenticate, count, check scope and body, before any input is parsed."""
         method, resource = event.get("httpMethod", ""), event.get("resource", "")
-        spec = self.specs.get((method, resource))
+        spec = next((r.spec for r in self.resource_routes(event) if r.spec.method == method), None)
         # A wrong method on a public path is answered (405) without asking for a credential.
         public = spec.public if spec else any(s.public and s.path == resource for s in self.specs.values())
         if public and spec is not None and spec.throttle is not None:
@@ -481,11 +486,10 @@ class Api:
         error becomes its answer in the envelope."""
         method, path = event.get("httpMethod", ""), event.get("path", "")
         try:
-            for route in self.routes:
-                if route.spec.method != method:
-                    continue
+            resource = self.resource_routes(event)
+            for route in resource:
                 found = route.pattern.match(path)
-                if found is not None:
+                if route.spec.method == method and found is not None:
                     body = state.body[1] if state.body is not None else None
                     arguments = route.binder.bind(found.groupdict(), event, body)
                     if route.spec.stream and state.principal is not None:
@@ -493,7 +497,7 @@ class Api:
                         with stream_slots.held(state.principal):  # the buffered answer of a stream
                             return route.call(**arguments)
                     return route.call(**arguments)
-            raise self._no_route(method, path)
+            raise self._no_route(method, path, resource)
         except RequestInvalid as exc:
             fields = [_field_problem(error) for error in exc.errors]
             return self._error(ValidationFailed("The request is not valid.", {"fields": fields}))
@@ -507,8 +511,24 @@ class Api:
         except Exception as exc:
             return self._error(_service_error(exc, "unhandled error"))
 
-    def _no_route(self, method: str, path: str) -> ServiceError:
-        allowed = sorted({r.spec.method for r in self.routes if r.pattern.match(path)})
+    def resource_routes(self, event: dict[str, Any]) -> list[Route]:
+        """The routes of the resource the request is for: the template API Gateway matched (the
+        event's resource) when this function serves it; else the path's most concrete template, as
+        API Gateway chooses (a literal segment before a parameter). DELETE /members/leave is the
+        leave resource's (405), never DELETE /members/{userId} with "leave" for an id, which
+        admission did not check the scope of."""
+        resource, path = event.get("resource", ""), event.get("path", "")
+        named = [r for r in self.routes if r.spec.path == resource and r.pattern.match(path)]
+        if named:
+            return named
+        matching = [r for r in self.routes if r.pattern.match(path)]
+        if not matching:
+            return []
+        concrete = min(_specificity(r.spec.path) for r in matching)
+        return [r for r in matching if _specificity(r.spec.path) == concrete]
+
+    def _no_route(self, method: str, path: str, resource: list[Route]) -> ServiceError:
+        allowed = sorted({r.spec.method for r in resource})
         if allowed:
             return MethodNotAllowed(f"{method} is not allowed on this path.", {"allowed": allowed},
                                     {"Allow": ", ".join(allowed)})
