@@ -156,3 +156,29 @@ def test_in_a_single_cell_the_directory_is_not_read_for_a_tenant_served_here(sta
     _home_in_directory(stack, tenant, "eu-central-1")   # whatever it says, one cell serves every tenant
     tenant_policy.forget()
     assert get_prefs(key, tenant).status == 200
+
+
+@pytest.mark.parametrize(("ends_in", "status"), [(None, 421), (3600, 421), (-60, 401)])
+def test_a_key_of_a_tenant_homed_elsewhere_is_421_while_live_and_401_once_past_its_end(stack, setting, ends_in,
+                                                                                       status):
+    """A value another cell issued (this cell's table does not hold it): the directory says whose it is.
+    One past its end is refused here as its own cell would, without telling where its tenant lives."""
+    import time
+
+    from svc_core.auth import key_format
+    from svc_core.auth.authenticate import hash_key
+    setting("CELLS", json.dumps(CELLS))
+    tenant = f"ten_elsewhere{ends_in}"
+    value = key_format.generate("sdk")
+    _home_in_directory(stack, tenant, "eu-central-1")
+    item = {"pk": {"S": f"KEY#{hash_key(value)}"}, "sk": {"S": "KEY"}, "tenantId": {"S": tenant},
+            "keyId": {"S": "key_1"}, "updatedAt": {"S": "2026-11-27T00:00:00.000Z"}, "writtenIn": {"S": "eu-central-1"}}
+    if ends_in is not None:
+        item["notAfter"] = {"N": str(int(time.time()) + ends_in)}
+    stack.client("dynamodb").put_item(TableName=settings().directory_table, Item=item)
+    reply = get_prefs(value, tenant)
+    assert reply.status == status, reply
+    if status == 421:
+        assert reply.error["details"]["baseUrl"] == CELLS["eu-central-1"]
+    else:
+        assert "eu-central-1" not in json.dumps(reply.json)
