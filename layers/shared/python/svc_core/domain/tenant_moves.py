@@ -80,6 +80,9 @@ def start_move(ctx: TenantContext, tenant_id: str, to_region: str) -> dict[str, 
         raise Conflict(f"The tenant's data already lives in {here}.", {"resource": "migration", "reason": "same_region",
                                                                        "homeRegion": here})
     prefs = tenant.get("regionPreferences") or {}
+    if prefs.get("secondaryRegion") == to_region:
+        raise Conflict(f"{to_region} holds the tenant's secondary copy: fail over to it (an operator), or name "
+                       "another secondary region first.", {"resource": "migration", "reason": "secondary_region"})
     if prefs.get("dataResidencyRequired") and regions.REGIONS[to_region].jurisdiction != prefs.get("dataResidencyRegion"):
         raise Conflict(f"{to_region} lies outside the tenant's data residency region {prefs.get('dataResidencyRegion')}.",
                        {"resource": "migration", "reason": "outside_residency"})
