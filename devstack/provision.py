@@ -88,6 +88,12 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamo
             c["s3"].create_bucket(Bucket=resolver.physical_name(logical_id), **located)
         except c["s3"].exceptions.BucketAlreadyOwnedByYou:  # kept data (--persist) stays as it is
             pass
+        props = resolver.resources[logical_id].get("Properties", {})
+        notifications = resolver.resolve(props.get("NotificationConfiguration") or {})
+        if (notifications.get("EventBridgeConfiguration") or {}).get("EventBridgeEnabled"):
+            # Its objects' events on the default bus, where a rule may take them (ReplicaObjectsRule).
+            c["s3"].put_bucket_notification_configuration(Bucket=resolver.physical_name(logical_id),
+                                                          NotificationConfiguration={"EventBridgeConfiguration": {}})
 
     queues = resolver.of_type("AWS::SQS::Queue")
     # Dead-letter queues first, so redrive policies can name them.

@@ -148,7 +148,9 @@ class Resolver:
     # ---- what the local stack needs --------------------------------------------------
 
     def of_type(self, kind: str) -> dict[str, dict[str, Any]]:
-        return {k: v for k, v in self.resources.items() if v["Type"] == kind}
+        """The resources of a type that the parameters create (a resource's Condition holds)."""
+        return {k: v for k, v in self.resources.items()
+                if v["Type"] == kind and ("Condition" not in v or self.condition(v["Condition"]))}
 
     def function_environment(self, logical_id: str) -> dict[str, str]:
         globals_env = self.template.get("Globals", {}).get("Function", {}).get("Environment", {})
@@ -184,7 +186,7 @@ class Resolver:
         found = []
         for logical_id, resource in self.of_type("AWS::Serverless::Function").items():
             for event in resource["Properties"].get("Events", {}).values():
-                if event["Type"] == "DynamoDB":
+                if event["Type"] == "DynamoDB" and self.resolve(event["Properties"].get("Enabled", True)) is not False:
                     stream = event["Properties"]["Stream"]
                     found.append((stream["Fn::GetAtt"][0], logical_id, event["Properties"]))
         return found

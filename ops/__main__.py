@@ -7,6 +7,10 @@
     python -m ops tenants set-plan TENANT_ID PLAN     free, starter, growth or enterprise
     python -m ops tenants suspend TENANT_ID           every credential of the tenant gets 403
     python -m ops tenants activate TENANT_ID
+    python -m ops tenants failover TENANT_ID          run against the tenant's secondary cell (its home may be
+                                        gone): the secondary becomes its home (ops/replicas.py)
+    python -m ops tenants replica TENANT_ID [--seed]  the state of the tenant's copy in its secondary cell;
+                                        --seed queues a seed (run against the home cell), which makes it equal
     python -m ops gift-cards issue --credits N [--count K] [--expires-in-days D]
                                         new gift cards; their codes are printed once, only their hashes kept
     python -m ops billing adjust TENANT_ID MICRO_CREDITS --reason TEXT
@@ -62,6 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     set_plan.add_argument("plan", choices=("free", "starter", "growth", "enterprise"))
     for verb, text in (("suspend", "suspend a tenant"), ("activate", "make a suspended tenant active")):
         tenants.add_parser(verb, help=text).add_argument("tenant_id")
+    failover = tenants.add_parser("failover", help="home a tenant in its secondary cell (run against that cell)")
+    failover.add_argument("tenant_id")
+    failover.add_argument("--json", action="store_true", help="the outcome as one JSON object")
+    replica = tenants.add_parser("replica", help="the tenant's copy in its secondary cell")
+    replica.add_argument("tenant_id")
+    replica.add_argument("--seed", action="store_true", help="queue a seed of the copy (run against the home cell)")
     cards = commands.add_parser("gift-cards", help="gift cards").add_subparsers(dest="verb", required=True)
     issue = cards.add_parser("issue", help="issue gift cards (the codes are printed once)")
     issue.add_argument("--credits", type=int, required=True, help="credits each card is worth (1 to 10000)")
@@ -234,6 +244,9 @@ def _tenants(args: argparse.Namespace) -> int:
 
     if args.verb == "create":
         return _create_tenant(args)
+    if args.verb in ("failover", "replica"):
+        from ops.replicas import run
+        return run(args)
     try:
         if args.verb == "set-plan":
             tenant = tenants.set_plan(args.tenant_id, args.plan)

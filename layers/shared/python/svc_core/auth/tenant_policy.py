@@ -11,7 +11,8 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from svc_core.data import tenants_table
+from svc_core.contracts import cells
+from svc_core.data import directory_table, tenants_table
 from svc_core.platform import timeutil
 from svc_core.platform.config import settings
 
@@ -25,7 +26,9 @@ class TenantPolicy:
     status: str
     allowlist: tuple[Network, ...]
     # A move between cells under way (domain/tenant_moves.py): "arriving" (this cell's copy, not yet
-    # served), "frozen" (writes paused), "moved" (another cell serves it); None: none.
+    # served), "frozen" (writes paused), "moved" (another cell serves it); "replica" (this cell holds the
+    # tenant's secondary copy, domain/tenant_replicas.py); "elsewhere" (the directory homes it in another
+    # cell: it failed over while this cell was away); None: none.
     move_phase: str | None = None
 
     def admits(self, address: str) -> bool:
@@ -58,9 +61,19 @@ def policy_of(tenant_id: str) -> TenantPolicy | None:
     if tenant is not None:
         policy = TenantPolicy(tenant_id=tenant_id, plan=tenant.get("plan", "free"), status=tenant.get("status", "active"),
                               allowlist=parse_networks((tenant.get("settings") or {}).get("ipAllowlist") or ()),
-                              move_phase=(tenant.get("move") or {}).get("phase"))
+                              move_phase=(tenant.get("move") or {}).get("phase") or _homed_elsewhere(tenant_id))
     _cache[tenant_id] = (now + settings().tenant_policy_cache_seconds, policy)
     return policy
+
+
+def _homed_elsewhere(tenant_id: str) -> str | None:
+    """With several cells, "elsewhere" when the directory homes the tenant in another cell although this
+    cell's copy carries no mark: a failover to its secondary made while this cell was lost. Read once
+    per cached policy, so a cell that comes back stops serving its stale copy within the cache time."""
+    if not cells.multi_cell():
+        return None
+    home = directory_table.tenant_home(tenant_id)
+    return "elsewhere" if home is not None and home.get("homeRegion") not in (None, cells.here()) else None
 
 
 def forget(tenant_id: str | None = None) -> None:

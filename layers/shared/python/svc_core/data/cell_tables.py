@@ -129,3 +129,23 @@ def delete_every_version(place: Place, prefix: str) -> int:
             client.delete_objects(Bucket=place.bucket, Delete={"Objects": doomed[i:i + 1000], "Quiet": True})
         removed += len(doomed)
     return removed
+
+
+def has_object(place: Place, key: str) -> bool:
+    try:
+        place.client("s3").head_object(Bucket=place.bucket, Key=key)
+    except place.client("s3").exceptions.ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            return False
+        raise
+    return True
+
+
+def delete_object(place: Place, key: str) -> None:
+    """Every version and delete marker of exactly this key (others sharing it as a prefix stay)."""
+    client = place.client("s3")
+    for page in client.get_paginator("list_object_versions").paginate(Bucket=place.bucket, Prefix=key):
+        doomed = [{"Key": v["Key"], "VersionId": v["VersionId"]}
+                  for v in [*page.get("Versions", []), *page.get("DeleteMarkers", [])] if v["Key"] == key]
+        if doomed:
+            client.delete_objects(Bucket=place.bucket, Delete={"Objects": doomed, "Quiet": True})

@@ -173,3 +173,14 @@ def claim_tenant_move(tenant_id: str, now_ms: int, until_ms: int) -> bool:
     except ConditionFailed:
         return False
     return True
+
+
+# ---- the secondary region: its copy's state (domain/tenant_replicas.py) --------------------------
+
+def tenant_replica(tenant_id: str) -> dict[str, Any] | None:
+    """(TENANT#<id>, REPLICA): {region, status (seeding, current, failed), seededAt, ...}; None: never seeded."""
+    return _TABLE.get(f"TENANT#{tenant_id}", "REPLICA")
+
+
+def save_tenant_replica(tenant_id: str, replica: dict[str, Any]) -> None:
+    _TABLE.put({"pk": f"TENANT#{tenant_id}", "sk": "REPLICA", **replica, **_written()})

@@ -24,7 +24,7 @@ ACTIONS: tuple[str, ...] = (
     "invitation.created", "invitation.resent", "invitation.revoked", "invitation.accepted",
     "member.added", "member.role_changed", "member.removed", "member.left", "ownership.transferred",
     "tenant.created", "tenant.settings_changed", "tenant.region_preferences_changed", "tenant.move_started",
-    "tenant.storage_changed",
+    "tenant.failed_over", "tenant.storage_changed",
     "webhook.created", "webhook.updated", "webhook.deleted", "webhook.secret_rotated",
     "secret.created", "secret.updated", "secret.deleted",
     "billing.credits_purchased", "billing.gift_card_redeemed", "billing.plan_changed",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from svc_core.auth.context import TenantContext
 from svc_core.contracts import cells, regions
-from svc_core.data import tenants_table
+from svc_core.data import directory_table, tenant_move_queue, tenants_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import audit
 from svc_core.domain.fields.regions import FIELDS, JURISDICTIONS, RULED_LEVELS
@@ -178,10 +178,16 @@ def update_preferences(ctx: TenantContext, tenant_id: str, body: PreferencesUpda
     changes = audit.changed(current, merged)
     recorded = audit.entries_if_changed(tenant["id"], "tenant.region_preferences_changed", "tenant", tenant["id"],
                                         changes, ctx=ctx)
+    secondary_changed = cells.multi_cell() and merged["secondaryRegion"] != current["secondaryRegion"]
+    if secondary_changed:   # every cell reads where the tenant's copy lives from the directory
+        recorded.append(directory_table.tenant_entry(tenant["id"], tenant.get("homeRegion") or cells.here(),
+                                                     merged["secondaryRegion"]))
     try:
         updated = store.set_section(tenant["id"], SECTION, {**merged, "updated_at": stamp}, stamp, also=recorded)
     except ConditionFailed:
         raise not_found(tenant_id) from None
+    if secondary_changed:   # the new secondary seeded, the former one's copies deleted (domain/tenant_replicas.py)
+        tenant_move_queue.send_job(tenant["id"], "replica", dropRegion=current["secondaryRegion"])
     return _view(updated)
 
 

@@ -235,15 +235,22 @@ def sealed_places(table: str, raw: dict[str, Any], tenant_id: str) -> list[tuple
     return found
 
 
-def for_target(table: str, raw: dict[str, Any], tenant_id: str, target: Place) -> dict[str, Any]:
-    """The item as the new cell stores it: its sealed values' data keys sealed by its key, and the
-    tenant item arriving (the new cell sends its requests back until the switch)."""
+def rewrapped(table: str, raw: dict[str, Any], tenant_id: str, target: Place) -> dict[str, Any]:
+    """The item with its sealed values' data keys sealed by the other cell's key (a copy: the source's
+    item stays as read)."""
     if table not in ("SecretsTable", "WebhooksTable", "RunsTable", "OAuthConnectionsTable", "TenantsTable"):
         return raw
-    raw = json.loads(json.dumps(raw))   # a copy: the source's item stays as read
+    raw = json.loads(json.dumps(raw))
     for holder, name, context in sealed_places(table, raw, tenant_id):
         sealed = {k: v["S"] for k, v in holder[name]["M"].items()}
         holder[name] = to_item({"v": sealing.rewrap(sealed, context, target.client("kms"), target.data_key)})["v"]
+    return raw
+
+
+def for_target(table: str, raw: dict[str, Any], tenant_id: str, target: Place) -> dict[str, Any]:
+    """The item as the new cell stores it: its sealed values rewrapped, and the tenant item arriving
+    (the new cell sends its requests back until the switch)."""
+    raw = rewrapped(table, raw, tenant_id, target)
     if table == "TenantsTable":
         raw = _with_home(table, raw, target.region)
         raw["move"] = to_item({"m": {"phase": ARRIVING, "fromRegion": cells.here()}})["m"]
@@ -258,6 +265,7 @@ class Mover:
     def __init__(self, move: dict[str, Any], source: Place, target: Place, *, sleep=time.sleep,
                  clock=time.monotonic) -> None:
         self.move, self.source, self.target = move, source, target
+        self.home = target.region if target else ""   # where the copies say the tenant lives (a move: the new cell)
         self.tenant_id = move["tenantId"]
         self.sleep, self.clock = sleep, clock
         self._webhooks: set[str] | None = None
@@ -280,15 +288,18 @@ class Mover:
         """The tenant's items of the table in a cell: key -> (digest, item)."""
         keys = cell_tables.key_names(place, table)
         test = owns(table, self.tenant_id, self.webhooks())
-        return {item_key(raw, keys): (digest(table, raw, self.target.region), raw)
+        return {item_key(raw, keys): (digest(table, raw, self.home), raw)
                 for raw in self._items(place, table, test)}
+
+    def prepared(self, table: str, raw: dict[str, Any]) -> dict[str, Any]:
+        """An item of the old cell as the new one stores it."""
+        return for_target(table, raw, self.tenant_id, self.target)
 
     def sync_table(self, table: str) -> dict[str, Any]:
         """Make the new cell's copy of the table equal to the old one's: {copied, deleted, count, checksum}."""
         source, target = self.fingerprints(self.source, table), self.fingerprints(self.target, table)
         copy, extra = differences({k: v[0] for k, v in source.items()}, {k: v[0] for k, v in target.items()})
-        cell_tables.put_all(self.target, table, [for_target(table, source[k][1], self.tenant_id, self.target)
-                                                 for k in copy])
+        cell_tables.put_all(self.target, table, [self.prepared(table, source[k][1]) for k in copy])
         cell_tables.delete_all(self.target, table, [json.loads(k) for k in extra])
         return {"copied": len(copy), "deleted": len(extra), "count": len(source),
                 "checksum": checksum({k: v[0] for k, v in source.items()})}
@@ -435,11 +446,15 @@ class Mover:
         copies are deleted."""
         cell_tables.update(self.source, "TenantsTable", self._tenant_key(), UpdateExpression="REMOVE #m",
                            ExpressionAttributeNames={"#m": "move"})
+        self.delete_copies()
+        self.save(status="failed", finishedAt=timeutil.iso(timeutil.now()))
+
+    def delete_copies(self) -> None:
+        """Every item and object of the tenant in the other cell."""
         for table in reversed(COPIED):
             cell_tables.delete_all(self.target, table, [json.loads(k) for k in self.fingerprints(self.target, table)])
         for prefix in OBJECT_PREFIXES:
             cell_tables.delete_every_version(self.target, f"{prefix}{self.tenant_id}/")
-        self.save(status="failed", finishedAt=timeutil.iso(timeutil.now()))
 
     def clean(self) -> None:
         self.save(status="cleaning")
