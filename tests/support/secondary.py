@@ -49,11 +49,16 @@ def set_secondary(home: RunningCell, tenant: dict[str, str], region: str | None)
                        json={"secondaryRegion": region}, timeout=30)
 
 
-def on_growth_with_secondary(home: RunningCell, secondary: RunningCell, tenant: dict[str, str]) -> None:
-    """The growth plan (its feature secondary_region), then the secondary set: the seed is queued."""
+def on_growth(home: RunningCell, tenant: dict[str, str]) -> None:
+    """The growth plan: its feature secondary_region, and 1,000 projects."""
     plan = ops(home, "tenants", "set-plan", tenant["id"], "growth")
     if plan.returncode != 0:
         raise AssertionError(f"set-plan growth failed: {plan.stdout}{plan.stderr}")
+
+
+def on_growth_with_secondary(home: RunningCell, secondary: RunningCell, tenant: dict[str, str]) -> None:
+    """The growth plan, then the secondary set: the seed is queued."""
+    on_growth(home, tenant)
     answer = set_secondary(home, tenant, secondary.region)
     if answer.status_code != 200:
         raise AssertionError(f"PATCH secondaryRegion {secondary.region}: {answer.status_code} {answer.text}")
