@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "template.yaml"
 # The region this process plays (ARNs, clients, the functions' AWS_REGION): one cell per process, so a
 # cell of a multi-cell local stack (python -m devstack --regions) is started with its own in this variable.
+NO_VALUE = object()   # !Ref AWS::NoValue: the property is left out, as CloudFormation does
+
 REGION_VARIABLE = "DEVSTACK_REGION"
 DEFAULT_REGION = "us-east-1"
 REGION = os.environ.get(REGION_VARIABLE) or DEFAULT_REGION
@@ -109,11 +111,13 @@ class Resolver:
 
     def resolve(self, value: Any) -> Any:
         if isinstance(value, list):
-            return [self.resolve(v) for v in value]
+            return [v for v in (self.resolve(v) for v in value) if v is not NO_VALUE]
         if not isinstance(value, dict):
             return value
         if len(value) == 1:
             (key, arg), = value.items()
+            if key == "Ref" and arg == "AWS::NoValue":
+                return NO_VALUE
             if key == "Ref":
                 return self.ref(arg)
             if key == "Fn::GetAtt":
@@ -137,7 +141,7 @@ class Resolver:
                 return not self.resolve(arg[0])
             if key == "Condition":
                 return self.condition(arg)
-        return {k: self.resolve(v) for k, v in value.items()}
+        return {k: v for k, v in ((k, self.resolve(v)) for k, v in value.items()) if v is not NO_VALUE}
 
     def _sub(self, expression: str) -> str:
         if "." in expression:

@@ -7,6 +7,8 @@ account of an address): the normal path costs nothing, and a single-cell deploym
 
 from __future__ import annotations
 
+import time
+
 from svc_core.contracts import cells
 from svc_core.data import directory_table
 from svc_core.platform.errors import WrongRegion
@@ -27,10 +29,12 @@ def tenant(tenant_id: str) -> None:
 
 
 def api_key(secret_hash: str) -> None:
-    """421 when the key's value is one of a tenant homed in another cell."""
+    """421 when the key's value is a live one of a tenant homed in another cell. A value past its end
+    (an expired key, a rotation's overlap over) stays in the directory until the key's next change: it
+    is answered 401 here, as its own cell would, never sent on (nor its tenant's home told)."""
     if cells.multi_cell():
         record = directory_table.key(secret_hash)
-        if record is not None:
+        if record is not None and (record.get("notAfter") is None or int(record["notAfter"]) > time.time()):
             tenant(record["tenantId"])
 
 

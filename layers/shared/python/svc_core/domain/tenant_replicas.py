@@ -132,16 +132,33 @@ def seed(tenant_id: str, region: str) -> dict[str, Any]:
                     return {**record, "status": "abandoned"}   # failed over, moved or changed meanwhile
                 tables[table] = sync.sync_table(table)
             sync.sync_files()
-        equal = all(sync.verify_table(table) for table in COPIED) and sync.files_equal()
+        differing = _differing(sync)
     except Exception as exc:
         directory_table.save_tenant_replica(tenant_id, {**record, "status": FAILED,
                                                         "error": f"{type(exc).__name__}: {exc}"[:500]})
         raise
-    record.update(status=CURRENT if equal else STALE, seededAt=timeutil.iso(timeutil.now()),
+    # Current: every item was copied, and what changes from now on is carried. `differing` names what a
+    # comparison still found unequal (a tenant's traffic changes items meanwhile: a key's last use, usage).
+    record.update(status=CURRENT, seededAt=timeutil.iso(timeutil.now()), differing=differing,
                   seedMs=round((time.monotonic() - started) * 1000),
                   items={table: done["count"] for table, done in tables.items()})
     directory_table.save_tenant_replica(tenant_id, record)
     return record
+
+
+def _differing(sync: ReplicaSync, rounds: int = 3, pause: float = 0.5) -> list[str]:
+    """The tables (and "files") still unequal after a few comparisons, each a moment apart (a change made
+    during the copy is on its way through the stream): [] when both copies were equal."""
+    differing = [table for table in COPIED if not sync.verify_table(table)]
+    if not sync.files_equal():
+        differing.append("files")
+    for _round in range(rounds - 1):
+        if not differing:
+            break
+        time.sleep(pause)
+        differing = [table for table in differing if not (sync.files_equal() if table == "files"
+                                                          else sync.verify_table(table))]
+    return differing
 
 
 # ---- the changes as they happen -------------------------------------------------------------------
