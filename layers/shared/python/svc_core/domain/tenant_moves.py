@@ -453,8 +453,10 @@ class Mover:
         self.save(status="failed", finishedAt=timeutil.iso(timeutil.now()))
 
     def delete_copies(self) -> None:
-        """Every item and object of the tenant in the other cell."""
-        for table in reversed(COPIED):
+        """Every item and object of the tenant in the other cell: its copies, and what that cell wrote
+        itself while it was the tenant's home (a former home dropped as a secondary: its outbox and
+        idempotency records), the tenant item last."""
+        for table in DELETED:
             cell_tables.delete_all(self.target, table, [json.loads(k) for k in self.fingerprints(self.target, table)])
         for prefix in OBJECT_PREFIXES:
             cell_tables.delete_every_version(self.target, f"{prefix}{self.tenant_id}/")
