@@ -238,3 +238,61 @@ def test_removing_the_secondary_deletes_the_copies_in_the_other_cell(cells, stat
     assert len(objects(eu, state["prefix"])) == 1
     prefs = _call(eu.base_url, tenant["key"], "GET", f"/regions/preferences/{tenant['id']}")
     assert prefs.status_code == 200 and prefs.json()["data"]["secondaryRegion"] is None
+
+
+def _cell_process(cells, cell) -> int:
+    """The pid of the process serving one cell (python -m devstack ... --port PORT)."""
+    for pid in cells.descendants():
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if b"devstack" in b" ".join(argv) and b"--port" in argv and argv[argv.index(b"--port") + 1] == str(cell.port).encode():
+            return pid
+    raise AssertionError(f"no process serves {cell.region}")
+
+
+def test_a_tenant_whose_home_cell_is_lost_is_failed_over_and_served_with_what_was_carried(cells):
+    """The last test of the module: it stops the us-east-1 cell for good. A client given the secondary's
+    URL was sent on to the home; once the home is gone and the tenant failed over, the same client
+    reaches it again without being told anything."""
+    import os
+    import signal
+
+    from svc_client import Client
+    us, eu = cells.cell(US), cells.cell(EU)
+    tenant = new_tenant(us, "Lost home")
+    on_growth_with_secondary(us, eu, tenant)
+    assert (replica_current(cells, tenant["id"]) or {}).get("status") == "current"
+    made = []
+    for n in range(10):
+        answer = _call(us.base_url, tenant["key"], "POST", "/projects", json={"name": f"before the loss {n}"})
+        assert answer.status_code == 201, answer.text
+        made.append(answer.json()["data"]["id"])
+    carried = until(lambda: set(made) <= set(_projects(eu, tenant["id"])), 90)
+    assert carried, sorted(set(made) - set(_projects(eu, tenant["id"])))
+    with Client(eu.base_url, api_key=tenant["key"]) as svc:
+        assert {p.id for p in svc.projects.iter()} >= set(made)
+        assert svc.base_url == us.base_url   # sent on to the home by a 421
+
+        os.kill(_cell_process(cells, us), signal.SIGTERM)   # the home region is lost
+        gone = until(lambda: _refused(us.base_url), 60)
+        assert gone, "the us-east-1 cell still answers"
+
+        done, outcome = failover(eu, tenant["id"])
+        assert done.returncode == 0 and outcome is not None, done.stdout + done.stderr
+        assert (outcome["fromRegion"], outcome["toRegion"], outcome["replicaStatus"]) == (US, EU, "current")
+
+        listed = {p.id for p in svc.projects.iter()}   # the kept cell is gone: back to the given URL
+        assert listed >= set(made) and svc.base_url == eu.base_url
+        created = svc.projects.create(name="after the loss", language="python")
+        assert created.id in {p.id for p in svc.projects.iter()}
+    assert _call(eu.base_url, tenant["key"], "GET", "/routing-info").json()["data"]["homeRegion"] == EU
+
+
+def _refused(base_url: str) -> bool:
+    try:
+        httpx.get(base_url + "/api/v1/health", timeout=2)
+    except httpx.TransportError:
+        return True
+    return False
