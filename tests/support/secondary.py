@@ -84,9 +84,15 @@ def replica_current(pair: TwoCells, tenant_id: str, seconds: float = 300) -> dic
 
 
 def scan(cell: RunningCell, table: str) -> list[dict[str, Any]]:
-    """Every item of one of the cell's tables (its logical id, e.g. ProjectsTable), as the code reads them."""
-    from svc_core.adapters.dynamo import from_item
+    """Every item of one of the cell's tables (its logical id, e.g. ProjectsTable), numbers as Decimals
+    (a delivery mark's leaseUntil has a fraction, which the service reads raw)."""
+    from boto3.dynamodb.types import TypeDeserializer
+
     from svc_core.contracts.tenant_items import TABLE_SETTINGS
+    deserializer = TypeDeserializer()
+
+    def from_item(item: dict[str, Any]) -> dict[str, Any]:
+        return {name: deserializer.deserialize(value) for name, value in item.items()}
     client, name = cell.dynamodb(), cell.environment[TABLE_SETTINGS[table].upper()]
     items, start = [], None
     while True:
