@@ -11,7 +11,7 @@ import pytest
 
 from devstack import soak
 from devstack.stack import LocalStack
-from tests.e2e.test_soak import CALLS, SEED, SOAK, _check
+from tests.e2e.test_soak import FAULT_CALLS, SEED, SOAK, _check
 
 pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
 
@@ -28,8 +28,8 @@ def soak_stack():
 
 @SOAK
 def test_the_session_survives_both_datastores_paused_for_five_seconds(soak_stack):
-    report = soak.run(soak_stack, calls=CALLS, seed=SEED + 1, pause_seconds=5)
-    _check(report)
+    report = soak.run(soak_stack, calls=FAULT_CALLS, seed=SEED + 1, pause_seconds=5)
+    _check(report, FAULT_CALLS)
     assert report.paused_seconds == 5 and report.calls_during_pause > 0
     # Answered during the pause: a success, an expected refusal, or a 5xx in the envelope (checked
     # in problems()); never a 5xx for a change that did commit.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from devstack import soak
-from tests.e2e.test_soak import CALLS, SEED, SOAK, _check
+from tests.e2e.test_soak import FAULT_CALLS, SEED, SOAK, _check
 from tests.e2e.test_soak_paused import soak_stack  # noqa: F401 - a stack of this module's own
 
 pytestmark = pytest.mark.long_running   # minutes long: its test process starts with it (tests/conftest.py)
@@ -20,8 +20,8 @@ PAUSE_SECONDS = 15
 
 @SOAK
 def test_the_session_survives_both_datastores_paused_longer_than_a_request_waits(soak_stack):  # noqa: F811
-    report = soak.run(soak_stack, calls=CALLS, seed=SEED + 2, pause_seconds=PAUSE_SECONDS)
-    _check(report)   # lost, phantom, duplicated, redelivered 0; no 500, no 502
+    report = soak.run(soak_stack, calls=FAULT_CALLS, seed=SEED + 2, pause_seconds=PAUSE_SECONDS)
+    _check(report, FAULT_CALLS)   # lost, phantom, duplicated, redelivered 0; no 500, no 502
     assert report.paused_seconds == PAUSE_SECONDS and report.calls_during_pause > 0
     assert report.statuses[503] > 0   # requests caught in the pause said so
     # Creates caught in it (most runs have some: which calls the pause catches is chance) were sent
