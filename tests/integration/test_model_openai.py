@@ -129,6 +129,31 @@ def test_a_stream_assembles_to_the_same_result_as_the_answer(answer, stream):
     assert stopped == list(range(len(whole.message["content"])))
 
 
+def test_a_tool_call_sent_whole_in_one_fragment_and_finished_as_stop_is_a_tool_use():
+    """As Ollama has streamed them: the whole call in one fragment, and finish_reason "stop"."""
+    whole_call = recorded.OPENAI_TOOL_STREAM[0:1] + [
+        event.replace('"arguments":""', '"arguments":"{\\"path\\":\\"notes/tides.txt\\"}"')
+        for event in recorded.OPENAI_TOOL_STREAM if '"id":"call_DdmO9pD3xa9XTPNJ32zg2hcA"' in event] + [
+        event.replace('"finish_reason":"tool_calls"', '"finish_reason":"stop"')
+        for event in recorded.OPENAI_TOOL_STREAM[-3:]]
+    with serving([sse_reply(whole_call)]) as server:
+        model = provider(server)
+        result = assemble(model.converse_stream(ask(toolConfig={"tools": [READ_FILE]})), model.model_id, model.name)
+    assert result.stop_reason == "tool_use"
+    assert result.tool_uses == [{"toolUseId": "call_DdmO9pD3xa9XTPNJ32zg2hcA", "name": "read_file",
+                                 "input": {"path": "notes/tides.txt"}}]
+
+
+def test_a_stream_without_usage_is_billed_an_estimate():
+    without_usage = [event for event in recorded.OPENAI_TEXT_STREAM if '"choices":[]' not in event]
+    with serving([sse_reply(without_usage)]) as server:
+        model = provider(server)
+        result = assemble(model.converse_stream(ask()), model.model_id, model.name)
+    assert result.text == recorded.OPENAI_TEXT
+    assert result.usage["estimated"] is True
+    assert result.usage["outputTokens"] == -(-len(recorded.OPENAI_TEXT) // 4)
+
+
 def test_a_server_that_reports_no_usage_is_billed_an_estimate():
     answer = {k: v for k, v in recorded.OPENAI_TEXT_ANSWER.items() if k != "usage"}
     with serving([json_reply(answer)]) as server:
