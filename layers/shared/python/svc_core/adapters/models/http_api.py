@@ -82,7 +82,7 @@ class Budget:
         return max(0.0, self.deadline - time.monotonic())
 
     def spent(self) -> bool:
-        return self.left() <= 0.0
+        return self.left() <= 0.01   # a timer set for the deadline may wake a hair before it
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:
