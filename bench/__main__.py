@@ -56,14 +56,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soak-pause", type=float, action="append",
                         help="seconds both datastores are paused mid-way in a soak run after the baseline "
                              "(repeatable; default 5 and 15)")
+    parser.add_argument("--replication-seconds", type=float, default=60.0,
+                        help="seconds of writes to a tenant with a secondary region (default 60; --only replication)")
+    parser.add_argument("--replication-rate", type=float, default=4.0,
+                        help="writes a second during them (default 4)")
     parser.add_argument("--no-install", action="store_true",
                         help="do not pip-install bench/requirements.txt; skip the FastAPI + Mangum baseline")
-    parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks", "chat", "soak"),
-                        action="append", help="run only these parts (repeatable; soak runs only when named)")
+    parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks", "chat", "soak", "replication"),
+                        action="append", help="run only these parts (repeatable; soak and replication run only "
+                                              "when named)")
     args = parser.parse_args(argv)
     parts = set(args.only or ("cold", "warm", "calls", "load", "webhooks", "chat"))
 
-    from bench import calls, chat_stream, cold, load, report, soak, warm, webhooks
+    from bench import calls, chat_stream, cold, load, replication, report, soak, warm, webhooks
 
     started = time.monotonic()
     load_before = os.getloadavg()[0]
@@ -110,6 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         if "soak" in parts:
             rows += soak.rows(timed("soak", lambda: soak.measure(load.stack_env(clean_env), args.soak_calls,
                                                                  args.clients, args.soak_pause or [5.0, 15.0], _say)))
+        if "replication" in parts:
+            _say(f"secondary region: two local cells, {args.replication_seconds:g} s of writes at "
+                 f"{args.replication_rate:g}/s, then a failover")
+            rows += replication.rows(timed("replication", lambda: replication.measure(
+                load.stack_env(clean_env), args.replication_seconds, args.replication_rate)))
     finally:
         fixture.stop()
 

@@ -36,6 +36,12 @@ from devstack.template import REGION
 
 SHARD_REFRESH_SECONDS = 1.0
 IDLE_POLL_SECONDS = 0.25
+# A stream that has had no record for QUIET_AFTER_SECONDS is polled once a second until one comes:
+# a stack of several cells plays a mapping per table (the secondary region's), 38 pollers that at
+# Lambda's 4 polls a second kept two thirds of a core busy while idle. The first change after a
+# quiet spell waits up to a second more; a busy stream is polled as Lambda polls it.
+QUIET_AFTER_SECONDS = 5.0
+QUIET_POLL_SECONDS = 1.0
 # A queue poller's receive waits this long for a message (long polling, as Lambda's pollers do with
 # 20 s): a message wakes it at once, and an idle stack's 13 pollers ask the emulator a few times
 # a second, not 13 times (an idle stack used a quarter of a core, most of it in these receives).
@@ -323,7 +329,7 @@ class StreamPoller(_Poller):
         self.state.sent_to_failure_destination += len(records)
 
     def _run(self) -> None:
-        idle_wait = self.interval
+        idle_wait, last_record = self.interval, time.monotonic()
         while not self._stop.is_set():
             try:
                 self.poll_once()
@@ -331,8 +337,13 @@ class StreamPoller(_Poller):
                 self.failures += 1
                 self._failed(f"poll failed: {type(exc).__name__}: {exc}")
             # Busy: poll again soon. Idle: slow down to Lambda's own pace (about 4 polls a second per
-            # shard), so idle streams do not load the datastore that every request also needs.
-            idle_wait = self.interval if self.records_read else min(IDLE_POLL_SECONDS, idle_wait * 2)
+            # shard), so idle streams do not load the datastore that every request also needs; quiet
+            # for a while: once a second.
+            if self.records_read:
+                last_record = time.monotonic()
+            quiet = time.monotonic() - last_record > QUIET_AFTER_SECONDS
+            ceiling = QUIET_POLL_SECONDS if quiet else IDLE_POLL_SECONDS
+            idle_wait = self.interval if self.records_read else min(ceiling, idle_wait * 2)
             backoff = min(5.0, 0.1 * 2 ** min(self.failures, 6)) if self.failures else idle_wait
             self._stop.wait(backoff)
 

@@ -68,8 +68,11 @@ class _Base:
         on_unauthorized: called with the error on every 401, before it is raised.
         on_moved: called with the new base URL when the service answers 421 WRONG_REGION (the tenant
         or the account lives in another cell): the request is sent there once, and every later
-        request goes there too."""
+        request goes there too. When that cell cannot be reached at all (its region lost, the tenant
+        failed over to its secondary), the request goes back to the base URL given here, whose cell
+        names the tenant's cell now."""
         self.base_url = base_url_from(base_url)
+        self.entry_url = self.base_url
         if api_key is None and access_token is None and refresh is None and exchange is None:
             api_key = os.environ.get("SVC_API_KEY") or None
             access_token = os.environ.get("SVC_ACCESS_TOKEN") or None
@@ -120,6 +123,14 @@ class _Base:
         if self.on_moved is not None:
             self.on_moved(new_base)
         return moved
+
+    def _back_to_entry(self, request: httpx.Request, http: httpx.Client | httpx.AsyncClient,
+                       exc: httpx.TransportError) -> httpx.Request | None:
+        """The request for the entry cell, when the cell a 421 named could not even be connected to
+        (nothing was sent: safe for any request); None when this is the entry already."""
+        if not isinstance(exc, httpx.ConnectError) or self.base_url == self.entry_url:
+            return None
+        return self._move_to(request, http, self.entry_url)
 
     def _failed(self, error: ApiError, login: bool) -> ApiError:
         if login:
@@ -221,6 +232,10 @@ class Client(_Base):
             try:
                 response = self._http.send(request, stream=stream)
             except httpx.TransportError as exc:
+                entry = self._back_to_entry(request, self._http, exc)
+                if entry is not None:   # the followed cell is gone: the entry says where the tenant is now
+                    request, moved = entry, False
+                    continue
                 delay = self.retry.delay_after_failure(attempt, request)
                 if delay is None:
                     raise ConnectionFailed(f"{request.method} {request.url}: {type(exc).__name__}: {exc}") from exc
@@ -325,6 +340,10 @@ class AsyncClient(_Base):
             try:
                 response = await self._http.send(request, stream=stream)
             except httpx.TransportError as exc:
+                entry = self._back_to_entry(request, self._http, exc)
+                if entry is not None:   # the followed cell is gone: the entry says where the tenant is now
+                    request, moved = entry, False
+                    continue
                 delay = self.retry.delay_after_failure(attempt, request)
                 if delay is None:
                     raise ConnectionFailed(f"{request.method} {request.url}: {type(exc).__name__}: {exc}") from exc

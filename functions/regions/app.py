@@ -90,8 +90,9 @@ def check_feature(tenantId: str, featureKey: str):
                       "checksums, pauses writes for the switch (503 SERVICE_UNAVAILABLE, details.reason "
                       "tenant_moving, Retry-After), homes the tenant there and deletes the old copies; reads go on "
                       "throughout. Follow it with GET. 409 CONFLICT when a move is under way (details.reason "
-                      "move_under_way), the tenant already lives there (same_region), the region lies outside its "
-                      "data residency region (outside_residency) or the deployment has a single cell (single_cell).")
+                      "move_under_way), the tenant already lives there (same_region), the region holds its secondary "
+                      "copy (secondary_region), the region lies outside its data residency region "
+                      "(outside_residency) or the deployment has a single cell (single_cell).")
 def start_migration(tenantId: str, body: models.MigrationStart):
     return tenant_moves.start_move(api.tenant_context(), tenantId, body.toRegion)
 

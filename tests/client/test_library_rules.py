@@ -497,3 +497,41 @@ def test_the_async_client_follows_a_421_the_same_way():
 
     assert asyncio.run(run()) == "http://eu.svc.test"
     assert [r.url.host for r in script.requests] == ["svc.test", "eu.svc.test"]
+
+
+def test_a_followed_cell_that_cannot_be_reached_sends_the_request_back_to_the_entry_which_names_the_new_home():
+    """The tenant's cell was lost and the tenant failed over: the entry cell (a global name, or the
+    first URL given) answers 421 to the secondary, which serves."""
+    moved: list[str] = []
+    script = Script(wrong_region("http://eu.svc.test"), envelope(PROJECT),                  # followed to eu
+                    httpx.ConnectError("refused"),                                          # eu is gone
+                    wrong_region("http://ap.svc.test", "ap-northeast-1"), envelope(PROJECT))  # the entry knows
+    svc, slept = client(script, on_moved=moved.append)
+    svc.projects.get("proj_1")
+    svc.projects.create(name="Apollo", language="python")
+    assert [r.url.host for r in script.requests] == ["svc.test", "eu.svc.test", "eu.svc.test", "svc.test",
+                                                     "ap.svc.test"]
+    assert script.requests[-1].content == script.requests[2].content   # the same create, sent once served
+    assert moved == ["http://eu.svc.test", BASE, "http://ap.svc.test"] and svc.base_url == "http://ap.svc.test"
+    assert slept == []
+
+
+def test_an_entry_that_cannot_be_reached_is_a_connection_failure_not_a_loop():
+    script = Script(httpx.ConnectError("refused"))
+    svc, _ = client(script, retry=RetryPolicy(max_retries=0))
+    with pytest.raises(ConnectionFailed):
+        svc.projects.create(name="Apollo", language="python")
+    assert len(script.requests) == 1
+
+
+def test_the_async_client_goes_back_to_the_entry_the_same_way():
+    script = Script(wrong_region("http://eu.svc.test"), httpx.ConnectError("refused"),
+                    wrong_region("http://ap.svc.test", "ap-northeast-1"), envelope(PROJECT))
+
+    async def run():
+        async with AsyncClient(BASE, api_key="k", transport=httpx.MockTransport(script)) as svc:
+            await svc.projects.get("proj_1")
+            return svc.base_url
+
+    assert asyncio.run(run()) == "http://ap.svc.test"
+    assert [r.url.host for r in script.requests] == ["svc.test", "eu.svc.test", "svc.test", "ap.svc.test"]

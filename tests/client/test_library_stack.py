@@ -138,7 +138,7 @@ def test_agents_and_runs(svc):
     assert run.usage.input_tokens > 0 and run.model == "offline"
     assert svc.agents.get_run(agent.id, run.id).id == run.id
     assert [r.id for r in svc.agents.iter_runs(agent.id)] == [run.id]
-    with pytest.raises(NotFound) as missing:  # a well-formed id naming nothing: 404 naming the field
+    with pytest.raises(Conflict) as missing:  # a well-formed id in the body naming nothing: 409 naming the field
         svc.agents.execute(agent.id, "Go.", MISSING_PROJECT)
     assert missing.value.details["resource"] == "project"
 

@@ -42,7 +42,7 @@ def test_the_reference_page_renders_the_served_document_without_the_network(loca
 
     wanted = summaries(httpx.get(local_stack.base_url + "/api/v1/openapi.json").json())
     page.wait_for_function("(text) => document.body.innerText.includes(text)",
-                           arg=wanted["create_project"], timeout=30_000)
+                           arg=wanted["create_project"], timeout=90_000)
     text = page.inner_text("body")
     missing = [operation for operation in KNOWN if wanted[operation] not in text]
     assert missing == [], f"summaries not on the page: {missing}"

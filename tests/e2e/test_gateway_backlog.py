@@ -31,6 +31,12 @@ def _waiting_to_be_accepted(port: int) -> int:
     return 0
 
 
+def _state(pid: int) -> str:
+    """The process's state letter (T: stopped), from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0]
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads the accept queue from Linux's /proc")
 def test_200_connections_opened_while_the_stack_is_stopped_are_all_answered(tmp_path):
     stack = StackProcess(tmp_path / "creds.json", "--emulator", "moto")
@@ -59,6 +65,11 @@ def test_200_connections_opened_while_the_stack_is_stopped_are_all_answered(tmp_
             thread.start()
         os.kill(stack.process.pid, signal.SIGSTOP)
         try:
+            # The signal is delivered on its own time: until the process is stopped, it may still accept
+            # a connection of the burst (queued 199 of 200 on a loaded machine, all 200 answered).
+            stopped = time.monotonic() + 10
+            while _state(stack.process.pid) != "T" and time.monotonic() < stopped:
+                time.sleep(0.01)
             start.wait()
             # Until every connection waits in the queue (or it is full): 10 s left one of 200 still
             # connecting on a loaded machine (queued 199, all 200 answered); the wait ends as soon as all are in.

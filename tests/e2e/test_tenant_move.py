@@ -20,6 +20,7 @@ import pytest
 from svc_core.platform import ids
 from tests.support.cells import TwoCells
 from tests.support.functions import ROOT
+from tests.support.waiting import until as _until
 from tests.support.webhook_receiver import Receiver, new_secret
 
 pytestmark = pytest.mark.long_running   # two whole stacks, each in a process of its own
@@ -55,15 +56,6 @@ class Routed:
             self.moves.append(self.base_url)
             answer = self.http.request(method, self.base_url + path, **kwargs)
         return answer
-
-
-def _until(condition, seconds: float = 120, every: float = 0.2):
-    deadline = time.monotonic() + seconds
-    while True:
-        answer = condition()
-        if answer or time.monotonic() > deadline:
-            return answer
-        time.sleep(every)
 
 
 def _tenant_items(cell, table: str, tenant_id: str) -> list[dict]:

@@ -238,11 +238,11 @@ def test_runs_are_listed_newest_first_in_pages(stack):
     assert api("ListRuns", key, path_params={"id": other["id"]}).data == {"items": [], "nextCursor": None}
 
 
-def test_an_unknown_agent_run_or_project_is_404_a_malformed_project_id_400_and_nothing_is_stored(stack):
+def test_an_unknown_agent_or_run_is_404_an_unknown_project_409_a_malformed_one_400_and_nothing_is_stored(stack):
     tenant, key, project_id, agent_id = setup(stack)
     details = assert_error(execute(key, MISSING_AGENT, project_id), 404, "RESOURCE_NOT_FOUND")
     assert details == {"id": MISSING_AGENT, "resource": "agent"}
-    details = assert_error(execute(key, agent_id, MISSING_PROJECT), 404, "RESOURCE_NOT_FOUND")
+    details = assert_error(execute(key, agent_id, MISSING_PROJECT), 409, "CONFLICT")
     assert details["fields"][0]["field"] == "projectId" and (details["id"], details["resource"]) == (
         MISSING_PROJECT, "project")
     assert assert_error(execute(key, agent_id, "not-a-project"), 400, "VALIDATION_ERROR")["fields"][0]["field"] \
@@ -252,12 +252,12 @@ def test_an_unknown_agent_run_or_project_is_404_a_malformed_project_id_400_and_n
     assert stored_runs(tenant) == []
 
 
-def test_another_tenants_agent_project_and_run_are_404(stack):
+def test_another_tenants_agent_and_run_are_404_and_its_project_409(stack):
     tenant_a, key_a, project_a, agent_a = setup(stack)
     tenant_b, key_b, project_b, agent_b = setup(stack)
     run_a = run_with([text_answer("ok")], key_a, agent_a, project_a)[0].data["id"]
     assert assert_error(execute(key_b, agent_a, project_b), 404, "RESOURCE_NOT_FOUND")["resource"] == "agent"
-    assert assert_error(execute(key_b, agent_b, project_a), 404, "RESOURCE_NOT_FOUND")["resource"] == "project"
+    assert assert_error(execute(key_b, agent_b, project_a), 409, "CONFLICT")["resource"] == "project"
     assert assert_error(api("GetRun", key_b, path_params={"id": agent_a, "run_id": run_a}), 404,
                         "RESOURCE_NOT_FOUND")["resource"] == "agent"
     assert assert_error(api("GetRun", key_b, path_params={"id": agent_b, "run_id": run_a}), 404,

@@ -220,10 +220,10 @@ def test_a_sessions_messages_are_listed_oldest_first_page_by_page(stack, turns):
 
 
 @pytest.mark.parametrize("body, field, status", [
-    ({"projectId": MISSING_PROJECT}, "projectId", 404),  # well formed, names nothing: not found
+    ({"projectId": MISSING_PROJECT}, "projectId", 409),  # well formed, names nothing: a conflict, not the path's 404
     ({"projectId": "not-an-id"}, "projectId", 400),
     ({"projectId": MISSING_AGENT}, "projectId", 400),    # an agent's id where a project's belongs
-    ({"agentId": MISSING_AGENT}, "agentId", 404),
+    ({"agentId": MISSING_AGENT}, "agentId", 409),
     ({"agentId": "agt_nope"}, "agentId", 400),
     ({"title": "   "}, "title", 400),
     ({"title": "x" * 201}, "title", 400),
@@ -232,7 +232,7 @@ def test_a_sessions_messages_are_listed_oldest_first_page_by_page(stack, turns):
 def test_a_session_with_bad_input_is_refused_naming_the_field(stack, body, field, status):
     tenant, key = stack.tenant_with_key()
     reply = api("CreateChatSession", key, body=body)
-    details = assert_error(reply, status, "VALIDATION_ERROR" if status == 400 else "RESOURCE_NOT_FOUND")
+    details = assert_error(reply, status, "VALIDATION_ERROR" if status == 400 else "CONFLICT")
     assert [f["field"] for f in details["fields"]] == [field], reply
     assert api("ListChatSessions", key).data["items"] == []
 
@@ -256,11 +256,11 @@ def test_an_empty_blank_or_too_long_message_is_refused_and_nothing_is_stored(sta
     assert read(key, session["id"])["messages"] == [] and turns.take() == []
 
 
-def test_a_message_naming_an_unknown_project_is_404_naming_it_and_a_malformed_id_400(stack, turns):
+def test_a_message_naming_an_unknown_project_is_409_naming_it_and_a_malformed_id_400(stack, turns):
     _, key = stack.tenant_with_key()
     session = new_session(key)
     reply = send(key, session["id"], projectId=MISSING_PROJECT)
-    details = assert_error(reply, 404, "RESOURCE_NOT_FOUND")
+    details = assert_error(reply, 409, "CONFLICT")
     assert (details["id"], details["resource"]) == (MISSING_PROJECT, "project")
     assert details["fields"] == [{"field": "projectId", "in": "body", "reason": "names no project of this tenant"}]
     malformed = send(key, session["id"], projectId="proj_nope")
@@ -627,13 +627,13 @@ def test_another_tenants_session_is_404_on_every_endpoint(stack, turns):
                   send(other, session["id"])):
         assert assert_error(reply, 404, "RESOURCE_NOT_FOUND") == {"id": session["id"], "resource": "chat_session"}
     assert api("ListChatSessions", other).data["items"] == []
-    # nor may the other tenant name this tenant's project or agent
+    # nor may the other tenant name this tenant's project or agent (answered as one that never was)
     for body, field in (({"projectId": project["id"]}, "projectId"), ({"agentId": agent["id"]}, "agentId")):
         refused = api("CreateChatSession", other, body=body)
-        assert assert_error(refused, 404, "RESOURCE_NOT_FOUND")["fields"][0]["field"] == field
+        assert assert_error(refused, 409, "CONFLICT")["fields"][0]["field"] == field
     mine = new_session(other)
     refused = send(other, mine["id"], projectId=project["id"])
-    assert assert_error(refused, 404, "RESOURCE_NOT_FOUND")["fields"][0]["field"] == "projectId"
+    assert assert_error(refused, 409, "CONFLICT")["fields"][0]["field"] == "projectId"
     assert len(read(key, session["id"])["messages"]) == 2 and len(turns.take()) == 1
 
 

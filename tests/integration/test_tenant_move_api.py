@@ -182,3 +182,17 @@ def test_a_key_of_a_tenant_homed_elsewhere_is_421_while_live_and_401_once_past_i
         assert reply.error["details"]["baseUrl"] == CELLS["eu-central-1"]
     else:
         assert "eu-central-1" not in json.dumps(reply.json)
+
+
+def test_a_tenant_is_not_moved_onto_its_own_secondary_copy(stack, setting):
+    setting("CELLS", json.dumps(CELLS))
+    tenant = stack.new_tenant(plan="growth")
+    key = stack.new_key(tenant)["key"]
+    directory_table.put_cell_resources("eu-central-1", {"tables": {"TenantsTable": "t"}, "bucket": "b",
+                                                        "dataKey": "alias/k"})
+    assert patch_prefs(key, tenant, {"secondaryRegion": "eu-central-1"}).status == 200
+    refused = start(key, tenant, {"toRegion": "eu-central-1"})
+    assert_error(refused, 409, "CONFLICT")
+    assert refused.error["details"]["reason"] == "secondary_region"
+    assert get(key, tenant).status == 404   # nothing recorded
+    _queued_for(stack, tenant)   # the seed's message, taken off the queue

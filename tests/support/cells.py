@@ -15,6 +15,7 @@ of their own, for the end-to-end tests of cells:
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,9 +72,11 @@ class RunningCell:
 
 class TwoCells:
     def __init__(self, directory: Path, regions: tuple[str, ...] = REGIONS, lag: float = 1.0,
-                 extra: tuple[str, ...] = ()) -> None:
-        """directory: where the credentials go; extra: more options of python -m devstack (--parameter ...)."""
+                 extra: tuple[str, ...] = (), environment: dict[str, str] | None = None) -> None:
+        """directory: where the credentials go; extra: more options of python -m devstack (--parameter ...);
+        environment: variables set for the cells' functions over this process's (e.g. TENANT_POLICY_CACHE_SECONDS)."""
         self.directory, self.regions, self.lag, self.extra = directory, regions, lag, extra
+        self.environment = environment
         self.process: StackProcess | None = None
         self.cells: list[RunningCell] = []
         self.credentials: dict[str, Any] = {}
@@ -81,7 +84,8 @@ class TwoCells:
 
     def start(self, timeout: float = 300) -> TwoCells:
         self.process = StackProcess(self.directory / "dev-credentials.json", "--regions", ",".join(self.regions),
-                                    "--replication-lag", str(self.lag), *self.extra)
+                                    "--replication-lag", str(self.lag), *self.extra,
+                                    env={**os.environ, **self.environment} if self.environment else None)
         self.credentials = self.process.wait_ready(timeout)
         self.cells = [RunningCell(*found.groups()) for found in map(CELL_LINE.match, self.process.lines) if found]
         assert [cell.region for cell in self.cells] == list(self.regions), self.process.output

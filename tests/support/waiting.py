@@ -15,3 +15,13 @@ def waited(read: Callable[[], Any], done: Callable[[Any], bool], timeout: float 
         if done(value) or time.monotonic() > deadline:
             return value
         time.sleep(0.05)
+
+
+def until(condition: Callable[[], Any], seconds: float = 120, every: float = 0.2) -> Any:
+    """The condition's first true answer, or its last answer once the time is up."""
+    deadline = time.monotonic() + seconds
+    while True:
+        answer = condition()
+        if answer or time.monotonic() > deadline:
+            return answer
+        time.sleep(every)

@@ -179,3 +179,41 @@ def test_only_the_tenants_files_are_carried_and_never_the_audit_exports(cell, mo
     assert not replicas.carry_object("tenants/ten_2/projects/p/files/a.txt")   # not in the directory
     assert copied == [("eu-central-1", f"tenants/{T}/projects/p/files/a.txt")]
     assert deleted == [("eu-central-1", f"tenants/{T}/projects/p/files/gone.txt")]
+
+
+class _Sync:
+    """A seed's copy in which one table's copy holds an older read of an item until it is copied again."""
+
+    def __init__(self, stale: set[str]) -> None:
+        self.stale, self.synced = set(stale), []
+
+    def verify_table(self, table):
+        return table not in self.stale
+
+    def sync_table(self, table):
+        self.synced.append(table)
+        self.stale.discard(table)
+
+    def files_equal(self):
+        return "files" not in self.stale
+
+    def sync_files(self):
+        self.synced.append("files")
+        self.stale.discard("files")
+
+
+def test_what_a_seed_finds_unequal_is_copied_again_from_a_fresh_read_not_only_reported(monkeypatch):
+    monkeypatch.setattr(replicas.time, "sleep", lambda seconds: None)
+    sync = _Sync({"ProjectsTable", "files"})
+    assert replicas._differing(sync) == []
+    assert sync.synced == ["ProjectsTable", "files"]
+    assert replicas._differing(_Sync(set())) == []
+
+
+def test_a_table_that_stays_unequal_is_named():
+    class Stubborn(_Sync):
+        def sync_table(self, table):
+            self.synced.append(table)   # copied, and changed again meanwhile
+    sync = Stubborn({"UsageTable"})
+    assert replicas._differing(sync, pause=0) == ["UsageTable"]
+    assert sync.synced == ["UsageTable", "UsageTable"]

@@ -80,6 +80,9 @@ def start_move(ctx: TenantContext, tenant_id: str, to_region: str) -> dict[str, 
         raise Conflict(f"The tenant's data already lives in {here}.", {"resource": "migration", "reason": "same_region",
                                                                        "homeRegion": here})
     prefs = tenant.get("regionPreferences") or {}
+    if prefs.get("secondaryRegion") == to_region:
+        raise Conflict(f"{to_region} holds the tenant's secondary copy: fail over to it (an operator), or name "
+                       "another secondary region first.", {"resource": "migration", "reason": "secondary_region"})
     if prefs.get("dataResidencyRequired") and regions.REGIONS[to_region].jurisdiction != prefs.get("dataResidencyRegion"):
         raise Conflict(f"{to_region} lies outside the tenant's data residency region {prefs.get('dataResidencyRegion')}.",
                        {"resource": "migration", "reason": "outside_residency"})
@@ -450,8 +453,10 @@ class Mover:
         self.save(status="failed", finishedAt=timeutil.iso(timeutil.now()))
 
     def delete_copies(self) -> None:
-        """Every item and object of the tenant in the other cell."""
-        for table in reversed(COPIED):
+        """Every item and object of the tenant in the other cell: its copies, and what that cell wrote
+        itself while it was the tenant's home (a former home dropped as a secondary: its outbox and
+        idempotency records), the tenant item last."""
+        for table in DELETED:
             cell_tables.delete_all(self.target, table, [json.loads(k) for k in self.fingerprints(self.target, table)])
         for prefix in OBJECT_PREFIXES:
             cell_tables.delete_every_version(self.target, f"{prefix}{self.tenant_id}/")

@@ -147,8 +147,9 @@ def seed(tenant_id: str, region: str) -> dict[str, Any]:
 
 
 def _differing(sync: ReplicaSync, rounds: int = 3, pause: float = 0.5) -> list[str]:
-    """The tables (and "files") still unequal after a few comparisons, each a moment apart (a change made
-    during the copy is on its way through the stream): [] when both copies were equal."""
+    """The tables (and "files") still unequal after a few rounds, each a moment apart, of copying what
+    differs from a fresh read: a change made during the copy may reach the secondary through the stream
+    before the copy's older read of it does, and is put right here. [] when both copies are equal."""
     differing = [table for table in COPIED if not sync.verify_table(table)]
     if not sync.files_equal():
         differing.append("files")
@@ -156,6 +157,11 @@ def _differing(sync: ReplicaSync, rounds: int = 3, pause: float = 0.5) -> list[s
         if not differing:
             break
         time.sleep(pause)
+        for table in differing:
+            if table == "files":
+                sync.sync_files()
+            else:
+                sync.sync_table(table)
         differing = [table for table in differing if not (sync.files_equal() if table == "files"
                                                           else sync.verify_table(table))]
     return differing

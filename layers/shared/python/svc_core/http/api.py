@@ -99,6 +99,7 @@ class RequestState:
     allowance: rate_limit.Allowance | None = None
     extra_headers: dict[str, str] = field(default_factory=dict)
     body: tuple[str, Any] | None = None  # the body's text and its JSON value, once admission parsed it
+    routes: list[Any] | None = None  # the routes of the request's resource, once admission found them
     failure_counter: str | None = None  # a route group counting only failures: its counter, counted on one
     origin: str | None = None  # the request's Origin header (a browser's page), for the CORS headers
     event: dict[str, Any] = field(default_factory=dict)  # the proxy event
@@ -396,7 +397,8 @@ class Api:
     def _admit(self, event: dict[str, Any], state: RequestState) -> None:
         """Authenticate, count, check scope and body, before any input is parsed."""
         method, resource = event.get("httpMethod", ""), event.get("resource", "")
-        spec = next((r.spec for r in self.resource_routes(event) if r.spec.method == method), None)
+        state.routes = self.resource_routes(event)
+        spec = next((r.spec for r in state.routes if r.spec.method == method), None)
         # A wrong method on a public path is answered (405) without asking for a credential.
         public = spec.public if spec else any(s.public and s.path == resource for s in self.specs.values())
         if public and spec is not None and spec.throttle is not None:
@@ -486,7 +488,7 @@ class Api:
         error becomes its answer in the envelope."""
         method, path = event.get("httpMethod", ""), event.get("path", "")
         try:
-            resource = self.resource_routes(event)
+            resource = state.routes if state.routes is not None else self.resource_routes(event)
             for route in resource:
                 found = route.pattern.match(path)
                 if route.spec.method == method and found is not None:

@@ -71,8 +71,8 @@ _ERROR_RESPONSES = {
     403: "FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission",
     404: "RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id)",
     409: "CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its "
-         "state forbids this (details.status), or the write collided with another and was not made (send it "
-         "again)",
+         "state forbids this (details.status), a record the body names is not the tenant's (details.resource, "
+         "details.fields), or the write collided with another and was not made (send it again)",
     413: "PAYLOAD_TOO_LARGE: the body is over the size limit",
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8",
     421: "WRONG_REGION: the tenant (or the account) lives in another cell of a multi-cell deployment; send the "
