@@ -17,6 +17,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 
+from svc_core.adapters.models import bedrock
 from svc_core.adapters.models.base import StreamAssembler, assemble
 from svc_core.adapters.models.bedrock import BedrockProvider
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable
@@ -81,13 +82,22 @@ def test_converse_sends_only_the_parts_of_the_request_given():
     ("ResourceNotFoundException", 404, ModelUnavailable, "not_found"),
     ("InternalServerException", 500, ModelUnavailable, "service_error"),
     ("SomethingNewException", 400, ModelUnavailable, "model_error"),
+    ("UnrecognizedClientException", 403, ModelUnavailable, "credentials"),   # a key AWS does not know
+    ("InvalidSignatureException", 403, ModelUnavailable, "credentials"),
+    ("ExpiredTokenException", 403, ModelUnavailable, "credentials"),
 ])
 def test_converse_errors_map_to_clean_errors_without_aws_text(code, status, error, reason):
     client = bedrock_client()
+    # throttling and a failing service are tried MAX_ATTEMPTS times within the budget; the rest once
+    attempts = bedrock.MAX_ATTEMPTS if code in ("ThrottlingException", "ServiceQuotaExceededException",
+                                                "InternalServerException") else 1
     with Stubber(client) as stub:
-        stub.add_client_error("converse", service_error_code=code, service_message=AWS_TEXT, http_status_code=status)
+        for _ in range(attempts):
+            stub.add_client_error("converse", service_error_code=code, service_message=AWS_TEXT,
+                                  http_status_code=status)
         with pytest.raises(error) as raised:
             BedrockProvider(MODEL, client=client).converse(REQUEST)
+        stub.assert_no_pending_responses()
     exc = raised.value
     shown = json.dumps({"message": exc.message, "details": exc.details})
     assert "arn:aws" not in shown and code not in shown and "AWS" not in shown

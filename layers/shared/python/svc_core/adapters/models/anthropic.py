@@ -86,15 +86,16 @@ class AnthropicProvider:
 
     def __init__(self, model_id: str, api_key: str, base_url: str = "https://api.anthropic.com", *,
                  budget_seconds: float = DEFAULT_BUDGET_SECONDS, default_max_tokens: int = DEFAULT_MAX_TOKENS,
-                 client: httpx.Client | None = None) -> None:
-        self.model_id = model_id
+                 client: httpx.Client | None = None, shown_as: str | None = None) -> None:
+        """shown_as: the id results and errors name (the registry's `anthropic:model`)."""
+        self.model, self.model_id = model_id, shown_as or model_id
         self.default_max_tokens = default_max_tokens
-        self._http = JsonOverHttp(self.name, model_id, base_url.rstrip("/") + "/v1/messages",
+        self._http = JsonOverHttp(self.name, self.model_id, base_url.rstrip("/") + "/v1/messages",
                                   {"x-api-key": api_key, "anthropic-version": API_VERSION}, budget_seconds, client)
 
     def body(self, request: ConverseRequest, stream: bool) -> dict[str, Any]:
         inference = request.get("inferenceConfig") or {}
-        body: dict[str, Any] = {"model": self.model_id, "max_tokens": inference.get("maxTokens") or self.default_max_tokens,
+        body: dict[str, Any] = {"model": self.model, "max_tokens": inference.get("maxTokens") or self.default_max_tokens,
                                 "messages": [{"role": message["role"],
                                               "content": [b for b in map(_block, message["content"]) if b]}
                                              for message in request.get("messages") or []]}

@@ -112,22 +112,24 @@ class OpenAIProvider:
 
     def __init__(self, model_id: str, base_url: str, api_key: str | None = None, *,
                  budget_seconds: float = DEFAULT_BUDGET_SECONDS, api_key_header: str = "authorization",
-                 max_tokens_field: str = "max_tokens", client: httpx.Client | None = None) -> None:
+                 max_tokens_field: str = "max_tokens", client: httpx.Client | None = None,
+                 shown_as: str | None = None) -> None:
         """base_url: up to and with the version (https://api.openai.com/v1, http://127.0.0.1:11434/v1,
         https://NAME.openai.azure.com/openai/v1). api_key_header: "authorization" (sent as a Bearer
         token) or the header that carries the key itself (Azure's "api-key"); no key: no header
-        (Ollama, a local vLLM)."""
+        (Ollama, a local vLLM). shown_as: the id results and errors name (the registry's
+        `openai:model`), the model's own name going in the body."""
         headers: dict[str, str] = {}
         if api_key:
             bearer = api_key_header.lower() == "authorization"
             headers[api_key_header] = f"Bearer {api_key}" if bearer else api_key
-        self.model_id = model_id
+        self.model, self.model_id = model_id, shown_as or model_id
         self.max_tokens_field = max_tokens_field
-        self._http = JsonOverHttp(self.name, model_id, base_url.rstrip("/") + "/chat/completions", headers,
+        self._http = JsonOverHttp(self.name, self.model_id, base_url.rstrip("/") + "/chat/completions", headers,
                                   budget_seconds, client)
 
     def body(self, request: ConverseRequest, stream: bool) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model_id, "messages": chat_messages(request)}
+        body: dict[str, Any] = {"model": self.model, "messages": chat_messages(request)}
         tool_config = request.get("toolConfig") or {}
         tools = [{"type": "function", "function": {
             "name": tool["toolSpec"]["name"], "description": tool["toolSpec"].get("description", ""),
