@@ -8,9 +8,7 @@ CRCs, encoded here per the format), which botocore's own EventStream decodes.
 
 from __future__ import annotations
 
-import binascii
 import json
-import struct
 
 import botocore.session
 import pytest
@@ -21,6 +19,7 @@ from svc_core.adapters.models import bedrock
 from svc_core.adapters.models.base import StreamAssembler, assemble
 from svc_core.adapters.models.bedrock import BedrockProvider
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable
+from tests.support.aws_event_stream import frame
 
 MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 AWS_TEXT = "arn:aws:bedrock:us-east-1:123456789012 secret-ish AWS detail"
@@ -121,22 +120,6 @@ def test_an_unreachable_endpoint_is_a_clean_error():
 
 
 # ---- converse_stream, with real event-stream frames ----------------------------------------
-
-def _header(name: str, value: str) -> bytes:
-    encoded = value.encode()
-    return bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(encoded)) + encoded
-
-
-def frame(headers: dict[str, str], payload: dict) -> bytes:
-    """One AWS event-stream message: prelude (total length, headers length, CRC32 of the two),
-    headers (name length, name, type 7 = string, value length, value), payload, CRC32 of it all."""
-    header_bytes = b"".join(_header(k, v) for k, v in headers.items())
-    body = json.dumps(payload).encode()
-    total = 12 + len(header_bytes) + len(body) + 4
-    prelude = struct.pack(">II", total, len(header_bytes))
-    message = prelude + struct.pack(">I", binascii.crc32(prelude)) + header_bytes + body
-    return message + struct.pack(">I", binascii.crc32(message))
-
 
 def event(kind: str, payload: dict) -> bytes:
     return frame({":event-type": kind, ":content-type": "application/json", ":message-type": "event"}, payload)
