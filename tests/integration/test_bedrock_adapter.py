@@ -231,3 +231,18 @@ def test_converse_stream_refused_before_streaming_is_a_clean_error():
         BedrockProvider(MODEL, client=client).converse_stream(REQUEST)
     assert raised.value.details == {"model": MODEL, "reason": "invalid_request"}
     assert "Malformed" not in raised.value.message
+
+
+# ---- the call's time budget, against a server on loopback ----------------------------------
+
+def test_a_silent_bedrock_is_given_up_when_the_budget_is_spent_not_after_read_timeouts_times_attempts():
+    from svc_core.adapters import aws
+    from tests.support.model_api_server import Reply, serving
+    with serving([Reply(hang_before=20, body={}), Reply(hang_before=20, body={})]) as server:
+        model = BedrockProvider(MODEL, budget_seconds=1, endpoint_url=server.url)
+        with pytest.raises(ModelUnavailable) as failed:
+            model.converse(REQUEST)
+        assert not server.hang_over.is_set()       # the server was still silent when the call ended
+        assert len(server.received) == 1           # a timeout spends the budget: no second attempt
+    assert failed.value.details == {"model": MODEL, "reason": "timeout"}
+    aws.reset_clients()
