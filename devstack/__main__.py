@@ -1,6 +1,7 @@
 """Start the local stack:  python -m devstack [--port 3000] [--credentials FILE] [--persist DIR] [--allow-origin ORIGIN]
                                              [--sam-local] [--sam-host HOST] [--emulator-bind ADDRESS]
                                              [--parameter NAME=VALUE] [--regions R1,R2,... [--replication-lag S]]
+                                             [--model-provider P --model-id ID [--model-base-url URL]]
 
 Prints the base URL and the development credentials, writes them to the credentials file
 (default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The password is printed
@@ -16,12 +17,17 @@ filled events beside the credentials file, in events/.
 
 With --regions, one cell per region, each a stack of its own in a process of its own (devstack/cells.py):
 the first on --port, the next on port+1, ..., the directory replicated between them.
+
+The model is the offline one unless --model-provider names another (openai: Ollama, vLLM, llama.cpp or
+OpenAI; anthropic; bedrock), with its key from MODEL_API_KEY; a model without a price refuses the
+start with exit status 2, as it fails a deploy.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import socket
 import sys
@@ -73,6 +79,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --regions: how long a directory change takes to reach the other cells "
                              "(default 1.0)")
     # A cell of several, as devstack/cells.py starts it: not for a user's command line.
+    parser.add_argument("--model-provider", choices=("offline", "openai", "anthropic", "bedrock"),
+                        help="the provider of the local stack's model (default offline); its key, if it needs one, "
+                             "from the environment variable MODEL_API_KEY")
+    parser.add_argument("--model-base-url", metavar="URL",
+                        help="where that provider is reached (e.g. http://127.0.0.1:11434/v1 for Ollama)")
+    parser.add_argument("--model-id", metavar="ID", help="the default model (e.g. llama3.1); it must have a price")
+    parser.add_argument("--model-allowed-ids", metavar="ID,ID", default="",
+                        help="other models a tenant may choose (provider:model, or bare for --model-provider)")
     parser.add_argument("--cell", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--secrets-out", type=Path, help=argparse.SUPPRESS)
@@ -104,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         if not equals or name not in known:
             parser.error(f"--parameter takes NAME=VALUE with one of the template's parameters: {', '.join(known)}")
         parameters[name] = value
+    model_api_keys = _model_settings(args, parser, parameters)
     if args.regions is not None:
         from devstack import cells
         return cells.main(args, parser, stop=stop, started=started)
@@ -115,10 +130,15 @@ def main(argv: list[str] | None = None) -> int:
     stack = LocalStack(port=args.port, log=log, parameters=parameters,
                        persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator,
                        emulator_bind=args.emulator_bind, listening=listening, secrets_from=args.secrets_in,
-                       secrets_to=args.secrets_out, cells_status=cells_status)
+                       secrets_to=args.secrets_out, cells_status=cells_status, model_api_keys=model_api_keys)
+    from svc_core.adapters.models.registry import ModelConfigurationError  # the layer is on the path now (stack.py)
     env_file: Path | None = None
     try:
-        stack.start()
+        try:
+            stack.start()
+        except ModelConfigurationError as refused:
+            print(f"cannot start: {refused}", file=sys.stderr, flush=True)
+            return 2
         kept = args.persist / "credentials.json" if args.persist else None
         if args.no_bootstrap:  # a cell after the first: the development tenant lives in the first
             credentials = None
@@ -147,6 +167,27 @@ def main(argv: list[str] | None = None) -> int:
             for written in (env_file, env_file.parent / sam_local.ENV_VARS_NAME):
                 written.unlink(missing_ok=True)  # the in-memory data and the endpoints they name are gone
     return 0
+
+
+_BASE_URL_PARAMETER = {"openai": "OpenAIBaseUrl", "anthropic": "AnthropicBaseUrl", "bedrock": "BedrockEndpointUrl"}
+
+
+def _model_settings(args: argparse.Namespace, parser: argparse.ArgumentParser,
+                    parameters: dict[str, str]) -> dict[str, str]:
+    """The --model-* options as the template's parameters (into `parameters`); the provider's key
+    (MODEL_API_KEY, never an option: a command line is visible to every user of the machine)."""
+    provider = args.model_provider
+    if provider is None or provider == "offline":
+        if args.model_base_url or args.model_id:
+            parser.error("--model-base-url and --model-id go with --model-provider openai, anthropic or bedrock")
+        return {}
+    if not args.model_id:
+        parser.error(f"--model-provider {provider} needs --model-id (a model with a price: docs/models-and-metering.md)")
+    parameters.update(ModelProvider=provider, ModelId=args.model_id, ModelAllowedIds=args.model_allowed_ids)
+    if args.model_base_url:
+        parameters[_BASE_URL_PARAMETER[provider]] = args.model_base_url
+    key = os.environ.get("MODEL_API_KEY", "")
+    return {provider: key} if key and provider != "bedrock" else {}
 
 
 def _write_sam_local_files(stack: LocalStack, credentials: dict, env_vars_file: Path, directory: Path, host: str,

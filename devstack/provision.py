@@ -169,6 +169,12 @@ def run_custom_resources(parameters: dict[str, str] | None = None) -> None:
         if resource["Type"] == "Custom::SigningKeys":
             from svc_core.auth.signing_keys import ensure_active_key
             ensure_active_key(resolver.resolve(resource["Properties"]["SecretId"]))
+        elif resource["Type"] == "Custom::ModelCheck":
+            # The functions' settings are the resource's properties here (the same parameters):
+            # an unpriced model stops the start as it fails a deploy (ModelConfigurationError).
+            from svc_core.domain.metering import check_models
+            from svc_core.platform.config import settings
+            check_models(settings())
         elif resource["Type"] == "Custom::CellResources":
             # Published with this cell's own emulators' endpoints: another cell of the local stack
             # reaches its tables, bucket and key there (a deployed cell's are AWS's regional ones).

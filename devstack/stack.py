@@ -43,7 +43,8 @@ class LocalStack:
                  emulator_endpoint: str | None = None, containers: int = 4, persist_dir: Path | None = None,
                  engine: str = "dynamodb-local", emulator_bind: str = "127.0.0.1", log=print,
                  listening: socket.socket | None = None, secrets_from: Path | None = None,
-                 secrets_to: Path | None = None, cells_status: Callable[[], dict[str, Any]] | None = None) -> None:
+                 secrets_to: Path | None = None, cells_status: Callable[[], dict[str, Any]] | None = None,
+                 model_api_keys: dict[str, str] | None = None) -> None:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}")
         if engine == "moto" and persist_dir is not None:
@@ -59,6 +60,7 @@ class LocalStack:
         self.parameters = {"AllowLoopbackEndpoints": "true", "ModelProvider": "offline",
                            "AllowedOrigins": DEFAULT_ALLOWED_ORIGINS, "EmailSender": LOCAL_EMAIL_SENDER,
                            **(parameters or {})}
+        self.model_api_keys = model_api_keys or {}   # {"openai": key, ...}: ModelApiKeysSecret's value
         self.emulator_endpoint = emulator_endpoint
         self.emulator_bind = emulator_bind  # moto's address: loopback, or one containers reach (sam local)
         self.containers = containers
@@ -106,6 +108,9 @@ class LocalStack:
             aws.PROFILES["dynamodb"] = replace(aws.PROFILES["dynamodb"], read_timeout=30)
         if self.secrets_from is not None:  # the first cell's values (it writes them once it made them)
             kept_secrets = _wait_for_json(self.secrets_from, SHARED_SECRETS_TIMEOUT_SECONDS)
+        if self.model_api_keys:
+            keys_secret = Resolver(self.parameters).physical_name("ModelApiKeysSecret")
+            kept_secrets = {**(kept_secrets or {}), keys_secret: json.dumps(self.model_api_keys)}
         environment = provision(self.emulator_endpoint, self.parameters, dynamodb_endpoint=self.dynamodb_endpoint,
                                 secret_values=kept_secrets)
         # No CloudWatch here to read the metrics' EMF lines: they would only fill the console (and

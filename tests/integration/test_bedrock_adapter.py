@@ -8,18 +8,18 @@ CRCs, encoded here per the format), which botocore's own EventStream decodes.
 
 from __future__ import annotations
 
-import binascii
 import json
-import struct
 
 import botocore.session
 import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 
+from svc_core.adapters.models import bedrock
 from svc_core.adapters.models.base import StreamAssembler, assemble
 from svc_core.adapters.models.bedrock import BedrockProvider
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable
+from tests.support.aws_event_stream import frame
 
 MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 AWS_TEXT = "arn:aws:bedrock:us-east-1:123456789012 secret-ish AWS detail"
@@ -81,13 +81,22 @@ def test_converse_sends_only_the_parts_of_the_request_given():
     ("ResourceNotFoundException", 404, ModelUnavailable, "not_found"),
     ("InternalServerException", 500, ModelUnavailable, "service_error"),
     ("SomethingNewException", 400, ModelUnavailable, "model_error"),
+    ("UnrecognizedClientException", 403, ModelUnavailable, "credentials"),   # a key AWS does not know
+    ("InvalidSignatureException", 403, ModelUnavailable, "credentials"),
+    ("ExpiredTokenException", 403, ModelUnavailable, "credentials"),
 ])
 def test_converse_errors_map_to_clean_errors_without_aws_text(code, status, error, reason):
     client = bedrock_client()
+    # throttling and a failing service are tried MAX_ATTEMPTS times within the budget; the rest once
+    attempts = bedrock.MAX_ATTEMPTS if code in ("ThrottlingException", "ServiceQuotaExceededException",
+                                                "InternalServerException") else 1
     with Stubber(client) as stub:
-        stub.add_client_error("converse", service_error_code=code, service_message=AWS_TEXT, http_status_code=status)
+        for _ in range(attempts):
+            stub.add_client_error("converse", service_error_code=code, service_message=AWS_TEXT,
+                                  http_status_code=status)
         with pytest.raises(error) as raised:
             BedrockProvider(MODEL, client=client).converse(REQUEST)
+        stub.assert_no_pending_responses()
     exc = raised.value
     shown = json.dumps({"message": exc.message, "details": exc.details})
     assert "arn:aws" not in shown and code not in shown and "AWS" not in shown
@@ -111,22 +120,6 @@ def test_an_unreachable_endpoint_is_a_clean_error():
 
 
 # ---- converse_stream, with real event-stream frames ----------------------------------------
-
-def _header(name: str, value: str) -> bytes:
-    encoded = value.encode()
-    return bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(encoded)) + encoded
-
-
-def frame(headers: dict[str, str], payload: dict) -> bytes:
-    """One AWS event-stream message: prelude (total length, headers length, CRC32 of the two),
-    headers (name length, name, type 7 = string, value length, value), payload, CRC32 of it all."""
-    header_bytes = b"".join(_header(k, v) for k, v in headers.items())
-    body = json.dumps(payload).encode()
-    total = 12 + len(header_bytes) + len(body) + 4
-    prelude = struct.pack(">II", total, len(header_bytes))
-    message = prelude + struct.pack(">I", binascii.crc32(prelude)) + header_bytes + body
-    return message + struct.pack(">I", binascii.crc32(message))
-
 
 def event(kind: str, payload: dict) -> bytes:
     return frame({":event-type": kind, ":content-type": "application/json", ":message-type": "event"}, payload)
@@ -238,3 +231,18 @@ def test_converse_stream_refused_before_streaming_is_a_clean_error():
         BedrockProvider(MODEL, client=client).converse_stream(REQUEST)
     assert raised.value.details == {"model": MODEL, "reason": "invalid_request"}
     assert "Malformed" not in raised.value.message
+
+
+# ---- the call's time budget, against a server on loopback ----------------------------------
+
+def test_a_silent_bedrock_is_given_up_when_the_budget_is_spent_not_after_read_timeouts_times_attempts():
+    from svc_core.adapters import aws
+    from tests.support.model_api_server import Reply, serving
+    with serving([Reply(hang_before=20, body={}), Reply(hang_before=20, body={})]) as server:
+        model = BedrockProvider(MODEL, budget_seconds=1, endpoint_url=server.url)
+        with pytest.raises(ModelUnavailable) as failed:
+            model.converse(REQUEST)
+        assert not server.hang_over.is_set()       # the server was still silent when the call ended
+        assert len(server.received) == 1           # a timeout spends the budget: no second attempt
+    assert failed.value.details == {"model": MODEL, "reason": "timeout"}
+    aws.reset_clients()

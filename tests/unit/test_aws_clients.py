@@ -28,8 +28,10 @@ def test_clients_are_built_from_their_profile_and_a_given_read_timeout_wins(monk
         assert (dynamodb.meta.config.connect_timeout, dynamodb.meta.config.read_timeout) == (1, 2)
         # total_max_attempts counts the first attempt; botocore's max_attempts would count retries only
         assert dynamodb.meta.config.retries == {"mode": "standard", "total_max_attempts": 3}
-        model = aws.client("bedrock-runtime", 120)
-        assert model.meta.config.read_timeout == 120 and model.meta.config.retries["total_max_attempts"] == 2
+        # a model's client reads for the call's budget and leaves the retries to the adapter (within it)
+        model = aws.model_client("bedrock-runtime", 30.0, "http://127.0.0.1:9")
+        assert model.meta.config.read_timeout == 30.0 and model.meta.config.retries["total_max_attempts"] == 1
+        assert model.meta.endpoint_url == "http://127.0.0.1:9"
         assert aws.client("dynamodb") is dynamodb  # once per container
         other = aws.client("cloudwatch")
         assert (other.meta.config.connect_timeout, other.meta.config.read_timeout) == (2, 10)

@@ -207,12 +207,15 @@ def test_registry_chooses_the_provider_from_configuration(monkeypatch):
     assert isinstance(registry.provider_for(settings_with()), OfflineProvider)
     monkeypatch.delenv("SVC_FORBID_REAL_MODEL")
     made = []
-    monkeypatch.setattr(registry, "BedrockProvider", lambda model_id: made.append(model_id) or "bedrock!")
+    from svc_core.adapters.models import bedrock
+    monkeypatch.setattr(bedrock, "BedrockProvider", lambda model_id, **options: made.append(model_id) or "bedrock!")
+    registry.forget_providers()
     assert registry.provider_for(settings_with(model_provider="bedrock")) == "bedrock!"
     assert registry.provider_for(settings_with(model_provider="bedrock"),
                                  "us.anthropic.claude-sonnet-4-5-20250929-v1:0") == "bedrock!"
     assert made == ["us.anthropic.claude-haiku-4-5-20251001-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"]
-    for wrong in ("scripted", "openai", ""):     # scripted only through the test hook
+    registry.forget_providers()
+    for wrong in ("scripted", "gpt", ""):     # scripted only through the test hook
         with pytest.raises(registry.ModelConfigurationError):
             registry.provider_for(settings_with(model_provider=wrong))
 

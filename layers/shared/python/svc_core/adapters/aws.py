@@ -25,8 +25,8 @@ count the retries only, one more attempt than it says):
 | secretsmanager            | 1 s     | 2 s   | 3        | reads; put_secret_value gets botocore's token         |
 | kms                       | 1 s     | 2 s   | 3        | generate_data_key and decrypt change nothing          |
 | sesv2                     | 1 s     | 3 s   | 2        | send_email: a retry may send a second copy (harmless) |
-| bedrock-runtime (model)   | 2 s     | given | 2        | changes nothing (costs a call); a long answer reads   |
-|                           |         |       |          | up to the caller's read_timeout (models/bedrock.py)   |
+| bedrock-runtime (model)   | 2 s     | given | 1        | model_client: reads for the call's budget; bedrock.py |
+|                           |         |       |          | retries within that budget                            |
 | anything else             | 2 s     | 10 s  | 3        |                                                       |
 
 An API function has 15 s (29 s for agents; API Gateway answers after 29 s): one call (DynamoDB,
@@ -177,7 +177,7 @@ PROFILES: dict[str, Profile] = {   # the table of the module's docstring
     "secretsmanager": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "kms": Profile(connect_timeout=1, read_timeout=2, max_attempts=3),
     "sesv2": Profile(connect_timeout=1, read_timeout=3, max_attempts=2),
-    "bedrock-runtime": Profile(connect_timeout=2, read_timeout=120, max_attempts=2),
+    "bedrock-runtime": Profile(connect_timeout=2, read_timeout=30, max_attempts=1),  # model_client
 }
 
 
@@ -211,6 +211,21 @@ def client(service: str, read_timeout: float | None = None) -> Any:
 
 
 @cache
+def model_client(service: str, read_timeout: float, endpoint: str | None = None) -> Any:
+    """A client for a model's calls: it reads for at most read_timeout (the call's budget) and does
+    not retry (models/bedrock.py retries within the budget); endpoint: another server speaking the API."""
+    chosen = profile(service)
+    with _lock:
+        made = _session().create_client(
+            service, region_name=settings().aws_region, endpoint_url=endpoint,
+            config=Config(retries={"mode": "standard", "total_max_attempts": 1},
+                          connect_timeout=min(chosen.connect_timeout, read_timeout), read_timeout=read_timeout,
+                          max_pool_connections=32))
+        _made.append(made)
+        return made
+
+
+@cache
 def client_in(service: str, region: str, endpoint: str | None = None) -> Any:
     """A client of the service in another cell's region (a move between cells reads and writes both):
     its regional endpoint, or `endpoint` (the local stack's cells each run their own emulators)."""
@@ -231,6 +246,7 @@ def reset_clients() -> None:
     environment."""
     client.cache_clear()
     client_in.cache_clear()
+    model_client.cache_clear()
     _made.clear()
     _made_for.clear()
     _session.cache_clear()

@@ -349,6 +349,7 @@ def execute(ctx: TenantContext, agent_id: str, body: RunCreate, *, agent_store=a
     metering.require_credit(ctx.tenant_id)  # 402 PAYMENT_REQUIRED before anything is stored or run
     agent = agents.get_agent(ctx, agent_id, agent_store)
     project = referenced(projects.get_project, ctx, body.projectId, "projectId", "project", project_store)
+    metering.require_priced_models(settings())
     provider = registry.provider_for(settings(), agent["config"].get("model"))
     tenant_id = ctx.tenant_id
     deps = _Deps(store, files, reveal, meter, queue)
@@ -375,7 +376,9 @@ def _advance(tenant_id: str, run: dict[str, Any], state: dict[str, Any], deps: _
     Each segment makes at least one model call, so a tiny budget still moves a run forward; before
     each later one the state is checkpointed (stored sealed), so a holder that dies loses at most
     one model call and its tools."""
-    provider = provider or registry.provider_for(settings(), state["modelChoice"])
+    if provider is None:
+        metering.require_priced_models(settings())
+        provider = registry.provider_for(settings(), state["modelChoice"])
     toolbox = Toolbox(tenant_id, state["project"], deps.files, deps.reveal)
     toolbox.secrets_read = dict(state["secrets"])
     request: dict[str, Any] = {"system": state["system"], "messages": state["messages"]}

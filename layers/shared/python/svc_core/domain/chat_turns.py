@@ -216,6 +216,7 @@ class _Turn:
         config = _config(self.agent)
         error, stop_reason, provider = None, None, None
         try:
+            metering.require_priced_models(settings())
             provider = registry.provider_for(settings(), config.get("model") if config else None)
         except Exception:  # the agent's model is no longer allowed, or the deployment's settings are wrong
             log.logger.exception("no model for the chat turn", extra={"messageId": self.message_id})
@@ -260,9 +261,11 @@ class _Turn:
         for call in range(step_limit):
             # the texts of successive model calls are one answer: a blank line between them
             separator = "\n\n" if self.events.content or self.events.pending else ""
-            assembler = StreamAssembler(provider.model_id, provider.name)
             try:
-                for event in provider.converse_stream(request):
+                stream = provider.converse_stream(request)
+                # after the call: a fallback model's stream is metered as that model (registry.WithFallback)
+                assembler = StreamAssembler(provider.model_id, provider.name)
+                for event in stream:
                     assembler.add(event)
                     text = event.get("contentBlockDelta", {}).get("delta", {}).get("text")
                     if text:

@@ -5,10 +5,23 @@ kind of token: input, output, cache read, cache write. A version of the table ne
 used: a new price is a new version, and every usage record names the version it was priced with,
 so the billing can always recompute a record.
 
-Version 2026-11-01: one credit is one US dollar of Amazon Bedrock's on-demand list price (no
-margin); cross-region inference profiles ("us.", "eu.", "apac.", "global." ...) cost what the model
-costs. The offline model has a nominal, non-zero price (a tenth of the cheapest real model) so the
-local stack shows costs flowing through runs and messages; its records are also marked estimated.
+One credit is one US dollar of the provider's list price (no margin). Models are named as results
+name them (svc_core/adapters/models/registry.py): Bedrock's ids bare, the others `openai:model` and
+`anthropic:model`.
+
+- 2026-11-01: Amazon Bedrock's on-demand prices; cross-region inference profiles ("us.", "eu.",
+  "apac.", "global." ...) cost what the model costs. The offline model has a nominal, non-zero price
+  (a tenth of the cheapest real model) so the local stack shows costs flowing through runs and
+  messages; its records are also marked estimated.
+- 2026-11-27: the same, and OpenAI's and Anthropic's own list prices (OpenAI charges nothing for
+  writing its cache: its cache-write price is its input price, never used). Models served by the
+  deployment's own servers through the openai provider (Ollama, vLLM, llama.cpp) cost the offline
+  model's nominal price: the tokens are counted and limited as any model's.
+
+A deployment can only offer priced models: every allowed model and the fallback must have a price in
+CURRENT when a function that calls models starts and when the stack is deployed or started
+(check_models), so nothing is ever called that cannot be billed. To offer another model, add a
+version with its price (docs/models-and-metering.md).
 
 Rounding: the cost of one call is sum(tokens x price per 1,000) / 1,000, rounded up once, in integer
 arithmetic (a call costs at most 1 micro-credit more than its exact price, never less). A run's or a
@@ -44,7 +57,25 @@ PRICES: dict[str, dict[str, Price]] = {
         "offline": Price(input=80, output=400, cache_read=8, cache_write=100),
     },
 }
-CURRENT = "2026-11-01"
+_SELF_HOSTED = Price(input=80, output=400, cache_read=8, cache_write=100)   # the offline model's
+PRICES["2026-11-27"] = {
+    **PRICES["2026-11-01"],
+    "openai:gpt-4.1": Price(input=2_000, output=8_000, cache_read=500, cache_write=2_000),
+    "openai:gpt-4.1-mini": Price(input=400, output=1_600, cache_read=100, cache_write=400),
+    "openai:gpt-4.1-nano": Price(input=100, output=400, cache_read=25, cache_write=100),
+    "openai:gpt-4o": Price(input=2_500, output=10_000, cache_read=1_250, cache_write=2_500),
+    "openai:gpt-4o-mini": Price(input=150, output=600, cache_read=75, cache_write=150),
+    "anthropic:claude-haiku-4-5": Price(input=1_000, output=5_000, cache_read=100, cache_write=1_250),
+    "anthropic:claude-haiku-4-5-20251001": Price(input=1_000, output=5_000, cache_read=100, cache_write=1_250),
+    "anthropic:claude-sonnet-4-5": Price(input=3_000, output=15_000, cache_read=300, cache_write=3_750),
+    "anthropic:claude-sonnet-4-5-20250929": Price(input=3_000, output=15_000, cache_read=300, cache_write=3_750),
+    "anthropic:claude-3-5-haiku-20241022": Price(input=800, output=4_000, cache_read=80, cache_write=1_000),
+    **{f"openai:{name}": _SELF_HOSTED for name in (
+        "llama3.1", "llama3.1:8b", "llama3.2", "llama3.2:3b", "qwen2.5", "qwen2.5:7b", "qwen3", "qwen3:8b",
+        "mistral", "gpt-oss:20b", "meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct",
+        "Qwen/Qwen3-0.6B")},
+}
+CURRENT = "2026-11-27"
 
 _PROFILE_PREFIX = re.compile(r"^(?:us|eu|apac|jp|au|ca|us-gov|global)\.")
 
@@ -62,6 +93,45 @@ def price_of(model_id: str, version: str = CURRENT) -> Price:
     if price is None:
         raise UnpricedModel(f"{model_id!r} has no price in version {version}")
     return price
+
+
+def unpriced_models(settings: Any, version: str = CURRENT) -> list[str]:
+    """The models the deployment may call (registry.configured_models) that have no price, each as
+    the allowed list names it and, when it differs, as results would name it."""
+    from svc_core.adapters.models import registry  # on use: not a start-up import of every function
+    missing = []
+    for model_id in registry.configured_models(settings):
+        shown = registry.resolve(model_id, settings).id
+        try:
+            price_of(shown, version)
+        except UnpricedModel:
+            missing.append(model_id if shown == model_id else f"{model_id} ({shown})")
+    return missing
+
+
+def check_models(settings: Any) -> None:
+    """Refuse a deployment that could call a model it cannot bill (and one with an unknown provider)."""
+    from svc_core.adapters.models import registry
+    registry.default_provider(settings)   # raises ModelConfigurationError for an unknown MODEL_PROVIDER
+    missing = unpriced_models(settings)
+    if missing:
+        raise registry.ModelConfigurationError(
+            f"no price in version {CURRENT} of the price table (svc_core/domain/metering.py) for "
+            f"{', '.join(missing)}: a model that cannot be billed is never offered. Add its price as a new "
+            "version (docs/models-and-metering.md), or leave it out of ModelId / ModelAllowedIds / "
+            "ModelFallbackId.")
+
+
+_checked: set[tuple[str, ...]] = set()
+
+
+def require_priced_models(settings: Any) -> None:
+    """check_models, once per container and model settings: before the first model call of a
+    function, so an unpriced model is refused before it is ever called (a 500 that says why in the log)."""
+    key = (settings.model_provider, settings.model_id, settings.model_allowed_ids, settings.model_fallback_id)
+    if key not in _checked:
+        check_models(settings)
+        _checked.add(key)
 
 
 def tokens(usage: Mapping[str, Any]) -> dict[str, int]:

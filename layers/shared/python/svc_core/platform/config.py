@@ -102,11 +102,20 @@ class Settings:
     webhook_retry_schedule: str = setting("5,300,1800,7200,18000,36000,36000", blank_is_default=True)
     webhook_timeout_seconds: float = 15.0
     webhook_delivery_dead_letter_queue_url: str = setting("", env="WEBHOOK_DELIVERY_DLQ_URL")
-    # Models (svc_core/adapters/models): the provider, the default model, the models a tenant may choose; usage records.
-    # Unset, the provider is the offline one: only a deployed stack (template.yaml) calls Bedrock.
+    # Models (svc_core/adapters/models/registry.py): the provider of a bare model id, the default model, the
+    # models a tenant may choose, the fallback; where each provider is reached, its keys, one call's time
+    # budget; usage records. Unset, the provider is the offline one: only a deployed stack calls a model.
     model_provider: str = setting("offline", blank_is_default=True)
     model_id: str = setting("us.anthropic.claude-haiku-4-5-20251001-v1:0", blank_is_default=True)
     model_allowed_ids: str = ""
+    model_fallback_id: str = ""
+    model_timeout_seconds: float = setting(30.0, blank_is_default=True)
+    model_api_keys_secret: str = ""   # a JSON secret: {"openai": "...", "anthropic": "..."}
+    openai_base_url: str = setting("https://api.openai.com/v1", blank_is_default=True)
+    openai_api_key_header: str = setting("authorization", blank_is_default=True)   # Azure OpenAI: api-key
+    openai_max_tokens_field: str = setting("max_tokens", blank_is_default=True)    # newer OpenAI models: max_completion_tokens
+    anthropic_base_url: str = setting("https://api.anthropic.com", blank_is_default=True)
+    bedrock_endpoint_url: str = ""    # another server speaking Bedrock's API (local development, tests)
     usage_table: str = "usage"
     # Agent runs, and the project files their tools read and write (platform storage).
     runs_table: str = "runs"
@@ -173,6 +182,8 @@ class Settings:
             raise UnsafeSettings(f"PASSWORD_HASHING={self.password_hashing} is neither standard nor light")
         if self.stage == "prod" and self.password_hashing != "standard":
             raise UnsafeSettings("STAGE=prod refuses PASSWORD_HASHING=light")
+        if not 1 <= self.model_timeout_seconds <= 600:
+            raise UnsafeSettings(f"MODEL_TIMEOUT_SECONDS={self.model_timeout_seconds} is not between 1 and 600")
         if self.stage == "prod" and not self.allow_test_providers:
             unsafe = [f"{name}={value}" for name, value, test in (
                 ("PAYMENT_PROVIDER", self.payment_provider, "test"), ("MODEL_PROVIDER", self.model_provider, "offline"))

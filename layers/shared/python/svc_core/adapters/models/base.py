@@ -11,6 +11,15 @@ messageStart, contentBlockStart (a toolUse block's id and name), contentBlockDel
 fragment of a toolUse block's input JSON), contentBlockStop, messageStop (the stop reason) and
 metadata (the usage). StreamAssembler turns the events back into the result, so a caller can
 both forward a stream and store its message.
+
+A tool call whose input is not a JSON object (a model can write arguments that do not parse) keeps
+its text as {"_raw": text} (tool_input): the tool then refuses it like any invalid input, and the
+model reads that refusal in the tool's result and can call again; nothing in the loop raises.
+
+Failures are ModelThrottled (429) and ModelUnavailable (502) with details.reason: invalid_request,
+model_error, timeout, not_enabled, not_found, service_error, unreachable, bad_stream, and
+credentials: the provider refused the deployment's key or token (HTTP 401), which an operator
+fixes, unlike a model that failed.
 """
 
 from __future__ import annotations
@@ -123,6 +132,18 @@ def usage_of(raw: dict[str, Any] | None, estimated: bool) -> Usage:
     return usage
 
 
+def tool_input(text: str) -> dict[str, Any]:
+    """A tool call's input from the JSON text of its arguments: {} for none, {"_raw": text} for text
+    that is not a JSON object (the call reaches the tool, which refuses it, and the model sees why)."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"_raw": text}
+    return value if isinstance(value, dict) else {"_raw": text}
+
+
 def chunks(text: str, size: int) -> list[str]:
     """Text cut into pieces of about `size` characters, at spaces where possible (joined: the text)."""
     pieces: list[str] = []
@@ -196,7 +217,7 @@ class StreamAssembler:
             if "toolUse" in block:
                 tool = block["toolUse"]
                 content.append({"toolUse": {"toolUseId": tool["toolUseId"], "name": tool["name"],
-                                            "input": json.loads(tool["input"]) if tool["input"] else {}}})
+                                            "input": tool_input(tool["input"])}})
             else:
                 content.append({"text": block.get("text", "")})
         usage = self._usage or {}

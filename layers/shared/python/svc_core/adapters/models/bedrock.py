@@ -5,9 +5,15 @@ it adds is the model id, usage marked as measured, and the mapping of every fail
 errors whose messages are ours (the AWS error text is logged by code only, never shown):
 
 - ModelThrottled (429, MODEL_THROTTLED, Retry-After): the model is busy or a quota is exhausted;
-  retrying later may work. botocore has already retried (standard mode, 3 attempts).
+  retrying later may work.
 - ModelUnavailable (502, MODEL_UNAVAILABLE, details.reason): the model refused the request, failed,
-  timed out, or is not available to this deployment (access, unknown id).
+  timed out, is not available to this deployment (access, unknown id), or AWS refused the
+  deployment's credentials (reason credentials: an unknown, expired or badly signed key).
+
+One total time budget per call, as the HTTP providers have (http_api.py): the client reads for at
+most the budget and botocore does not retry; this module retries a throttled call, a failing service
+or a refused connection while at least a second of the budget is left (MAX_ATTEMPTS in all), so a
+model that hangs is given up when the budget is spent, not after read timeout x attempts.
 
 converse_stream decodes the response's AWS event stream (botocore's EventStream) into the
 interface's events; an exception frame in the middle of a stream raises the same errors.
@@ -20,14 +26,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from botocore.eventstream import ParserError as EventStreamParserError
-from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError, ReadTimeoutError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from svc_core.adapters.models.base import ConverseRequest, ConverseResult, StreamEvent, usage_of
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 
-READ_TIMEOUT_SECONDS = 120      # a long answer takes tens of seconds
+DEFAULT_BUDGET_SECONDS = 30.0
+MAX_ATTEMPTS = 3
+FIRST_BACKOFF_SECONDS = 0.25
 _REQUEST_KEYS = ("messages", "system", "toolConfig", "inferenceConfig")
 
 _THROTTLED = {"ThrottlingException", "ServiceQuotaExceededException", "ModelNotReadyException",
@@ -44,6 +52,12 @@ _UNAVAILABLE: dict[str, tuple[str, str]] = {
     "InternalServerException": ("service_error", "The model service failed; try again later."),
     "ServiceUnavailableException": ("service_error", "The model service failed; try again later."),
 }
+_CREDENTIALS = ("credentials", "The model provider refused this deployment's credentials.")
+for _code in ("UnrecognizedClientException", "InvalidSignatureException", "ExpiredTokenException", "ExpiredToken",
+              "SignatureDoesNotMatch", "IncompleteSignature", "InvalidClientTokenId",
+              "MissingAuthenticationTokenException"):
+    _UNAVAILABLE[_code] = _CREDENTIALS
+_RETRIED = _THROTTLED | {"InternalServerException", "ServiceUnavailableException"}
 
 
 class RealModelForbidden(RuntimeError):
@@ -74,17 +88,52 @@ def model_error(code: str | None, model_id: str) -> ModelThrottled | ModelUnavai
 class BedrockProvider:
     name = "bedrock"
 
-    def __init__(self, model_id: str, client: Any = None) -> None:
-        """client: a bedrock-runtime client (tests pass a stubbed one); by default the container's."""
+    def __init__(self, model_id: str, client: Any = None, *, budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+                 endpoint_url: str | None = None, shown_as: str | None = None) -> None:
+        """client: a bedrock-runtime client (tests pass a stubbed one); by default one reading for at
+        most the budget, at Bedrock's regional endpoint or endpoint_url (a server that speaks its API;
+        the registry has already checked that the tests may reach it). shown_as: the id results and
+        errors name (the registry's `bedrock:model`), model_id going in the request."""
+        self.budget_seconds = float(budget_seconds)
         if client is None:
-            forbid_if_tests()
+            if endpoint_url is None:
+                forbid_if_tests()
             from svc_core.adapters import aws
-            client = aws.client("bedrock-runtime", READ_TIMEOUT_SECONDS)
-        self.model_id = model_id
+            client = aws.model_client("bedrock-runtime", self.budget_seconds, endpoint_url)
+        self.model, self.model_id = model_id, shown_as or model_id
         self._client = client
 
     def _arguments(self, request: ConverseRequest) -> dict[str, Any]:
-        return {"modelId": self.model_id, **{k: request[k] for k in _REQUEST_KEYS if request.get(k)}}
+        return {"modelId": self.model, **{k: request[k] for k in _REQUEST_KEYS if request.get(k)}}
+
+    def _call(self, operation: str, request: ConverseRequest) -> Any:
+        """One operation of the client, retried within the budget (the module's docstring)."""
+        import time
+        deadline = time.monotonic() + self.budget_seconds
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                return getattr(self._client, operation)(**self._arguments(request))
+            except ClientError as exc:
+                code = _normalised(exc.response.get("Error", {}).get("Code"))
+                error: ModelThrottled | ModelUnavailable = model_error(code, self.model_id)
+                retried = code in _RETRIED
+            except ReadTimeoutError as exc:
+                raise self._failure("timeout", "The model took too long to answer.", exc) from None
+            except NoCredentialsError as exc:
+                raise self._failure(*_CREDENTIALS, exc) from None
+            except (BotocoreConnectionError, HTTPClientError) as exc:
+                error, retried = self._unreachable(exc), True
+            wait = FIRST_BACKOFF_SECONDS * 2 ** (attempt - 1)
+            if not retried or attempt == MAX_ATTEMPTS or deadline - time.monotonic() - wait < 1.0:
+                raise error from None   # AWS's own text stays out (logged by code only)
+            time.sleep(wait)
+        raise AssertionError("unreachable")  # the loop raises or returns
+
+    def _failure(self, reason: str, message: str, exc: Exception) -> ModelUnavailable:
+        from svc_core.platform.log import logger
+        logger.warning("model call failed", extra={"provider": "bedrock", "modelId": self.model_id,
+                                                   "reason": reason, "error": type(exc).__name__})
+        return ModelUnavailable(message, {"model": self.model_id, "reason": reason})
 
     def _unreachable(self, exc: Exception) -> ModelUnavailable:
         from svc_core.platform.log import logger
@@ -94,23 +143,13 @@ class BedrockProvider:
                                 {"model": self.model_id, "reason": "unreachable"})
 
     def converse(self, request: ConverseRequest) -> ConverseResult:
-        try:
-            answer = self._client.converse(**self._arguments(request))
-        except ClientError as exc:
-            raise model_error(exc.response.get("Error", {}).get("Code"), self.model_id) from None
-        except (BotocoreConnectionError, HTTPClientError) as exc:
-            raise self._unreachable(exc) from None
+        answer = self._call("converse", request)
         return ConverseResult(message=answer["output"]["message"], stop_reason=answer["stopReason"],
                               usage=usage_of(answer.get("usage"), estimated=False), model_id=self.model_id,
                               provider=self.name, metrics=dict(answer.get("metrics") or {}))
 
     def converse_stream(self, request: ConverseRequest) -> Iterator[StreamEvent]:
-        try:
-            answer = self._client.converse_stream(**self._arguments(request))
-        except ClientError as exc:
-            raise model_error(exc.response.get("Error", {}).get("Code"), self.model_id) from None
-        except (BotocoreConnectionError, HTTPClientError) as exc:
-            raise self._unreachable(exc) from None
+        answer = self._call("converse_stream", request)
         return self._events(answer["stream"])
 
     def _events(self, stream: Any) -> Iterator[StreamEvent]:
@@ -123,6 +162,8 @@ class BedrockProvider:
                 yield event
         except ClientError as exc:  # an exception frame (EventStreamError is a ClientError)
             raise model_error(exc.response.get("Error", {}).get("Code"), self.model_id) from None
+        except ReadTimeoutError as exc:  # silent for the whole budget in the middle of the answer
+            raise self._failure("timeout", "The model took too long to answer.", exc) from None
         except (BotocoreConnectionError, HTTPClientError, Urllib3Error) as exc:  # the connection broke mid-stream
             raise self._unreachable(exc) from None
         except EventStreamParserError as exc:  # a frame that fails its checksums or lengths

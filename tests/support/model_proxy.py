@@ -1,0 +1,220 @@
+"""A recording proxy on loopback in front of an independent model server (llm-katan, which speaks
+OpenAI's, Anthropic's and Bedrock's APIs with an echo backend), for the end-to-end provider tests.
+
+It relays every request and keeps, for each answer, the usage the server reported (`calls`), so a
+test can compare what the service metered with what the provider said, token for token. Where
+llm-katan does not speak an API the way the real one does, the proxy fills in with real shapes:
+
+- Bedrock's ConverseStream: llm-katan's stream is not AWS event-stream framed (botocore refuses its
+  checksums). The proxy asks llm-katan's Converse and sends that answer as real event-stream frames
+  (messageStart, contentBlockStart/Delta/Stop, messageStop, metadata with its usage).
+- llm-katan calls the first tool whenever tools are offered, so a run would never end: a request
+  that already holds a tool's result goes to it without the tools, and is answered with text, as a
+  model that has what it asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+import httpx
+
+from devstack.loopback_server import LoopbackHTTPServer
+from tests.support.aws_event_stream import event
+
+_HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "content-encoding"}
+
+
+@dataclass
+class Call:
+    api: str            # openai | anthropic | bedrock
+    model: str
+    stream: bool
+    input_tokens: int
+    output_tokens: int
+
+
+def _arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    return {name: "." if (spec or {}).get("type", "string") == "string" else None
+            for name, spec in ((schema or {}).get("properties") or {}).items()
+            if name in ((schema or {}).get("required") or [])}
+
+
+class ModelProxy:
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.calls: list[Call] = []
+        self._lock = threading.Lock()
+        self._http = httpx.Client(timeout=30)
+        self._server = LoopbackHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def start(self) -> ModelProxy:
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._http.close()
+
+    def usage_of(self, api: str, model: str) -> tuple[int, int]:
+        """(input, output) tokens the server reported for this API's calls of this model."""
+        with self._lock:
+            mine = [c for c in self.calls if c.api == api and c.model == model]
+        return sum(c.input_tokens for c in mine), sum(c.output_tokens for c in mine)
+
+    def _record(self, call: Call) -> None:
+        with self._lock:
+            self.calls.append(call)
+
+    # ---- the handler -----------------------------------------------------------------------
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                proxy._relay(self, b"")
+
+            def do_POST(self) -> None:
+                path = self.path.split("?")[0]
+                body = _after_a_tool_result(path, self.rfile.read(int(self.headers.get("content-length") or 0)))
+                if path.endswith("/converse-stream"):
+                    proxy._bedrock_stream(self, body)
+                else:
+                    proxy._relay(self, body)
+
+        return Handler
+
+    def _upstream_headers(self, handler: BaseHTTPRequestHandler) -> dict[str, str]:
+        return {k: v for k, v in handler.headers.items() if k.lower() not in _HOP_HEADERS}
+
+    def _relay(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        request = self._http.build_request(handler.command, self.upstream + handler.path, content=body or None,
+                                           headers=self._upstream_headers(handler))
+        response = self._http.send(request, stream=True)
+        try:
+            handler.send_response(response.status_code)
+            for name, value in response.headers.items():
+                if name.lower() not in _HOP_HEADERS:
+                    handler.send_header(name, value)
+            handler.send_header("connection", "close")   # the body ends when the connection does
+            handler.end_headers()
+            seen = bytearray()
+            for chunk in response.iter_raw():
+                seen += chunk
+                handler.wfile.write(chunk)
+                handler.wfile.flush()
+        finally:
+            response.close()
+        handler.close_connection = True
+        if response.status_code == 200 and handler.command == "POST":
+            self._note(handler.path.split("?")[0], body, bytes(seen))
+
+    def _note(self, path: str, request_body: bytes, answer: bytes) -> None:
+        """The usage an answer reported, as the provider's API says it."""
+        request = json.loads(request_body or b"{}")
+        stream = bool(request.get("stream"))
+        if path.endswith("/chat/completions"):
+            usage = {}
+            for payload in _sse_data(answer) if stream else [json.loads(answer)]:
+                usage = payload.get("usage") or usage
+            self._record(Call("openai", request["model"], stream, usage.get("prompt_tokens", 0),
+                              usage.get("completion_tokens", 0)))
+        elif path.endswith("/v1/messages"):
+            input_tokens = output_tokens = 0
+            for payload in _sse_data(answer) if stream else [json.loads(answer)]:
+                usage = (payload.get("message") or {}).get("usage") or payload.get("usage") or {}
+                input_tokens = usage.get("input_tokens", input_tokens) or input_tokens
+                output_tokens = usage.get("output_tokens", output_tokens) or output_tokens
+            self._record(Call("anthropic", request["model"], stream, input_tokens, output_tokens))
+        elif path.endswith("/converse"):
+            usage = json.loads(answer).get("usage") or {}
+            self._record(Call("bedrock", _bedrock_model(path), False, usage.get("inputTokens", 0),
+                              usage.get("outputTokens", 0)))
+
+    # ---- what llm-katan does not do as the real APIs do ------------------------------------
+
+    def _bedrock_stream(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        path = handler.path.split("?")[0].removesuffix("/converse-stream") + "/converse"
+        answer = self._http.post(self.upstream + path, content=body, headers=self._upstream_headers(handler))
+        if answer.status_code != 200:
+            handler.send_response(answer.status_code)
+            handler.send_header("content-type", answer.headers.get("content-type", "application/json"))
+            handler.send_header("content-length", str(len(answer.content)))
+            handler.end_headers()
+            handler.wfile.write(answer.content)
+            return
+        result = answer.json()
+        usage = result.get("usage") or {}
+        frames = [event("messageStart", {"role": "assistant"})]
+        for index, block in enumerate(result["output"]["message"]["content"]):
+            if "toolUse" in block:
+                use = block["toolUse"]
+                frames.append(event("contentBlockStart", {"contentBlockIndex": index, "start": {
+                    "toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}}))
+                text = json.dumps(use.get("input") or {})
+                pieces = [text[i:i + 7] for i in range(0, len(text), 7)]   # fragments, as Bedrock sends them
+                frames += [event("contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": p}}})
+                           for p in pieces]
+            else:
+                text = block.get("text", "")
+                frames += [event("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": text[i:i + 5]}})
+                           for i in range(0, len(text), 5)]
+            frames.append(event("contentBlockStop", {"contentBlockIndex": index}))
+        frames.append(event("messageStop", {"stopReason": result.get("stopReason", "end_turn")}))
+        frames.append(event("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}))
+        handler.send_response(200)
+        handler.send_header("content-type", "application/vnd.amazon.eventstream")
+        handler.send_header("connection", "close")
+        handler.end_headers()
+        for piece in frames:
+            handler.wfile.write(piece)
+            handler.wfile.flush()
+        handler.close_connection = True
+        self._record(Call("bedrock", _bedrock_model(path), True, usage.get("inputTokens", 0),
+                          usage.get("outputTokens", 0)))
+
+
+def _after_a_tool_result(path: str, body: bytes) -> bytes:
+    """The body without its tools when it already holds a tool's result."""
+    request = json.loads(body or b"{}")
+    messages = request.get("messages") or []
+    if path.endswith("/chat/completions") and any(m.get("role") == "tool" for m in messages):
+        request.pop("tools", None)
+        request.pop("tool_choice", None)
+    elif path.endswith("/v1/messages") and any(
+            isinstance(block, dict) and block.get("type") == "tool_result"
+            for m in messages if isinstance(m.get("content"), list) for block in m["content"]):
+        request.pop("tools", None)
+        request.pop("tool_choice", None)
+    elif (path.endswith("/converse") or path.endswith("/converse-stream")) and any(
+            "toolResult" in block for m in messages for block in m.get("content") or []):
+        request.pop("toolConfig", None)
+    else:
+        return body
+    return json.dumps(request).encode()
+
+
+def _sse_data(answer: bytes) -> list[dict[str, Any]]:
+    payloads = []
+    for line in answer.decode().splitlines():
+        if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+            payloads.append(json.loads(line[5:]))
+    return payloads
+
+
+def _bedrock_model(path: str) -> str:
+    """/model/{modelId}/converse -> the model id (URL-decoded)."""
+    from urllib.parse import unquote
+    return unquote(path.split("/model/", 1)[1].rsplit("/", 1)[0])
