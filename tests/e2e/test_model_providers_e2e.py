@@ -98,7 +98,7 @@ def streamed_answer(http: httpx.Client, session_id: str) -> tuple[str, list[str]
                 names.append(name)
             elif line.startswith("data:") and name == "content_delta":
                 text += json.loads(line[5:]).get("text", "")
-            if name in ("message_end", "error") and line == "":
+            if name == "done" and line == "":   # the turn's last event
                 break
     return text, names
 
