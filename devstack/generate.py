@@ -3,7 +3,7 @@
 - functions/meta/openapi.json   from the API functions' routes and models (devstack/openapi.py)
 - events/*.json                 from template.yaml's Api routes and the document's request models
                                 (devstack/sample_events.py)
-- clients/typescript/src/schema.d.ts and operations.ts   the TypeScript client's types and operations,
+- clients/typescript/src/schema.ts and operations.ts   the TypeScript client's types and operations,
                                 from the document (devstack/typescript_client.py)
 
     scripts/generate           # write them all

@@ -1,6 +1,6 @@
 """The derived files of the TypeScript client (clients/typescript), written from the OpenAPI document:
 
-- src/schema.d.ts     the document's types, by openapi-typescript (the package's own dev dependency,
+- src/schema.ts       the document's types, by openapi-typescript (the package's own dev dependency,
                       installed by `npm ci` in clients/typescript: scripts/bootstrap_node.sh)
 - src/operations.ts   every operation's id, method, path, success status and kind of answer, so the
                       client's `call(operationId, ...)` reaches each and a test checks none is missing
@@ -17,7 +17,7 @@ from typing import Any
 from devstack.template import ROOT
 
 PACKAGE = ROOT / "clients" / "typescript"
-SCHEMA = PACKAGE / "src" / "schema.d.ts"
+SCHEMA = PACKAGE / "src" / "schema.ts"
 OPERATIONS = PACKAGE / "src" / "operations.ts"
 _CLI = PACKAGE / "node_modules" / ".bin" / "openapi-typescript"
 _METHODS = ("get", "post", "put", "patch", "delete")

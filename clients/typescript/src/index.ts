@@ -9,3 +9,5 @@ export type { components, operations, paths } from "./schema.js";
 export { EXPIRY_BUFFER_SECONDS, Session } from "./session.js";
 export type { SessionOptions, TokenGrant } from "./session.js";
 export type { ChatEvent, StreamEvent, StreamOptions } from "./streams.js";
+export { codeChallenge, DeviceLoginFailed, deviceLogin } from "./device.js";
+export type { DeviceLoginOptions, DeviceToken } from "./device.js";
