@@ -50,6 +50,12 @@ onStack("with an API key", () => {
     expect(names[0]).toBe("message_start");
     expect(names.at(-1)).toBe("done");
     expect(text).toContain("[offline model]");
+    // EventSource's path: a stream token, then the stream's URL with no header at all
+    const { streamUrl } = await client.chat.streamToken(session.id) as { streamUrl: string };
+    const opened = await fetch(new URL(streamUrl, baseUrl), { headers: { "last-event-id": "0" } });
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get("content-type")).toContain("text/event-stream");
+    expect(await opened.text()).toContain("event: done");
   });
 
   it("logs a command-line tool in with the device login, approved by the signed-in user", async () => {
