@@ -3,6 +3,8 @@
 - functions/meta/openapi.json   from the API functions' routes and models (devstack/openapi.py)
 - events/*.json                 from template.yaml's Api routes and the document's request models
                                 (devstack/sample_events.py)
+- clients/typescript/src/schema.ts and operations.ts   the TypeScript client's types and operations,
+                                from the document (devstack/typescript_client.py)
 
     scripts/generate           # write them all
     scripts/generate events    # only events/ (and scripts/generate openapi: only the document)
@@ -19,13 +21,13 @@ import json
 import sys
 from pathlib import Path
 
-from devstack import openapi, sample_events
+from devstack import openapi, sample_events, typescript_client
 from devstack.template import ROOT
 
 COMMAND = "scripts/generate"
 
 
-TARGETS = ("openapi", "events")
+TARGETS = ("openapi", "events", "typescript")
 
 
 def derived_files(targets: tuple[str, ...] = TARGETS) -> dict[Path, str]:
@@ -35,6 +37,8 @@ def derived_files(targets: tuple[str, ...] = TARGETS) -> dict[Path, str]:
     files = {openapi.DOCUMENT: document} if "openapi" in targets else {}
     if "events" in targets:
         files.update(sample_events.render(document=json.loads(document)))
+    if "typescript" in targets:
+        files.update(typescript_client.render(document))
     return files
 
 

@@ -16,17 +16,12 @@ llm-katan does not speak an API the way the real one does, the proxy fills in wi
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-import httpx
-
-from devstack.loopback_server import LoopbackHTTPServer
 from tests.support.aws_event_stream import event
-
-_HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "content-encoding"}
+from tests.support.relay_proxy import RelayProxy
 
 
 @dataclass
@@ -38,88 +33,33 @@ class Call:
     output_tokens: int
 
 
-def _arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    return {name: "." if (spec or {}).get("type", "string") == "string" else None
-            for name, spec in ((schema or {}).get("properties") or {}).items()
-            if name in ((schema or {}).get("required") or [])}
-
-
-class ModelProxy:
+class ModelProxy(RelayProxy):
     def __init__(self, upstream: str) -> None:
-        self.upstream = upstream.rstrip("/")
+        super().__init__(upstream, timeout=30)
         self.calls: list[Call] = []
-        self._lock = threading.Lock()
-        self._http = httpx.Client(timeout=30)
-        self._server = LoopbackHTTPServer(("127.0.0.1", 0), self._handler())
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self) -> ModelProxy:
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._http.close()
 
     def usage_of(self, api: str, model: str) -> tuple[int, int]:
         """(input, output) tokens the server reported for this API's calls of this model."""
-        with self._lock:
+        with self.lock:
             mine = [c for c in self.calls if c.api == api and c.model == model]
         return sum(c.input_tokens for c in mine), sum(c.output_tokens for c in mine)
 
     def _record(self, call: Call) -> None:
-        with self._lock:
+        with self.lock:
             self.calls.append(call)
 
-    # ---- the handler -----------------------------------------------------------------------
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                proxy._relay(self, b"")
-
-            def do_POST(self) -> None:
-                path = self.path.split("?")[0]
-                body = _after_a_tool_result(path, self.rfile.read(int(self.headers.get("content-length") or 0)))
-                if path.endswith("/converse-stream"):
-                    proxy._bedrock_stream(self, body)
-                else:
-                    proxy._relay(self, body)
-
-        return Handler
-
-    def _upstream_headers(self, handler: BaseHTTPRequestHandler) -> dict[str, str]:
-        return {k: v for k, v in handler.headers.items() if k.lower() not in _HOP_HEADERS}
-
-    def _relay(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
-        request = self._http.build_request(handler.command, self.upstream + handler.path, content=body or None,
-                                           headers=self._upstream_headers(handler))
-        response = self._http.send(request, stream=True)
-        try:
-            handler.send_response(response.status_code)
-            for name, value in response.headers.items():
-                if name.lower() not in _HOP_HEADERS:
-                    handler.send_header(name, value)
-            handler.send_header("connection", "close")   # the body ends when the connection does
-            handler.end_headers()
-            seen = bytearray()
-            for chunk in response.iter_raw():
-                seen += chunk
-                handler.wfile.write(chunk)
-                handler.wfile.flush()
-        finally:
-            response.close()
-        handler.close_connection = True
-        if response.status_code == 200 and handler.command == "POST":
-            self._note(handler.path.split("?")[0], body, bytes(seen))
+    def handle(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        path = handler.path.split("?")[0]
+        if handler.command != "POST":
+            self.relay(handler, body)
+            return
+        body = _after_a_tool_result(path, body)
+        if path.endswith("/converse-stream"):
+            self._bedrock_stream(handler, body)
+            return
+        status, answer = self.relay(handler, body)
+        if status == 200:
+            self._note(path, body, answer)
 
     def _note(self, path: str, request_body: bytes, answer: bytes) -> None:
         """The usage an answer reported, as the provider's API says it."""
@@ -147,7 +87,7 @@ class ModelProxy:
 
     def _bedrock_stream(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
         path = handler.path.split("?")[0].removesuffix("/converse-stream") + "/converse"
-        answer = self._http.post(self.upstream + path, content=body, headers=self._upstream_headers(handler))
+        answer = self.http.post(self.upstream + path, content=body, headers=self.upstream_headers(handler))
         if answer.status_code != 200:
             handler.send_response(answer.status_code)
             handler.send_header("content-type", answer.headers.get("content-type", "application/json"))

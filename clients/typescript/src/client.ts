@@ -1,0 +1,176 @@
+/**
+ * The client: `call(operationId, ...)` for every operation of the document, and resources per area
+ * for the everyday ones (as the Python client has them), with cursor pages as async iterators and
+ * the streams as async iterators of typed events.
+ */
+
+import { type CallArgs, type ClientOptions, type DataOf, Transport } from "./core.js";
+import type { OperationId } from "./operations.js";
+import type { components } from "./schema.js";
+import { Session } from "./session.js";
+import { type ChatEvent, type StreamEvent, type StreamOptions, streamEvents } from "./streams.js";
+
+type Schemas = components["schemas"];
+export type Project = Schemas["Project"];
+export type Agent = Schemas["Agent"];
+export type Run = Schemas["Run"];
+export type ChatSession = Schemas["ChatSession"];
+export type ChatMessage = Schemas["ChatMessage"];
+export type ApiKey = Schemas["ApiKey"];
+export type Me = Schemas["Me"];
+
+/** A page of a list: its items and the cursor of the next page (null: the last). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+type PageOperation = {
+  [Id in OperationId]: DataOf<Id> extends { items: unknown[]; nextCursor?: string | null } ? Id : never
+}[OperationId];
+type ItemOf<Id extends OperationId> = DataOf<Id> extends { items: (infer T)[] } ? T : never;
+
+export class Client {
+  readonly transport: Transport;
+  readonly session: Session | undefined;
+  readonly projects: Projects;
+  readonly agents: Agents;
+  readonly chat: Chat;
+  readonly apiKeys: ApiKeys;
+  readonly events: Events;
+
+  constructor(options: ClientOptions) {
+    this.transport = new Transport(options);
+    this.session = options.session;
+    if (this.session) {
+      // The session's own calls (login, refresh, exchange, logout) carry no session token of their
+      // own making and never run the exchange: a bare transport, with the browser's credentials.
+      const bare = new Transport({ ...options, session: undefined, apiKey: undefined, credentials: "include" });
+      this.session.transport = {
+        post: async (path, body, bearer) => {
+          const answer = await bare.send("POST", path, { body, headers: bearer ? { authorization: `Bearer ${bearer}` } : {} });
+          return await answer.response.json() as { data: unknown };
+        },
+      };
+    }
+    this.projects = new Projects(this);
+    this.agents = new Agents(this);
+    this.chat = new Chat(this);
+    this.apiKeys = new ApiKeys(this);
+    this.events = new Events(this);
+  }
+
+  /** Any operation of the document by its operationId, typed from the document. */
+  call<Id extends OperationId>(operationId: Id, ...args: CallArgs<Id>): Promise<DataOf<Id>> {
+    return this.transport.call(operationId, ...args);
+  }
+
+  /** Every item of a list operation, page after page (the cursor followed until it ends). */
+  async* paginate<Id extends PageOperation>(operationId: Id, ...args: CallArgs<Id>): AsyncGenerator<ItemOf<Id>> {
+    const input = { ...(args[0] ?? {}) } as { query?: Record<string, unknown> };
+    let cursor: string | null | undefined;
+    do {
+      const query = { ...(input.query ?? {}), ...(cursor ? { cursor } : {}) };
+      const page = await this.transport.call(operationId, ...([{ ...input, query }] as unknown as CallArgs<Id>)) as
+        unknown as Page<ItemOf<Id>>;
+      yield* page.items;
+      cursor = page.nextCursor;
+    } while (cursor);
+  }
+
+  /** Who the credential is: user (or null for an API key), tenant, scopes. */
+  me(): Promise<Me> {
+    return this.call("me") as Promise<Me>;
+  }
+}
+
+class Resource {
+  constructor(protected readonly client: Client) {}
+}
+
+export class Projects extends Resource {
+  create(body: Schemas["ProjectCreate"]): Promise<Project> {
+    return this.client.call("create_project", { body }) as Promise<Project>;
+  }
+  get(id: string): Promise<Project> {
+    return this.client.call("get_project", { path: { id } }) as Promise<Project>;
+  }
+  update(id: string, body: Schemas["ProjectUpdate"]): Promise<Project> {
+    return this.client.call("update_project", { path: { id }, body }) as Promise<Project>;
+  }
+  delete(id: string): Promise<unknown> {
+    return this.client.call("delete_project", { path: { id } });
+  }
+  list(query: { limit?: number; cursor?: string } = {}): Promise<Page<Project>> {
+    return this.client.call("list_projects", { query }) as Promise<Page<Project>>;
+  }
+  iterate(query: { limit?: number } = {}): AsyncGenerator<Project> {
+    return this.client.paginate("list_projects", { query }) as AsyncGenerator<Project>;
+  }
+}
+
+export class Agents extends Resource {
+  create(body: Schemas["AgentCreate"]): Promise<Agent> {
+    return this.client.call("create_agent", { body }) as Promise<Agent>;
+  }
+  get(id: string): Promise<Agent> {
+    return this.client.call("get_agent", { path: { id } }) as Promise<Agent>;
+  }
+  delete(id: string): Promise<unknown> {
+    return this.client.call("delete_agent", { path: { id } });
+  }
+  iterate(): AsyncGenerator<Agent> {
+    return this.client.paginate("list_agents") as AsyncGenerator<Agent>;
+  }
+  /** Run the agent on a goal in a project (async: queued, read it back with getRun). */
+  execute(id: string, goal: string, projectId: string, options: { async?: boolean } = {}): Promise<Run> {
+    return this.client.call("execute_agent", { path: { id }, body: { goal, projectId, ...options } }) as Promise<Run>;
+  }
+  getRun(id: string, runId: string): Promise<Run> {
+    return this.client.call("get_run", { path: { id, run_id: runId } }) as Promise<Run>;
+  }
+}
+
+export class Chat extends Resource {
+  createSession(body: Schemas["ChatSessionCreate"] = {}): Promise<ChatSession> {
+    return this.client.call("create_chat_session", { body }) as Promise<ChatSession>;
+  }
+  getSession(id: string): Promise<unknown> {
+    return this.client.call("get_chat_session", { path: { id } });
+  }
+  /** Send a message: the turn starts; follow it with stream(). */
+  send(sessionId: string, content: string, projectId?: string): Promise<DataOf<"send_chat_message">> {
+    return this.client.call("send_chat_message", { path: { id: sessionId },
+                                                   body: projectId ? { content, projectId } : { content } });
+  }
+  /** The session's answer as typed events, resumed with Last-Event-ID if the connection drops; ends after `done`. */
+  stream(sessionId: string, options: StreamOptions = {}): AsyncGenerator<ChatEvent> {
+    const path = this.client.transport.fill("/chat/sessions/{id}/stream", { id: sessionId });
+    return streamEvents<ChatEvent>(this.client.transport, path, options, (event) => event.event === "done");
+  }
+  /** A 5-minute token for the stream's URL, for EventSource (which cannot send a header). */
+  streamToken(sessionId: string): Promise<DataOf<"issue_stream_token">> {
+    return this.client.call("issue_stream_token", { path: { id: sessionId } });
+  }
+}
+
+export class ApiKeys extends Resource {
+  create(body: Schemas["ApiKeyCreate"]): Promise<DataOf<"create_key">> {
+    return this.client.call("create_key", { body });
+  }
+  revoke(id: string): Promise<unknown> {
+    return this.client.call("revoke_key", { path: { id } });
+  }
+  iterate(): AsyncGenerator<ApiKey> {
+    return this.client.paginate("list_keys") as AsyncGenerator<ApiKey>;
+  }
+}
+
+export class Events extends Resource {
+  /** The tenant's events as they happen (the event stream), resumed with Last-Event-ID; never ends by itself. */
+  stream(options: StreamOptions = {}): AsyncGenerator<StreamEvent> {
+    return streamEvents<StreamEvent>(this.client.transport, "/events/stream", options, () => false);
+  }
+}
+
+export { Session };
