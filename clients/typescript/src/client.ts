@@ -38,6 +38,12 @@ export class Client {
   readonly chat: Chat;
   readonly apiKeys: ApiKeys;
   readonly events: Events;
+  readonly webhooks: Webhooks;
+  readonly secrets: Secrets;
+  readonly tenants: Tenants;
+  readonly members: Members;
+  readonly invitations: Invitations;
+  readonly billing: Billing;
 
   constructor(options: ClientOptions) {
     this.transport = new Transport(options);
@@ -58,6 +64,12 @@ export class Client {
     this.chat = new Chat(this);
     this.apiKeys = new ApiKeys(this);
     this.events = new Events(this);
+    this.webhooks = new Webhooks(this);
+    this.secrets = new Secrets(this);
+    this.tenants = new Tenants(this);
+    this.members = new Members(this);
+    this.invitations = new Invitations(this);
+    this.billing = new Billing(this);
   }
 
   /** Any operation of the document by its operationId, typed from the document. */
@@ -163,6 +175,114 @@ export class ApiKeys extends Resource {
   }
   iterate(): AsyncGenerator<ApiKey> {
     return this.client.paginate("list_keys") as AsyncGenerator<ApiKey>;
+  }
+}
+
+type Body<Id extends OperationId> = CallArgs<Id>[0] extends infer I ? (I extends { body?: infer B } ? B : never) : never;
+
+export class Webhooks extends Resource {
+  create(body: Body<"create_webhook">): Promise<DataOf<"create_webhook">> {
+    return this.client.call("create_webhook", { body: body! });
+  }
+  get(id: string): Promise<DataOf<"get_webhook">> {
+    return this.client.call("get_webhook", { path: { id } });
+  }
+  update(id: string, body: Body<"update_webhook">): Promise<DataOf<"update_webhook">> {
+    return this.client.call("update_webhook", { path: { id }, body: body! });
+  }
+  delete(id: string): Promise<DataOf<"delete_webhook">> {
+    return this.client.call("delete_webhook", { path: { id } });
+  }
+  iterate(): AsyncGenerator<ItemOf<"list_webhooks">> {
+    return this.client.paginate("list_webhooks");
+  }
+  iterateDeliveries(id: string): AsyncGenerator<ItemOf<"list_webhook_deliveries">> {
+    return this.client.paginate("list_webhook_deliveries", { path: { id } });
+  }
+  /** Send a test event to the endpoint now. */
+  test(id: string): Promise<DataOf<"test_webhook">> {
+    return this.client.call("test_webhook", { path: { id } });
+  }
+  rotateSecret(id: string): Promise<DataOf<"rotate_webhook_secret">> {
+    return this.client.call("rotate_webhook_secret", { path: { id } });
+  }
+}
+
+export class Secrets extends Resource {
+  create(body: Body<"create_secret">): Promise<DataOf<"create_secret">> {
+    return this.client.call("create_secret", { body: body! });
+  }
+  get(id: string): Promise<DataOf<"get_secret">> {
+    return this.client.call("get_secret", { path: { id } });
+  }
+  update(id: string, body: Body<"update_secret">): Promise<DataOf<"update_secret">> {
+    return this.client.call("update_secret", { path: { id }, body: body! });
+  }
+  delete(id: string): Promise<DataOf<"delete_secret">> {
+    return this.client.call("delete_secret", { path: { id } });
+  }
+  iterate(): AsyncGenerator<ItemOf<"list_secrets">> {
+    return this.client.paginate("list_secrets");
+  }
+}
+
+export class Tenants extends Resource {
+  create(body: Body<"create_tenant">): Promise<DataOf<"create_tenant">> {
+    return this.client.call("create_tenant", { body: body! });
+  }
+  get(id: string): Promise<DataOf<"get_tenant">> {
+    return this.client.call("get_tenant", { path: { id } });
+  }
+  updateSettings(id: string, body: Body<"update_settings">): Promise<DataOf<"update_settings">> {
+    return this.client.call("update_settings", { path: { id }, body: body! });
+  }
+  iterate(): AsyncGenerator<ItemOf<"list_tenants">> {
+    return this.client.paginate("list_tenants");
+  }
+}
+
+export class Members extends Resource {
+  iterate(): AsyncGenerator<ItemOf<"list_members">> {
+    return this.client.paginate("list_members");
+  }
+  changeRole(userId: string, body: Body<"change_member_role">): Promise<DataOf<"change_member_role">> {
+    return this.client.call("change_member_role", { path: { userId }, body: body! });
+  }
+  remove(userId: string): Promise<DataOf<"remove_member">> {
+    return this.client.call("remove_member", { path: { userId } });
+  }
+  leave(): Promise<DataOf<"leave_tenant">> {
+    return this.client.call("leave_tenant");
+  }
+}
+
+export class Invitations extends Resource {
+  create(body: Body<"create_invitation">): Promise<DataOf<"create_invitation">> {
+    return this.client.call("create_invitation", { body: body! });
+  }
+  iterate(): AsyncGenerator<ItemOf<"list_invitations">> {
+    return this.client.paginate("list_invitations");
+  }
+  revoke(id: string): Promise<DataOf<"revoke_invitation">> {
+    return this.client.call("revoke_invitation", { path: { id } });
+  }
+  resend(id: string): Promise<DataOf<"resend_invitation">> {
+    return this.client.call("resend_invitation", { path: { id } });
+  }
+}
+
+export class Billing extends Resource {
+  summary(): Promise<DataOf<"get_summary">> {
+    return this.client.call("get_summary");
+  }
+  purchaseCredits(body: Body<"purchase_credits">): Promise<DataOf<"purchase_credits">> {
+    return this.client.call("purchase_credits", { body: body! });
+  }
+  iterateLedger(): AsyncGenerator<ItemOf<"list_ledger">> {
+    return this.client.paginate("list_ledger");
+  }
+  iterateInvoices(): AsyncGenerator<ItemOf<"list_invoices">> {
+    return this.client.paginate("list_invoices");
   }
 }
 

@@ -1,4 +1,4 @@
-export { Agents, ApiKeys, Chat, Client, Events, Projects } from "./client.js";
+export { Agents, ApiKeys, Billing, Chat, Client, Events, Invitations, Members, Projects, Secrets, Tenants, Webhooks } from "./client.js";
 export type { Agent, ApiKey, ChatMessage, ChatSession, Me, Page, Project, Run } from "./client.js";
 export { API_PREFIX, Transport } from "./core.js";
 export type { CallArgs, CallInput, ClientOptions, DataOf } from "./core.js";
