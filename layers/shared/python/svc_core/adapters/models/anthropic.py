@@ -35,8 +35,8 @@ from typing import Any
 
 import httpx
 
-from svc_core.adapters.models.base import ConverseRequest, ConverseResult, StreamEvent, usage_of
-from svc_core.adapters.models.http_api import DEFAULT_BUDGET_SECONDS, JsonOverHttp
+from svc_core.adapters.models.base import DEFAULT_BUDGET_SECONDS, ConverseRequest, ConverseResult, StreamEvent, usage_of
+from svc_core.adapters.models.http_api import JsonOverHttp
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096

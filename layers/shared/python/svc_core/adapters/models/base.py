@@ -25,6 +25,7 @@ fixes, unlike a model that failed.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict
@@ -83,6 +84,26 @@ class Usage(TypedDict, total=False):
     cacheReadInputTokens: int
     cacheWriteInputTokens: int
     estimated: bool                    # True: counted by an estimate, not by the model
+
+
+# One call's whole time (connecting, waiting, the retries and their waits) for every provider that
+# calls a model: the registry passes MODEL_TIMEOUT_SECONDS; retries are at most MAX_ATTEMPTS, backing off.
+DEFAULT_BUDGET_SECONDS = 30.0
+MAX_ATTEMPTS = 3
+FIRST_BACKOFF_SECONDS = 0.25
+
+
+class Budget:
+    """The time left of one call."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def spent(self) -> bool:
+        return self.left() <= 0.01   # a timer set for the deadline may wake a hair before it
 
 
 # A stream event: exactly one of these keys, as Converse sends them.

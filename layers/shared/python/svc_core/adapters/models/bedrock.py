@@ -22,6 +22,7 @@ interface's events; an exception frame in the middle of a stream raises the same
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,12 +31,18 @@ from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 from urllib3.exceptions import HTTPError as Urllib3Error
 
-from svc_core.adapters.models.base import ConverseRequest, ConverseResult, StreamEvent, usage_of
+from svc_core.adapters.models.base import (
+    DEFAULT_BUDGET_SECONDS,
+    FIRST_BACKOFF_SECONDS,
+    MAX_ATTEMPTS,
+    Budget,
+    ConverseRequest,
+    ConverseResult,
+    StreamEvent,
+    usage_of,
+)
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 
-DEFAULT_BUDGET_SECONDS = 30.0
-MAX_ATTEMPTS = 3
-FIRST_BACKOFF_SECONDS = 0.25
 _REQUEST_KEYS = ("messages", "system", "toolConfig", "inferenceConfig")
 
 _THROTTLED = {"ThrottlingException", "ServiceQuotaExceededException", "ModelNotReadyException",
@@ -108,9 +115,10 @@ class BedrockProvider:
 
     def _call(self, operation: str, request: ConverseRequest) -> Any:
         """One operation of the client, retried within the budget (the module's docstring)."""
-        import time
-        deadline = time.monotonic() + self.budget_seconds
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+        budget = Budget(self.budget_seconds)
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 return getattr(self._client, operation)(**self._arguments(request))
             except ClientError as exc:
@@ -124,10 +132,9 @@ class BedrockProvider:
             except (BotocoreConnectionError, HTTPClientError) as exc:
                 error, retried = self._unreachable(exc), True
             wait = FIRST_BACKOFF_SECONDS * 2 ** (attempt - 1)
-            if not retried or attempt == MAX_ATTEMPTS or deadline - time.monotonic() - wait < 1.0:
+            if not retried or attempt == MAX_ATTEMPTS or budget.left() - wait < 1.0:
                 raise error from None   # AWS's own text stays out (logged by code only)
             time.sleep(wait)
-        raise AssertionError("unreachable")  # the loop raises or returns
 
     def _failure(self, reason: str, message: str, exc: Exception) -> ModelUnavailable:
         from svc_core.platform.log import logger

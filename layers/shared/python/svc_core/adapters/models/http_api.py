@@ -47,11 +47,9 @@ from typing import Any
 
 import httpx
 
+from svc_core.adapters.models.base import FIRST_BACKOFF_SECONDS, MAX_ATTEMPTS, Budget
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 
-DEFAULT_BUDGET_SECONDS = 30.0
-MAX_ATTEMPTS = 3
-FIRST_BACKOFF_SECONDS = 0.25
 _RETRIED_STATUSES = {429, 500, 502, 503, 504, 529}
 _THROTTLED_STATUSES = {429, 529}
 _NO_RETRY_CODES = {"insufficient_quota"}   # OpenAI's 429 for an account without credit
@@ -70,19 +68,6 @@ _MESSAGES = {
 }
 _REASON_OF_STATUS = {400: "invalid_request", 401: "credentials", 403: "not_enabled", 404: "not_found",
                      408: "timeout", 413: "invalid_request", 422: "invalid_request"}
-
-
-class Budget:
-    """The time left of one call."""
-
-    def __init__(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())
-
-    def spent(self) -> bool:
-        return self.left() <= 0.01   # a timer set for the deadline may wake a hair before it
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:

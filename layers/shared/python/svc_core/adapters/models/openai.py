@@ -40,8 +40,15 @@ from typing import Any
 
 import httpx
 
-from svc_core.adapters.models.base import ConverseRequest, ConverseResult, StreamEvent, tool_input, usage_of
-from svc_core.adapters.models.http_api import DEFAULT_BUDGET_SECONDS, JsonOverHttp, estimated_usage
+from svc_core.adapters.models.base import (
+    DEFAULT_BUDGET_SECONDS,
+    ConverseRequest,
+    ConverseResult,
+    StreamEvent,
+    tool_input,
+    usage_of,
+)
+from svc_core.adapters.models.http_api import JsonOverHttp, estimated_usage
 
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "function_call": "tool_use",
                  "content_filter": "content_filtered"}
