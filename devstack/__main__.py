@@ -35,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from devstack import sam_local
+from devstack import dashboard, sam_local
 from devstack.bootstrap import bootstrap, print_credentials, write_credentials
 from devstack.stack import DEFAULT_ALLOWED_ORIGINS, ENGINES, MOTO_ENGINE_CAVEATS, ROOT, LocalStack, environment_file
 from devstack.template import load as load_template
@@ -87,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-id", metavar="ID", help="the default model (e.g. llama3.1); it must have a price")
     parser.add_argument("--model-allowed-ids", metavar="ID,ID", default="",
                         help="other models a tenant may choose (provider:model, or bare for --model-provider)")
+    parser.add_argument("--dashboard-port", type=int, default=dashboard.DEFAULT_PORT, metavar="PORT",
+                        help=f"where the dashboard is served on 127.0.0.1 (default {dashboard.DEFAULT_PORT}; 0 = any); "
+                             "its origin is allowed by the API's CORS")
+    parser.add_argument("--no-dashboard", action="store_true", help="do not build or serve the dashboard")
     parser.add_argument("--cell", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--secrets-out", type=Path, help=argparse.SUPPRESS)
@@ -127,6 +131,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.cells_status_url:
         from devstack.cells import status_reader
         cells_status = status_reader(args.cells_status_url)
+    console: dashboard.DashboardServer | None = None
+    if not (args.cell or args.no_dashboard):
+        try:
+            dashboard.build(log=lambda m: print(m, flush=True))
+            console = dashboard.DashboardServer(port=args.dashboard_port)
+        except (RuntimeError, OSError) as failed:
+            print(f"cannot serve the dashboard: {failed}", file=sys.stderr, flush=True)
+            return 2
+        allowed = parameters.get("AllowedOrigins", DEFAULT_ALLOWED_ORIGINS)
+        parameters["AllowedOrigins"] = ",".join(o for o in (allowed, console.url) if o)
     stack = LocalStack(port=args.port, log=log, parameters=parameters,
                        persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator,
                        emulator_bind=args.emulator_bind, listening=listening, secrets_from=args.secrets_in,
@@ -156,12 +170,18 @@ def main(argv: list[str] | None = None) -> int:
         sam_env_file = env_file.parent / sam_local.ENV_VARS_NAME
         _write_sam_local_files(stack, credentials, sam_env_file, args.credentials.parent, args.sam_host,
                                args.persist / "samples.json" if args.persist else None, samples=args.sam_local)
+        if console is not None:
+            console.start(stack.base_url)
         print(f"local stack ready in {time.monotonic() - started:.1f} s at {stack.base_url}/api/v1", flush=True)
+        if console is not None:
+            print(f"dashboard: {console.url}/ (sign in with the development user below)", flush=True)
         if not args.cell:  # the cells' parent says these once for all of them
             print_credentials(stack.parameters["AllowedOrigins"], credentials, args.credentials)
         stop.wait()
     finally:
         print("stopping", flush=True)
+        if console is not None:
+            console.stop()
         stack.stop()
         if env_file is not None and stack.persist_dir is None:
             for written in (env_file, env_file.parent / sam_local.ENV_VARS_NAME):

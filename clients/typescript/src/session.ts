@@ -121,9 +121,11 @@ export class Session {
     }
   }
 
-  /** A new access token from the refresh token (the cookie, and the body's when one is held). */
-  async refresh(): Promise<TokenGrant> {
-    const body = this.#refreshToken ? { refreshToken: this.#refreshToken } : {};
+  /** A new access token from the refresh token (the cookie, and the body's when one is held); with
+   * `tenantId`, for another tenant of the user's (the tenant switcher of a dashboard). */
+  async refresh(options: { tenantId?: string } = {}): Promise<TokenGrant> {
+    const body = { ...(this.#refreshToken ? { refreshToken: this.#refreshToken } : {}),
+                   ...(options.tenantId ? { tenantId: options.tenantId } : {}) };
     const { data } = await this.calls().post("/auth/refresh", body);
     this.accept(data as TokenGrant);
     return data as TokenGrant;

@@ -22,6 +22,7 @@ async function serviceWith(extra: Partial<Record<string, (status?: number) => vo
       return json(response, 200, grant("t1"));
     }
     if (path === "/api/v1/auth/logout") return json(response, 200, { loggedOut: true });
+    if (path === "/api/v1/auth/refresh") return json(response, 200, grant("t2"));
     if (path === "/api/v1/projects" && request.headers.authorization === "Bearer expired") {
       return error(response, 401, "UNAUTHORIZED");
     }
@@ -97,6 +98,20 @@ describe("onUnauthorized", () => {
     await expect(client.projects.list()).rejects.toBeInstanceOf(Unauthorized);
     expect(onUnauthorized).toHaveBeenCalledTimes(1);
     expect(onUnauthorized.mock.calls[0]?.[0]).toMatchObject({ status: 401, code: "UNAUTHORIZED", requestId: "req-err" });
+  });
+});
+
+describe("refresh for another tenant", () => {
+  it("sends the tenant's id beside the refresh token, and keeps the new grant", async () => {
+    const session = new Session();
+    const service = await serviceWith({});
+    const client = new Client({ baseUrl: service.url, session });
+    await session.login("a@example.com", "right");
+    await session.refresh({ tenantId: "ten_other" });
+    const call = service.seen.find((s) => s.url === "/api/v1/auth/refresh");
+    expect(JSON.parse(call?.body ?? "{}")).toEqual({ refreshToken: "r-t1", tenantId: "ten_other" });
+    expect(session.refreshToken).toBe("r-t2");
+    void client;
   });
 });
 

@@ -1,0 +1,16 @@
+/** Where the API is: `config.json` beside the page (written by whoever serves the files: the local
+ * stack, or the deployment's upload), so one build serves every deployment. */
+export interface DashboardConfig {
+  /** The API's address, without /api/v1. */
+  apiBaseUrl: string;
+}
+
+export async function loadConfig(fetcher: typeof fetch = fetch): Promise<DashboardConfig> {
+  const answer = await fetcher("./config.json", { cache: "no-store" });
+  if (!answer.ok) throw new Error(`config.json: ${answer.status}`);
+  const config = await answer.json() as Partial<DashboardConfig>;
+  if (typeof config.apiBaseUrl !== "string" || !/^https?:\/\//.test(config.apiBaseUrl)) {
+    throw new Error("config.json has no apiBaseUrl");
+  }
+  return { apiBaseUrl: config.apiBaseUrl.replace(/\/+$/, "") };
+}

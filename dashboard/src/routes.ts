@@ -1,0 +1,23 @@
+/**
+ * The pages, each with its path and its place in the navigation. A page is a component of its
+ * route's parameters; it reads and writes through the signed-in client (api.ts).
+ */
+import type { FunctionComponent } from "preact";
+
+import { ApiKeysPage } from "./pages/api-keys";
+import { Home } from "./pages/home";
+import { NetworkSecurityPage } from "./pages/network-security";
+
+export interface Route {
+  path: string;
+  title: string;
+  /** The navigation's group; none: reached from another page only. */
+  section?: "Build" | "Observe" | "Settings";
+  page: FunctionComponent<{ params: Record<string, string>; query: URLSearchParams }>;
+}
+
+export const ROUTES: Route[] = [
+  { path: "/", title: "Overview", page: Home },
+  { path: "/settings/api-keys", title: "API keys", section: "Settings", page: ApiKeysPage },
+  { path: "/settings/network", title: "Network security", section: "Settings", page: NetworkSecurityPage },
+];

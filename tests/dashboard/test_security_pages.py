@@ -1,0 +1,106 @@
+"""Signing in and out, Settings → API keys and Settings → Network security, in Chromium."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+from playwright.sync_api import expect
+
+from tests.support.dashboard import check_page
+
+
+def test_sign_in_shows_errors_then_signs_in_survives_a_reload_and_signs_out(page, dashboard):
+    account = dashboard.new_account()
+    page.goto(dashboard.url)
+    page.get_by_label("E-mail").fill(account.email)
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Sign in").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("UNAUTHORIZED")
+    expect(alert).to_contain_text(re.compile(r"Request id: \S+"))
+    check_page(page, "sign-in")
+
+    page.get_by_label("Password").fill(account.password)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("main")).to_contain_text(account.email)
+    check_page(page, "overview")
+    # the access token lives in memory only; the refresh cookie (HttpOnly, same site) signs the page in again
+    page.reload()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    stored = page.evaluate("JSON.stringify({...localStorage}) + JSON.stringify({...sessionStorage}) + document.cookie")
+    assert stored == "{}{}"
+
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    page.reload()   # the server's session ended too: the cookie no longer signs in
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    assert page.problems == []
+
+
+def test_create_a_key_copy_it_use_it_rotate_and_revoke(page, dashboard):
+    account = dashboard.new_account()
+    dashboard.sign_in(page, account, "/settings/api-keys")
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    expect(page.get_by_text("No keys yet")).to_be_visible()
+
+    form = page.get_by_role("region", name="Create a key")
+    form.get_by_label("Name").fill("ci deploys")
+    form.get_by_label("Type").select_option("ci")
+    form.get_by_label("Environment").select_option("Staging")
+    form.get_by_label("projects:read").check()
+    form.get_by_role("button", name="Create key").click()
+
+    reveal = page.get_by_role("region", name="The value of ci deploys")
+    value = reveal.get_by_label("The value of ci deploys").inner_text()
+    assert value.startswith("svc_ci_"), value
+    reveal.get_by_role("button", name="Copy").click()
+    expect(reveal.get_by_text("Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == value
+    check_page(page, "api-keys")
+
+    # the value works, with the scopes chosen and no other
+    with httpx.Client(base_url=dashboard.api, headers={"Authorization": f"Bearer {value}"}) as api:
+        assert api.get("/projects").status_code == 200
+        assert api.post("/projects", json={"name": "x"}).status_code == 403
+        listed = api.get("/auth/me").json()["data"]
+    assert listed["scopes"] == ["projects:read"]
+
+    reveal.get_by_role("button", name="Done").click()
+    expect(page.get_by_text(value)).to_have_count(0)   # shown once
+    row = page.get_by_role("row", name=re.compile("ci deploys"))
+    expect(row).to_contain_text("Staging")
+    expect(row).to_contain_text("active")
+
+    # rotate with no overlap: a new value, shown once; the old one stops at once
+    row.get_by_label("Overlap for ci deploys").select_option("0")
+    row.get_by_role("button", name="Rotate").click()
+    page.get_by_role("dialog").get_by_role("button", name="Rotate").click()
+    rotated = page.get_by_role("region", name="The value of ci deploys").get_by_label("The value of ci deploys").inner_text()
+    assert rotated.startswith("svc_ci_") and rotated != value
+    with httpx.Client(base_url=dashboard.api) as api:
+        assert api.get("/projects", headers={"Authorization": f"Bearer {value}"}).status_code == 401
+        assert api.get("/projects", headers={"Authorization": f"Bearer {rotated}"}).status_code == 200
+
+    # revoking asks first; cancel changes nothing
+    row.get_by_role("button", name="Revoke").click()
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+    expect(row).to_contain_text("active")
+    row.get_by_role("button", name="Revoke").click()
+    page.get_by_role("dialog").get_by_role("button", name="Revoke").click()
+    expect(page.get_by_role("row", name=re.compile("ci deploys"))).to_contain_text("revoked")
+    with httpx.Client(base_url=dashboard.api) as api:
+        assert api.get("/projects", headers={"Authorization": f"Bearer {rotated}"}).status_code == 401
+    assert page.problems == []
+
+
+def test_a_scope_the_user_lacks_is_refused_with_its_message(page, dashboard):
+    """An error from the service is shown with its code, message and request id."""
+    account = dashboard.new_account()
+    dashboard.sign_in(page, account, "/settings/api-keys")
+    form = page.get_by_role("region", name="Create a key")
+    form.get_by_label("Name").fill(" ")   # blank: the service refuses it, and says why
+    form.get_by_role("button", name="Create key").click()
+    alert = form.get_by_role("alert")
+    expect(alert).to_contain_text("VALIDATION_ERROR")
+    expect(alert).to_contain_text(re.compile(r"Request id: \S+"))
