@@ -5,8 +5,11 @@
 import type { FunctionComponent } from "preact";
 
 import { ApiKeysPage } from "./pages/api-keys";
+import { BillingPage } from "./pages/billing";
 import { Home } from "./pages/home";
 import { NetworkSecurityPage } from "./pages/network-security";
+import { RegionsStoragePage } from "./pages/regions-storage";
+import { UsagePage } from "./pages/usage";
 
 export interface Route {
   path: string;
@@ -20,4 +23,7 @@ export const ROUTES: Route[] = [
   { path: "/", title: "Overview", page: Home },
   { path: "/settings/api-keys", title: "API keys", section: "Settings", page: ApiKeysPage },
   { path: "/settings/network", title: "Network security", section: "Settings", page: NetworkSecurityPage },
+  { path: "/usage", title: "Usage", section: "Observe", page: UsagePage },
+  { path: "/settings/billing", title: "Billing", section: "Settings", page: BillingPage },
+  { path: "/settings/regions", title: "Regions and storage", section: "Settings", page: RegionsStoragePage },
 ];

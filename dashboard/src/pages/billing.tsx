@@ -1,0 +1,368 @@
+/**
+ * Settings → Billing: the balance, the plan and its subscription, this period's usage, buying
+ * credits (a pack or an amount), changing plan, redeeming a gift card, the billing portal, the
+ * invoices with their lines, and the ledger a page at a time.
+ *
+ * A purchase in test mode is settled at once (credited and invoiced); with Stripe it is pending with a
+ * checkoutUrl, the page goes to Stripe Checkout, and the balance grows when Stripe's webhook confirms
+ * the payment.
+ */
+import type { components } from "@svc/client";
+import { useState } from "preact/hooks";
+
+import { useAction } from "../action";
+import { useClient, useSigned } from "../api";
+import { ConfirmButton } from "../components/confirm";
+import { Empty, ErrorNotice, Show } from "../components/status";
+import { credits, when } from "../format";
+import { useLoad } from "../load";
+
+type Summary = components["schemas"]["BillingSummary"];
+type Usage = components["schemas"]["BillingUsage"];
+type Invoice = components["schemas"]["BillingInvoice"];
+type Plan = components["schemas"]["BillingSubscriptionCreate"]["plan"];
+
+const PLANS: Plan[] = ["free", "starter", "growth", "enterprise"];
+const LEDGER_PAGE = 20;
+
+/** An amount in cents as money: "$10.00" (or "12.50 EUR" for another currency). */
+export function money(cents: number, currency = "usd"): string {
+  const value = (cents / 100).toFixed(2);
+  return currency.toLowerCase() === "usd" ? `$${value}` : `${value} ${currency.toUpperCase()}`;
+}
+
+function day(iso: string | null | undefined): string {
+  return iso ? iso.slice(0, 10) : "—";
+}
+
+/** Where the browser goes to pay (Stripe Checkout, a hosted invoice, the portal). */
+function go(url: string): void {
+  window.location.assign(url);
+}
+
+export function BillingPage() {
+  const client = useClient();
+  const summary = useLoad(() => client.billing.summary());
+  const [round, setRound] = useState(0);
+  const changed = () => { summary.reload(); setRound((n) => n + 1); };
+  return (
+    <>
+      <h1>Billing</h1>
+      <p class="lead">AI usage is paid in credits (1 credit = 1 USD). Credits are bought, redeemed from gift cards, or
+        come with a paid plan each period. <a href="#/usage">Usage</a> charts the calls per day and model.</p>
+      <Show loaded={summary} what="the billing summary">
+        {(data) => (
+          <>
+            <Overview summary={data} />
+            <PeriodUsage summary={data} />
+            <BuyCredits summary={data} bought={changed} />
+            <ChangePlan summary={data} changed={changed} />
+            <RedeemGiftCard redeemed={changed} />
+            <Portal />
+          </>
+        )}
+      </Show>
+      <Invoices round={round} />
+      <Ledger round={round} />
+    </>
+  );
+}
+
+function Overview({ summary }: { summary: Summary }) {
+  const sub = summary.subscription;
+  return (
+    <section class="card" aria-labelledby="balance-title">
+      <h2 id="balance-title">Balance</h2>
+      <p class="balance"><span data-testid="balance">{credits(summary.balance.microCredits)}</span> credits
+        {summary.testMode && <> <span class="badge">test mode</span></>}</p>
+      <dl class="facts">
+        <div><dt>Plan</dt><dd>{summary.plan}</dd></div>
+        <div><dt>Subscription</dt><dd><span class={`badge ${sub.status}`}>{sub.status}</span>
+          {sub.pendingPlan && <> ({sub.pendingPlan} waits for its first payment)</>}</dd></div>
+        {sub.currentPeriodEnd && <div><dt>Current period</dt>
+          <dd>{day(sub.currentPeriodStart)} to {day(sub.currentPeriodEnd)}</dd></div>}
+        <div><dt>Next charge</dt><dd>{summary.nextCharge
+          ? `${money(summary.nextCharge.amount, summary.nextCharge.currency)} for ${summary.nextCharge.plan} on ${when(summary.nextCharge.at)}`
+          : "none"}</dd></div>
+      </dl>
+      {sub.status === "incomplete" && sub.hostedUrl && (
+        <p class="warning">The first invoice of {sub.pendingPlan} is not paid yet: <a href={sub.hostedUrl}>pay it</a>.</p>
+      )}
+    </section>
+  );
+}
+
+function PeriodUsage({ summary }: { summary: Summary }) {
+  const usage = summary.usage;
+  const row = (name: string, u: Usage) => (
+    <tr>
+      <th scope="row">{name}</th>
+      <td data-label="Calls">{u.calls.toLocaleString("en-US")}</td>
+      <td data-label="Input tokens">{u.inputTokens.toLocaleString("en-US")}</td>
+      <td data-label="Output tokens">{u.outputTokens.toLocaleString("en-US")}</td>
+      <td data-label="Credits">{credits(u.microCredits)}</td>
+    </tr>
+  );
+  return (
+    <section class="card" aria-labelledby="period-title">
+      <h2 id="period-title">This period's usage</h2>
+      <p class="muted">{day(usage.periodStart)} to {day(usage.periodEnd)}: {credits(usage.totalMicroCredits)} credits in all.</p>
+      <div class="table-wrap">
+        <table class="stack">
+          <thead><tr><th scope="col">Of</th><th scope="col">Calls</th><th scope="col">Input tokens</th>
+            <th scope="col">Output tokens</th><th scope="col">Credits</th></tr></thead>
+          <tbody>{row("Agent runs", usage.agentRuns)}{row("Chat", usage.chat)}</tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+function BuyCredits({ summary, bought }: { summary: Summary; bought: () => void }) {
+  const client = useClient();
+  const action = useAction();
+  const [choice, setChoice] = useState(summary.packs[0]?.id ?? "amount");
+  const [amount, setAmount] = useState("");
+  const [done, setDone] = useState<string | null>(null);
+  return (
+    <section class="card" aria-labelledby="buy-title">
+      <h2 id="buy-title">Buy credits</h2>
+      <form onSubmit={(event) => {
+        event.preventDefault();
+        setDone(null);
+        void action.run(async () => {
+          const purchase = await client.billing.purchaseCredits(
+            choice === "amount" ? { credits: Number(amount) } : { pack: choice as "credits_10" });
+          if (purchase.status === "pending" && purchase.checkoutUrl) {
+            go(purchase.checkoutUrl);   // Stripe Checkout; its webhook credits the balance once paid
+            return;
+          }
+          setDone(`Bought ${purchase.credits} credits for ${money(purchase.amount, purchase.currency)} (${purchase.status}).`);
+          setAmount("");
+          bought();
+        });
+      }}>
+        <fieldset>
+          <legend>How many</legend>
+          <div class="scopes">
+            {summary.packs.map((pack) => (
+              <label key={pack.id} class="check"><input type="radio" name="pack" value={pack.id}
+                                                         checked={choice === pack.id} onChange={() => setChoice(pack.id)} />
+                {pack.credits} credits, {money(pack.amount, pack.currency)}</label>
+            ))}
+            <label class="check"><input type="radio" name="pack" value="amount" checked={choice === "amount"}
+                                        onChange={() => setChoice("amount")} />Another amount</label>
+          </div>
+          {choice === "amount" && (
+            <label>Credits (5 to 10,000; 1 credit = $1)<input type="number" min={5} max={10000} step={1} required
+                                                              value={amount} onInput={(e) => setAmount(e.currentTarget.value)} /></label>
+          )}
+        </fieldset>
+        <button type="submit" class="primary" disabled={action.busy}>{action.busy ? "Buying…" : "Buy credits"}</button>
+      </form>
+      {done && <p class="success" role="status">{done}</p>}
+      {action.error !== null && <ErrorNotice error={action.error} />}
+    </section>
+  );
+}
+
+function ChangePlan({ summary, changed }: { summary: Summary; changed: () => void }) {
+  const client = useClient();
+  const { reload } = useSigned();
+  const action = useAction();
+  const [plan, setPlan] = useState<Plan>((PLANS.find((p) => p !== summary.plan) ?? "starter"));
+  const [note, setNote] = useState<{ text: string; payAt?: string } | null>(null);
+  return (
+    <section class="card" aria-labelledby="plan-title">
+      <h2 id="plan-title">Change plan</h2>
+      <p class="muted">A paid plan starts at once and its first period is charged (its price is credited as the
+        period's included usage); the current subscription is replaced without proration. Free cancels it.</p>
+      <div class="row-actions">
+        <label for="plan-choice">Plan</label>
+        <select id="plan-choice" value={plan} onChange={(e) => setPlan(e.currentTarget.value as Plan)}>
+          {PLANS.map((p) => <option key={p} value={p} disabled={p === summary.plan}>{p}{p === summary.plan ? " (current)" : ""}</option>)}
+        </select>
+        <ConfirmButton label="Change plan" danger={plan === "free"} disabled={action.busy || plan === summary.plan}
+                       question={plan === "free"
+                         ? "Move to free? The subscription is canceled and the paid plan's features stop at once."
+                         : `Move to ${plan}? Its first period is charged now and replaces the current subscription.`}
+                       onConfirm={() => void action.run(async () => {
+                         const sub = await client.call("create_subscription", { body: { plan } });
+                         setNote(sub.status === "incomplete" && sub.hostedUrl
+                           ? { text: `${plan} waits for its first payment.`, payAt: sub.hostedUrl }
+                           : { text: `The plan is now ${sub.plan} (${sub.status}).` });
+                         changed();
+                         await reload();
+                       })} />
+      </div>
+      {note && <p class="success" role="status">{note.text} {note.payAt && <a href={note.payAt}>Pay the invoice</a>}</p>}
+      {action.error !== null && <ErrorNotice error={action.error} />}
+    </section>
+  );
+}
+
+function RedeemGiftCard({ redeemed }: { redeemed: () => void }) {
+  const client = useClient();
+  const action = useAction();
+  const [code, setCode] = useState("");
+  const [done, setDone] = useState<string | null>(null);
+  return (
+    <section class="card" aria-labelledby="gift-title">
+      <h2 id="gift-title">Redeem a gift card</h2>
+      <form class="row-actions" onSubmit={(event) => {
+        event.preventDefault();
+        setDone(null);
+        void action.run(async () => {
+          const redemption = await client.call("redeem_gift_card", { body: { code } });
+          setDone(`Redeemed ${credits(redemption.microCredits)} credits; the balance is ${credits(redemption.balance.microCredits)}.`);
+          setCode("");
+          redeemed();
+        });
+      }}>
+        <label>Gift card code<input required value={code} placeholder="GC-XXXXX-XXXXX-XXXXX-XXXXX" autocomplete="off"
+                                    spellcheck={false} onInput={(e) => setCode(e.currentTarget.value)} /></label>
+        <button type="submit" disabled={action.busy}>{action.busy ? "Redeeming…" : "Redeem"}</button>
+      </form>
+      {done && <p class="success" role="status">{done}</p>}
+      {action.error !== null && <ErrorNotice error={action.error} />}
+    </section>
+  );
+}
+
+function Portal() {
+  const client = useClient();
+  const action = useAction();
+  const [testUrl, setTestUrl] = useState<string | null>(null);
+  return (
+    <section class="card" aria-labelledby="portal-title">
+      <h2 id="portal-title">Payment methods and receipts</h2>
+      <p class="muted">The billing portal keeps the payment methods and the provider's receipts.</p>
+      <button type="button" disabled={action.busy} onClick={() => void action.run(async () => {
+        const portal = await client.call("create_portal_session");
+        if (portal.testMode) setTestUrl(portal.url);   // test mode: an address that leads nowhere
+        else go(portal.url);
+      })}>Open the billing portal</button>
+      {testUrl && <p class="notice" role="status">Test mode: the portal session is <code class="secret">{testUrl}</code>,
+        an address that leads nowhere, as no payment provider stands behind it.</p>}
+      {action.error !== null && <ErrorNotice error={action.error} />}
+    </section>
+  );
+}
+
+function Invoices({ round }: { round: number }) {
+  const client = useClient();
+  const cursors = useCursors();
+  const at = cursors.at;
+  const invoices = useLoad(() => client.call("list_invoices", { query: { limit: 10, ...(at ? { cursor: at } : {}) } }),
+                           [at, round]);
+  return (
+    <section aria-labelledby="invoices-title">
+      <h2 id="invoices-title">Invoices</h2>
+      <Show loaded={invoices} what="the invoices">
+        {(page) => page.items.length === 0 ? <Empty>No invoices yet: each purchase and paid plan period has one.</Empty> : (
+          <>
+            <div class="table-wrap">
+              <table class="stack">
+                <thead><tr><th scope="col">Number</th><th scope="col">Date</th><th scope="col">Period</th>
+                  <th scope="col">Amount</th><th scope="col">Status</th><th scope="col">Lines</th></tr></thead>
+                <tbody>{page.items.map((invoice) => <InvoiceRow key={invoice.id} invoice={invoice} />)}</tbody>
+              </table>
+            </div>
+            <Pager cursors={cursors} next={page.nextCursor} what="invoices" />
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+function InvoiceRow({ invoice }: { invoice: Invoice }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <tr>
+      <th scope="row">{invoice.number}{invoice.testMode && <div class="muted">test mode</div>}</th>
+      <td data-label="Date">{when(invoice.created_at)}</td>
+      <td data-label="Period">{day(invoice.periodStart)} to {day(invoice.periodEnd)}</td>
+      <td data-label="Amount">{money(invoice.amount, invoice.currency)}</td>
+      <td data-label="Status"><span class={`badge ${invoice.status}`}>{invoice.status}</span></td>
+      <td data-label="Lines">
+        <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
+          {open ? "Hide lines" : "Show lines"}<span class="visually-hidden"> of invoice {invoice.number}</span></button>
+        {open && <InvoiceLines id={invoice.id} />}
+      </td>
+    </tr>
+  );
+}
+
+function InvoiceLines({ id }: { id: string }) {
+  const client = useClient();
+  const invoice = useLoad(() => client.call("get_invoice", { path: { id } }), [id]);
+  return (
+    <Show loaded={invoice} what="the invoice">
+      {(data) => (
+        <ul class="lines">
+          {data.lines.map((line, i) => (
+            <li key={i}>{line.description}: {line.quantity} × {money(line.unitAmount, data.currency)} ={" "}
+              {money(line.amount, data.currency)} ({credits(line.microCredits)} credits, {line.kind})</li>
+          ))}
+        </ul>
+      )}
+    </Show>
+  );
+}
+
+function Ledger({ round }: { round: number }) {
+  const client = useClient();
+  const cursors = useCursors();
+  const at = cursors.at;
+  const entries = useLoad(() => client.call("list_ledger", { query: { limit: LEDGER_PAGE, ...(at ? { cursor: at } : {}) } }),
+                          [at, round]);
+  return (
+    <section aria-labelledby="ledger-title">
+      <h2 id="ledger-title">Ledger</h2>
+      <p class="muted">Every change of the balance, newest first; entries are never changed or deleted.</p>
+      <Show loaded={entries} what="the ledger">
+        {(page) => page.items.length === 0 ? <Empty>No entries yet.</Empty> : (
+          <>
+            <div class="table-wrap">
+              <table class="stack ledger">
+                <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Credits</th>
+                  <th scope="col">Reason</th><th scope="col">By</th></tr></thead>
+                <tbody>
+                  {page.items.map((entry) => (
+                    <tr key={entry.id}>
+                      <th scope="row">{when(entry.created_at)}</th>
+                      <td data-label="Kind"><span class="badge">{entry.kind}</span></td>
+                      <td data-label="Credits" class={entry.amount < 0 ? "debit" : "credit"}>
+                        {entry.amount > 0 ? "+" : ""}{credits(entry.amount)}</td>
+                      <td data-label="Reason">{entry.reason}{entry.reference && <div class="muted">{entry.reference}</div>}</td>
+                      <td data-label="By"><code>{entry.principal}</code></td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager cursors={cursors} next={page.nextCursor} what="ledger entries" />
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+/** A list's pages: the cursors of the pages before this one (none: the newest page). */
+function useCursors() {
+  const [taken, setTaken] = useState<string[]>([]);
+  return { at: taken[taken.length - 1] ?? null, back: taken.length > 0,
+           newer: () => setTaken(taken.slice(0, -1)), older: (cursor: string) => setTaken([...taken, cursor]) };
+}
+
+function Pager({ cursors, next, what }: { cursors: ReturnType<typeof useCursors>; next: string | null; what: string }) {
+  if (!cursors.back && !next) return null;
+  return (
+    <div class="pager" role="group" aria-label={`Pages of ${what}`}>
+      <button type="button" disabled={!cursors.back} onClick={cursors.newer}>Newer</button>
+      <button type="button" disabled={!next} onClick={() => next && cursors.older(next)}>Older</button>
+    </div>
+  );
+}
