@@ -171,6 +171,7 @@ class ApiKey(ApiModel):
     status: str
     created_at: str
     last_used_at: str | None = None
+    last_used_ip: str | None = None
     expires_at: str | None = None
     revoked_at: str | None = None
     rotated_at: str | None = None

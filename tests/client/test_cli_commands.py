@@ -150,6 +150,8 @@ def test_keys_show_and_rotate(run, account):
     rotated = run.data("keys", "rotate", made["id"], "--overlap-seconds", "0", "--yes", env=env)
     assert rotated["key"].startswith("svc_ci_") and rotated["key"] != made["key"]
     assert run.data("whoami", env={"SVC_API_KEY": rotated["key"]})["tenant"]["id"] == account["tenantId"]
+    shown = run("keys", "show", made["id"], env=env).stdout  # the text view, after that use from this machine
+    assert any(line.split() == ["lastUsedIp", "127.0.0.1"] for line in shown.splitlines()), shown
 
 
 def test_billing_ledger_invoice_portal_and_subscription(run, account):

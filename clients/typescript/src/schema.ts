@@ -1827,6 +1827,11 @@ export interface components {
             hint: string;
             /** Id */
             id: string;
+            /**
+             * Lastusedip
+             * @description The address of the key's last recorded use (API Gateway's sourceIp, never a client's X-Forwarded-For), written with last_used_at, at most every LAST_USED_STEP (300) seconds
+             */
+            lastUsedIp: string | null;
             /** Last Used At */
             last_used_at: string | null;
             /** Name */
@@ -1926,6 +1931,11 @@ export interface components {
              * @description The full key value. Shown this once; store it now.
              */
             key: string;
+            /**
+             * Lastusedip
+             * @description The address of the key's last recorded use (API Gateway's sourceIp, never a client's X-Forwarded-For), written with last_used_at, at most every LAST_USED_STEP (300) seconds
+             */
+            lastUsedIp: string | null;
             /** Last Used At */
             last_used_at: string | null;
             /** Name */
