@@ -557,6 +557,23 @@ class BillingSummary(ApiModel):
     test_mode: bool = False
 
 
+class BillingUsageDay(ApiModel):
+    date: str
+    model: str
+    calls: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    micro_credits: int = 0
+
+
+class BillingUsageSeries(ApiModel):
+    """Metered model calls per UTC day and model (a day without calls of a model has no entry)."""
+    from_: str = Field(alias="from")
+    to: str
+    models: list[str] = Field(default_factory=list)
+    days: list[BillingUsageDay] = Field(default_factory=list)
+
+
 class Invoice(ApiModel):
     id: str
     number: str
