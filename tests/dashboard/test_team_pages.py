@@ -127,6 +127,58 @@ def test_invite_accept_in_the_dashboard_change_the_role_remove_and_revoke(page, 
     assert second_page.problems == []
 
 
+def join(dashboard, owner, person, role: str) -> None:
+    """The person joins the owner's tenant through the API: invited, the e-mail's token accepted."""
+    with api_as(dashboard, owner) as api:
+        assert api.post("/invitations", json={"email": person.email, "role": role}).status_code == 201
+    token = mailbox.token_of(mailbox.latest_link(to=person.email))
+    with api_as(dashboard, person) as api:
+        assert api.post("/invitations/accept", json={"token": token}).status_code == 200
+
+
+def test_transfer_the_ownership_and_leave_end_the_sign_ins_they_should(page, second_page, dashboard):
+    owner = dashboard.new_account(name="Acme")
+    heir = dashboard.new_account(name="Heir's own")
+    leaver = dashboard.new_account(name="Leaver's own")
+    join(dashboard, owner, heir, "admin")
+    join(dashboard, owner, leaver, "member")
+
+    # a member sees the people but may change nothing of others; leaving asks first, then signs out
+    dashboard.sign_in(second_page, leaver, "/settings/members")
+    second_page.get_by_label("Tenant", exact=True).select_option(owner.tenant_id)
+    expect(second_page.get_by_role("row").filter(has_text=owner.email)).to_be_visible()
+    expect(second_page.get_by_role("button", name="Remove")).to_have_count(0)
+    expect(second_page.get_by_role("button", name="Change role")).to_have_count(0)
+    expect(second_page.get_by_role("region", name="Invite someone")).to_have_count(0)
+    second_page.get_by_role("button", name="Leave tenant").click()
+    second_page.get_by_role("dialog").get_by_role("button", name="Leave tenant").click()
+    expect(second_page.get_by_role("button", name="Sign in")).to_be_visible()
+    with api_as(dashboard, owner) as api:
+        assert leaver.user_id not in members_of(api)
+
+    # the owner hands the ownership over (asked first): the heir is an owner, the caller an admin
+    # whose sign-ins into the tenant end, so the page asks to sign in again
+    dashboard.sign_in(page, owner, "/settings/members")
+    heir_row = page.get_by_role("row").filter(has_text=heir.email).filter(has=page.get_by_role("button", name="Remove"))
+    expect(heir_row).to_contain_text("admin")
+    heir_row.get_by_role("button", name="Make owner").click()
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+    heir_row.get_by_role("button", name="Make owner").click()
+    page.get_by_role("dialog").get_by_role("button", name="Make owner").click()
+    expect(page.get_by_text("Your session ended: sign in again.")).to_be_visible()
+    with api_as(dashboard, heir, owner.tenant_id) as api:
+        roles = members_of(api)
+    assert roles[heir.user_id] == "owner" and roles[owner.user_id] == "admin"
+
+    # signed in again, as an admin: no ownership to hand out, the owner's row out of reach
+    dashboard.sign_in(page, owner, "/settings/members")
+    expect(page.get_by_role("row").filter(has_text=owner.email).filter(has_text="(you)")).to_contain_text("admin")
+    expect(page.get_by_role("button", name="Make owner")).to_have_count(0)
+    expect(page.get_by_role("row").filter(has_text=heir.email).get_by_role("button", name="Remove")).to_have_count(0)
+    assert page.problems == []
+    assert second_page.problems == []
+
+
 def start_cli_login(dashboard) -> tuple[dict, str]:
     """POST /cli/auth/start as `svc login` does (PKCE S256); the login and its code verifier."""
     verifier = secrets.token_urlsafe(48)
