@@ -56,9 +56,17 @@ def test_invite_accept_in_the_dashboard_change_the_role_remove_and_revoke(page, 
     expect(pending).to_contain_text("pending")
     check_page(page, "members")
 
-    # the invitee opens the dashboard's route for the e-mailed link's token, signs in, accepts
     token = mailbox.token_of(mailbox.latest_link(to=invitee.email))
-    dashboard.sign_in(second_page, invitee, f"/invitations/accept?token={quote(token, safe='')}")
+    route = f"/invitations/accept?token={quote(token, safe='')}"
+    # the link joins the invited address only: another signed-in account is refused, and told why
+    page.goto(f"{dashboard.url}/#{route}")
+    page.get_by_role("button", name="Accept and open Acme").click()
+    expect(page.get_by_role("alert")).to_contain_text("FORBIDDEN")
+    page.goto(f"{dashboard.url}/#/settings/members")
+    expect(page.get_by_role("row").filter(has_text=invitee.email)).to_contain_text("pending")
+
+    # the invitee opens the dashboard's route for the e-mailed link's token, signs in, accepts
+    dashboard.sign_in(second_page, invitee, route)
     offer = second_page.get_by_role("region", name="Join Acme")
     expect(offer).to_contain_text("member")
     expect(offer).to_contain_text(re.compile(r"\*\*\*@example\.com"))   # the address masked
