@@ -141,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         allowed = parameters.get("AllowedOrigins", DEFAULT_ALLOWED_ORIGINS)
         parameters["AllowedOrigins"] = ",".join(o for o in (allowed, console.url) if o)
+        parameters.setdefault("DashboardUrl", console.url)   # the device login approves on the dashboard
     stack = LocalStack(port=args.port, log=log, parameters=parameters,
                        persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator,
                        emulator_bind=args.emulator_bind, listening=listening, secrets_from=args.secrets_in,

@@ -4,8 +4,11 @@
  */
 import type { FunctionComponent } from "preact";
 
+import { AcceptInvitationPage } from "./pages/accept-invitation";
 import { ApiKeysPage } from "./pages/api-keys";
+import { DeviceLoginPage } from "./pages/device";
 import { Home } from "./pages/home";
+import { MembersPage } from "./pages/members";
 import { NetworkSecurityPage } from "./pages/network-security";
 
 export interface Route {
@@ -20,4 +23,7 @@ export const ROUTES: Route[] = [
   { path: "/", title: "Overview", page: Home },
   { path: "/settings/api-keys", title: "API keys", section: "Settings", page: ApiKeysPage },
   { path: "/settings/network", title: "Network security", section: "Settings", page: NetworkSecurityPage },
+  { path: "/settings/members", title: "Members", section: "Settings", page: MembersPage },
+  { path: "/invitations/accept", title: "Invitation", page: AcceptInvitationPage },
+  { path: "/device", title: "Command-line login", page: DeviceLoginPage },
 ];
