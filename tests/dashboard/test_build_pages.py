@@ -244,6 +244,7 @@ def test_chat_with_an_agent_on_a_project_shows_the_tools_it_used(page, dashboard
     form.get_by_label("Agent").select_option(label="Helper")
     form.get_by_role("button", name="Start session").click()
     expect(page.get_by_text("No messages yet")).to_be_visible()
+    expect(page.get_by_role("main")).to_contain_text("Agent: Helper. Project: Site.")
     session_id = page.url.rsplit("/", 1)[1]
     with api(account) as http:
         session = http.get(f"/chat/sessions/{session_id}").json()["data"]
@@ -260,4 +261,7 @@ def test_chat_with_an_agent_on_a_project_shows_the_tools_it_used(page, dashboard
         [_, stored] = http.get(f"/chat/sessions/{session_id}/messages").json()["data"]["items"]
     expect(answer.locator(".message-text")).to_have_text(stored["content"])
     assert "list_files returned" in stored["content"]
+    tool.locator("summary").click()   # its input and result open
+    expect(tool).to_contain_text('"files"')
+    check_page(page, "chat-agent-session")
     assert page.problems == []

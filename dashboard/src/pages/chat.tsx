@@ -106,12 +106,22 @@ function CreateSession() {
   );
 }
 
-type SessionWithMessages = ChatSession & { messages: ChatMessage[]; messagesTruncated: boolean };
+type SessionWithMessages = ChatSession & { messages: ChatMessage[]; messagesTruncated: boolean;
+                                           projectName?: string; agentName?: string };
 
 export function ChatSessionPage({ params }: { params: Record<string, string> }) {
   const client = useClient();
   const id = params["id"] ?? "";
-  const loaded = useLoad(() => client.call("get_chat_session", { path: { id } }) as Promise<SessionWithMessages>, [id]);
+  const loaded = useLoad(async () => {
+    const session = await client.call("get_chat_session", { path: { id } }) as SessionWithMessages;
+    // The names of its project and agent (either may have been deleted since: then its id).
+    const [project, agent] = await Promise.all([
+      session.projectId ? client.projects.get(session.projectId).catch(() => null) : null,
+      session.agentId ? client.agents.get(session.agentId).catch(() => null) : null,
+    ]);
+    return { ...session, projectName: project?.name ?? session.projectId ?? undefined,
+             agentName: agent?.name ?? session.agentId ?? undefined };
+  }, [id]);
   return (
     <>
       <p><a href="#/chat">← Chat</a></p>
@@ -162,8 +172,8 @@ function Conversation({ session }: { session: SessionWithMessages }) {
     <>
       <h1>{title(session)}</h1>
       {(session.projectId || session.agentId) && <p class="muted">
-        {session.agentId && <>Agent: <a href={`#/agents/${session.agentId}`}>{session.agentId}</a> </>}
-        {session.projectId && <>Project: {session.projectId}</>}</p>}
+        {session.agentId && <>Agent: <a href={`#/agents/${session.agentId}`}>{session.agentName}</a>. </>}
+        {session.projectId && <>Project: {session.projectName}.</>}</p>}
       {session.messagesTruncated && <p class="muted">Older messages are not shown.</p>}
       {messages.length === 0 && answer === null ? <Empty>No messages yet: write the first below.</Empty> : (
         <ol class="messages" aria-label="Messages">
@@ -206,8 +216,8 @@ function Tools({ tools }: { tools: ToolUse[] }) {
       {tools.map((tool) => (
         <details key={tool.toolUseId} class="tool-use">
           <summary>Tool <code>{tool.name}</code> {tool.status ? <span class={`badge ${tool.status}`}>{tool.status}</span> : "running…"}</summary>
-          <pre class="block">{shown(tool.input)}</pre>
-          {tool.result !== null && <pre class="block">{shown(tool.result)}</pre>}
+          <p class="muted">Input</p><pre class="block">{shown(tool.input)}</pre>
+          {tool.result !== null && <><p class="muted">Result</p><pre class="block">{shown(tool.result)}</pre></>}
         </details>
       ))}
     </>
