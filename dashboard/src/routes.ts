@@ -5,11 +5,15 @@
 import type { FunctionComponent } from "preact";
 
 import { AcceptInvitationPage } from "./pages/accept-invitation";
+import { AgentPage, AgentsPage } from "./pages/agents";
 import { ApiKeysPage } from "./pages/api-keys";
+import { ChatSessionPage, ChatSessionsPage } from "./pages/chat";
 import { DeviceLoginPage } from "./pages/device";
 import { Home } from "./pages/home";
 import { MembersPage } from "./pages/members";
 import { NetworkSecurityPage } from "./pages/network-security";
+import { ProjectsPage } from "./pages/projects";
+import { RunPage } from "./pages/run";
 
 export interface Route {
   path: string;
@@ -21,6 +25,12 @@ export interface Route {
 
 export const ROUTES: Route[] = [
   { path: "/", title: "Overview", page: Home },
+  { path: "/projects", title: "Projects", section: "Build", page: ProjectsPage },
+  { path: "/agents", title: "Agents", section: "Build", page: AgentsPage },
+  { path: "/agents/:id", title: "Agent", page: AgentPage },
+  { path: "/agents/:id/runs/:runId", title: "Run", page: RunPage },
+  { path: "/chat", title: "Chat", section: "Build", page: ChatSessionsPage },
+  { path: "/chat/:id", title: "Chat session", page: ChatSessionPage },
   { path: "/settings/api-keys", title: "API keys", section: "Settings", page: ApiKeysPage },
   { path: "/settings/network", title: "Network security", section: "Settings", page: NetworkSecurityPage },
   { path: "/settings/members", title: "Members", section: "Settings", page: MembersPage },
