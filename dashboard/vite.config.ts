@@ -9,6 +9,6 @@ export default defineConfig({
   resolve: { alias: { "@svc/client": client } },
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   build: { target: "es2022", outDir: "dist", emptyOutDir: true, sourcemap: false, modulePreload: { polyfill: false } },
-  server: { host: "127.0.0.1", port: 5173, strictPort: true },
+  server: { host: "localhost", port: 5173, strictPort: true },  // an origin the local stack allows
   test: { environment: "happy-dom", include: ["test/**/*.test.ts", "test/**/*.test.tsx"] },
 });

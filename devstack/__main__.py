@@ -87,9 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-id", metavar="ID", help="the default model (e.g. llama3.1); it must have a price")
     parser.add_argument("--model-allowed-ids", metavar="ID,ID", default="",
                         help="other models a tenant may choose (provider:model, or bare for --model-provider)")
-    parser.add_argument("--dashboard-port", type=int, default=dashboard.DEFAULT_PORT, metavar="PORT",
-                        help=f"where the dashboard is served on 127.0.0.1 (default {dashboard.DEFAULT_PORT}; 0 = any); "
-                             "its origin is allowed by the API's CORS")
+    parser.add_argument("--dashboard-port", type=int, default=None, metavar="PORT",
+                        help=f"where the dashboard is served on 127.0.0.1 (default {dashboard.DEFAULT_PORT}, or any free "
+                             "port when --port is 0; 0 = any); its origin is allowed by the API's CORS")
     parser.add_argument("--no-dashboard", action="store_true", help="do not build or serve the dashboard")
     parser.add_argument("--cell", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
@@ -133,14 +133,16 @@ def main(argv: list[str] | None = None) -> int:
         cells_status = status_reader(args.cells_status_url)
     console: dashboard.DashboardServer | None = None
     if not (args.cell or args.no_dashboard):
+        port = args.dashboard_port if args.dashboard_port is not None else (0 if args.port == 0 else dashboard.DEFAULT_PORT)
         try:
             dashboard.build(log=lambda m: print(m, flush=True))
-            console = dashboard.DashboardServer(port=args.dashboard_port)
-        except (RuntimeError, OSError) as failed:
-            print(f"cannot serve the dashboard: {failed}", file=sys.stderr, flush=True)
-            return 2
+            console = dashboard.DashboardServer(port=port)
+        except (RuntimeError, OSError) as failed:  # the API serves on without it
+            print(f"WARNING: the dashboard is not served: {failed}", file=sys.stderr, flush=True)
+    if console is not None:
         allowed = parameters.get("AllowedOrigins", DEFAULT_ALLOWED_ORIGINS)
         parameters["AllowedOrigins"] = ",".join(o for o in (allowed, console.url) if o)
+        parameters.setdefault("DashboardUrl", console.url)   # the device login approves on the dashboard
     stack = LocalStack(port=args.port, log=log, parameters=parameters,
                        persist_dir=args.persist.resolve() if args.persist else None, engine=args.emulator,
                        emulator_bind=args.emulator_bind, listening=listening, secrets_from=args.secrets_in,

@@ -58,6 +58,7 @@ class LocalStack:
         # model is the offline one (no Bedrock here); a front-end's dev server (Vite's default origin) may call
         # the API from a browser.
         self.parameters = {"AllowLoopbackEndpoints": "true", "ModelProvider": "offline",
+                           "DashboardHosting": "Disabled",   # served by devstack/dashboard.py instead
                            "AllowedOrigins": DEFAULT_ALLOWED_ORIGINS, "EmailSender": LOCAL_EMAIL_SENDER,
                            **(parameters or {})}
         self.model_api_keys = model_api_keys or {}   # {"openai": key, ...}: ModelApiKeysSecret's value

@@ -128,6 +128,8 @@ class Resolver:
                     return self.physical_name(logical_id)
                 if attribute == "StreamArn":
                     return f"stream:{logical_id}"
+                if attribute == "DomainName":  # a CloudFront distribution's (the local stack has none)
+                    return f"{logical_id.lower()}.cloudfront.invalid"
                 raise ValueError(f"unsupported attribute {attribute}")
             if key == "Fn::Sub":
                 return re.sub(r"\$\{([^}]+)\}", lambda m: self._sub(m.group(1)), arg)

@@ -171,6 +171,7 @@ class ApiKey(ApiModel):
     status: str
     created_at: str
     last_used_at: str | None = None
+    last_used_ip: str | None = None
     expires_at: str | None = None
     revoked_at: str | None = None
     rotated_at: str | None = None
@@ -554,6 +555,23 @@ class BillingSummary(ApiModel):
     packs: list[BillingPack] = Field(default_factory=list)
     currency: str
     test_mode: bool = False
+
+
+class BillingUsageDay(ApiModel):
+    date: str
+    model: str
+    calls: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    micro_credits: int = 0
+
+
+class BillingUsageSeries(ApiModel):
+    """Metered model calls per UTC day and model (a day without calls of a model has no entry)."""
+    from_: str = Field(alias="from")
+    to: str
+    models: list[str] = Field(default_factory=list)
+    days: list[BillingUsageDay] = Field(default_factory=list)
 
 
 class Invoice(ApiModel):

@@ -20,6 +20,7 @@ from svc_client.models import (
     AuditEntry,
     AuditExport,
     BillingSummary,
+    BillingUsageSeries,
     ChatMessage,
     ChatSent,
     ChatSession,
@@ -511,6 +512,11 @@ class Billing(Resource):
 
     def summary(self) -> BillingSummary:
         return self._c._call("GET", "/billing/summary", model=BillingSummary)
+
+    def usage(self, *, from_: str | None = None, to: str | None = None) -> BillingUsageSeries:
+        """Metered model calls summed per UTC day and model, from_ to to (YYYY-MM-DD, both included;
+        default: the 30 days to today, at most 92 days)."""
+        return self._c._call("GET", "/billing/usage", model=BillingUsageSeries, params={"from": from_, "to": to})
 
     def invoices(self, *, limit: int | None = None, cursor: str | None = None) -> Page[Invoice]:
         return self._c._call("GET", "/billing/invoices", model=Page[Invoice], params={"limit": limit, "cursor": cursor})

@@ -6,6 +6,9 @@ export interface DashboardConfig {
 }
 
 export async function loadConfig(fetcher: typeof fetch = fetch): Promise<DashboardConfig> {
+  if (import.meta.env.DEV) {   // `npm run dev` (Vite's server has no config.json): the local stack, same site
+    return { apiBaseUrl: (import.meta.env["VITE_API_BASE_URL"] as string | undefined) ?? "http://localhost:3000" };
+  }
   const answer = await fetcher("./config.json", { cache: "no-store" });
   if (!answer.ok) throw new Error(`config.json: ${answer.status}`);
   const config = await answer.json() as Partial<DashboardConfig>;

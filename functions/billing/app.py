@@ -1,11 +1,13 @@
-"""Billing: summary, invoices and ledger (any credential of the tenant); credit purchases, the
-subscription, gift-card redemption and the portal (billing:write, each honouring Idempotency-Key)."""
+"""Billing: summary, invoices and ledger (any credential of the tenant); the usage series
+(billing:read); credit purchases, the subscription, gift-card redemption and the portal
+(billing:write, each honouring Idempotency-Key)."""
 
 from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
 from typing import Annotated
 
 from svc_core.domain import billing
+from svc_core.domain.fields.billing import USAGE_DATE_PATTERN
 from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http.api import AUTHENTICATED, Api
 from svc_core.http.params import IdCursor, Query
@@ -20,6 +22,21 @@ TAGS = ["Billing"]
          summary="Plan, subscription, balance, this period's usage by kind, and the next charge")
 def get_summary():
     return billing.summary(api.tenant_context())
+
+
+@api.get("/api/v1/billing/usage", scope="billing:read", response_model="models.BillingUsageSeries", tags=TAGS,
+         summary="Metered model calls summed per UTC day and per model",
+         description=f"Both days included; without `from` and `to`, the {billing.USAGE_SERIES_DAYS} days to today. "
+                     f"At most {billing.USAGE_SERIES_MAX_DAYS} days: a longer range, `from` after `to` or a day "
+                     "that does not exist is 400 naming the field. A day without calls of a model has no entry "
+                     "in `days` (so a day without any call has none).")
+def get_usage_series(date_from: Annotated[str | None, Query(
+                         alias="from", pattern=USAGE_DATE_PATTERN, examples=["2026-11-01"],
+                         description="the first UTC day, YYYY-MM-DD (default: 29 days before `to`)")] = None,
+                     to: Annotated[str | None, Query(
+                         pattern=USAGE_DATE_PATTERN, examples=["2026-11-30"],
+                         description="the last UTC day, YYYY-MM-DD, included (default: today)")] = None):
+    return billing.usage_series(api.tenant_context(), date_from, to)
 
 
 @api.get("/api/v1/billing/invoices", scope=AUTHENTICATED, response_model="models.BillingInvoicePage", tags=TAGS,

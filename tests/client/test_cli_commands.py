@@ -150,6 +150,8 @@ def test_keys_show_and_rotate(run, account):
     rotated = run.data("keys", "rotate", made["id"], "--overlap-seconds", "0", "--yes", env=env)
     assert rotated["key"].startswith("svc_ci_") and rotated["key"] != made["key"]
     assert run.data("whoami", env={"SVC_API_KEY": rotated["key"]})["tenant"]["id"] == account["tenantId"]
+    shown = run("keys", "show", made["id"], env=env).stdout  # the text view, after that use from this machine
+    assert any(line.split() == ["lastUsedIp", "127.0.0.1"] for line in shown.splitlines()), shown
 
 
 def test_billing_ledger_invoice_portal_and_subscription(run, account):
@@ -165,6 +167,19 @@ def test_billing_ledger_invoice_portal_and_subscription(run, account):
     assert portal.stdout.strip().startswith("http")
     subscribed = run.data("billing", "subscribe", "starter", "--yes", env=env)
     assert subscribed["plan"] == "starter" or subscribed["pendingPlan"] == "starter"
+
+
+def test_billing_usage_piped_and_as_json(run, account):
+    from tests.support.usage import metered
+    env = {"SVC_API_KEY": account["key"]}
+    call = metered(account["tenantId"], "offline", "2026-11-02T09:00:00.000Z", 500, 50)
+    piped = run("billing", "usage", "--from", "2026-11-01", "--to", "2026-11-30", env=env)
+    assert piped.stdout.splitlines() == [f"2026-11-02\toffline\t1\t500\t50\t{call['microCredits']}"]
+    assert "2026-11-01 to 2026-11-30" in piped.stderr
+    series = run.data("billing", "usage", "--from", "2026-11-01", "--to", "2026-11-30", env=env)
+    assert (series["from"], series["models"], len(series["days"])) == ("2026-11-01", ["offline"], 1)
+    refused = run("billing", "usage", "--from", "2026-11-31", ok=False, env=env)
+    assert refused.exit_code != 0 and "from" in refused.stderr
 
 
 def test_tenants_regions_storage_features_and_routing(run, account):

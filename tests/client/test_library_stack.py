@@ -26,6 +26,7 @@ from svc_client import (
     WebhookTestEvent,
     verify_webhook,
 )
+from tests.support.usage import day_of, metered
 from tests.support.webhook_receiver import Receiver, new_secret
 
 MISSING_PROJECT = "proj_01JD2Q7ZB6V8S3K4X9W2M5N7PA"
@@ -236,6 +237,19 @@ def test_billing_summary_purchase_with_idempotency_and_the_ledger(svc):
     assert bought.invoice_id in [i.id for i in svc.billing.iter_invoices()]
     with pytest.raises(IdempotencyKeyReused):
         svc.billing.purchase_credits(credits=pack.credits + 1, idempotency_key="client-test-purchase-1")
+
+
+def test_billing_usage_is_typed_per_day_and_model_and_a_bad_range_is_a_validation_error(svc, account):
+    first = metered(account["tenantId"], "offline", "2026-11-02T09:00:00.000Z", 500, 50)
+    second = metered(account["tenantId"], "offline", "2026-11-03T09:00:00.000Z", 700, 70)
+    series = svc.billing.usage(from_="2026-11-01", to="2026-11-03")
+    assert (series.from_, series.to, series.models) == ("2026-11-01", "2026-11-03", ["offline"])
+    assert [d.raw() for d in series.days] == [day_of("2026-11-02", "offline", first),
+                                              day_of("2026-11-03", "offline", second)]
+    assert series.days[1].micro_credits == second["microCredits"]
+    with pytest.raises(ValidationError) as refused:
+        svc.billing.usage(from_="2026-11-04", to="2026-11-03")
+    assert refused.value.status == 400
 
 
 def test_a_supervised_run_waits_for_approval_and_is_approved_rejected_or_cancelled(svc):

@@ -16,7 +16,8 @@ def dashboard(tmp_path_factory):
     app.build()
     server = app.DashboardServer(port=0)
     stack = LocalStack(port=0, log=lambda _msg: None, containers=2,
-                       parameters={"LogLevel": "ERROR", "AllowedOrigins": server.url})
+                       parameters={"LogLevel": "ERROR", "AllowedOrigins": server.url,
+                                   "DashboardUrl": server.url})
     stack.start()
     server.start(stack.base_url)
     yield Dashboard(stack=stack, server=server)

@@ -104,3 +104,49 @@ def test_a_scope_the_user_lacks_is_refused_with_its_message(page, dashboard):
     alert = form.get_by_role("alert")
     expect(alert).to_contain_text("VALIDATION_ERROR")
     expect(alert).to_contain_text(re.compile(r"Request id: \S+"))
+
+
+def test_the_allowlist_warns_before_shutting_out_a_key_in_use_then_saves(page, dashboard):
+    from svc_core.data import tenants_table
+    from svc_core.domain.api_keys import issue_key
+
+    def stored() -> list[str]:
+        return (tenants_table.get_consistent(account.tenant_id).get("settings") or {}).get("ipAllowlist", [])
+
+    account = dashboard.new_account(plan="starter")
+    key = issue_key(tenant_id=account.tenant_id, created_by=account.user_id, name="backend", key_type="sdk",
+                    environment="Production", scopes=["projects:read"])
+    with httpx.Client(base_url=dashboard.api) as api:   # its last use: from 127.0.0.1
+        assert api.get("/projects", headers={"Authorization": f"Bearer {key['key']}"}).status_code == 200
+    dashboard.sign_in(page, account, "/settings/network")
+    editor = page.get_by_label("Addresses and ranges (CIDR), one a line; empty: every address")
+
+    editor.fill("203.0.113.0/24\n10.1.2.3/33")
+    expect(page.get_by_text("Not an address or range: 10.1.2.3/33")).to_be_visible()
+    expect(page.get_by_role("button", name="Save allowlist")).to_be_disabled()
+
+    editor.fill("203.0.113.0/24")
+    page.get_by_role("button", name="Save allowlist").click()
+    warning = page.get_by_role("alert")
+    expect(warning).to_contain_text("would shut out a key")
+    expect(warning).to_contain_text("backend")
+    expect(warning).to_contain_text("127.0.0.1")
+    check_page(page, "network-security")
+    warning.get_by_role("button", name="Keep editing").click()
+    assert stored() == []   # nothing saved yet
+
+    editor.fill("203.0.113.0/24\n127.0.0.1")
+    page.get_by_role("button", name="Save allowlist").click()
+    expect(page.get_by_text("Saved.")).to_be_visible()
+    assert stored() == ["203.0.113.0/24", "127.0.0.1/32"]
+    expect(page.get_by_text("Currently: 203.0.113.0/24, 127.0.0.1/32")).to_be_visible()
+    with httpx.Client(base_url=dashboard.api) as api:   # the key still works from where it is used
+        assert api.get("/projects", headers={"Authorization": f"Bearer {key['key']}"}).status_code == 200
+    assert page.problems == []
+
+
+def test_a_plan_without_the_allowlist_says_which_plan_has_it(page, dashboard):
+    account = dashboard.new_account(plan="free")
+    dashboard.sign_in(page, account, "/settings/network")
+    expect(page.get_by_role("note")).to_contain_text("starter plan")
+    expect(page.get_by_role("button", name="Save allowlist")).to_be_disabled()

@@ -5,14 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 
+import httpx
 import pytest
 
+from devstack.gateway import Gateway, Router
+from devstack.runtime import load_functions
+from devstack.template import Resolver
 from svc_core.auth import authenticate, key_format
 from svc_core.data import api_keys_table
 from svc_core.platform import timeutil
 from svc_core.platform.config import settings
 from tests.support.auth_helpers import KEY_RE, Clock
 from tests.support.functions import call
+from tests.support.stack import DEFAULT_PARAMETERS
 
 ADMIN = ["keys:read", "keys:write", "projects:read", "projects:write"]
 
@@ -370,10 +375,41 @@ def test_an_operator_issued_key_with_an_expiry_also_expires(stack, monkeypatch):
 def test_last_used_at_is_set_after_use(stack):
     _, admin = stack.tenant_with_key(ADMIN)
     target = create(admin, scopes=["projects:read"]).data
-    assert get(admin, target["id"]).data["last_used_at"] is None
+    before = get(admin, target["id"]).data
+    assert (before["last_used_at"], before["lastUsedIp"]) == (None, None)
     assert works(target["key"])
-    used = get(admin, target["id"]).data["last_used_at"]
-    assert used is not None and used.endswith("Z")
+    used = get(admin, target["id"]).data
+    assert used["last_used_at"] is not None and used["last_used_at"].endswith("Z")
+    assert used["lastUsedIp"] == "203.0.113.10"  # the sourceIp of call()'s events
+
+
+@pytest.fixture
+def gateway_url(stack):
+    """The local gateway in this process (as in test_cors): it passes the TCP peer as sourceIp."""
+    resolver = Resolver(DEFAULT_PARAMETERS)
+    gateway = Gateway(Router(resolver.api_routes(), resolver.streaming_routes()),
+                      load_functions(resolver, containers=1), port=0, log=lambda _m: None).start()
+    yield f"http://127.0.0.1:{gateway.port}/api/v1"
+    gateway.stop()
+
+
+def test_the_last_use_records_the_callers_source_address_not_a_forwarded_header(stack, gateway_url):
+    """Over real loopback HTTP: a client bound to 127.0.0.2 is that address for the gateway; the
+    X-Forwarded-For it sends (as any client can) is not what the key's last use says."""
+    _, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin, scopes=["projects:read"]).data
+    with httpx.Client(base_url=gateway_url, timeout=30,
+                      transport=httpx.HTTPTransport(local_address="127.0.0.2")) as remote:
+        used = remote.get("/projects", headers={"Authorization": f"Bearer {target['key']}",
+                                                "X-Forwarded-For": "198.51.100.7"})
+    assert used.status_code == 200, used.text
+    shown = httpx.get(f"{gateway_url}/api-keys/{target['id']}", timeout=30,
+                      headers={"Authorization": f"Bearer {admin}"})
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["data"]["lastUsedIp"] == "127.0.0.2"
+    assert shown.json()["data"]["last_used_at"] is not None
+    listed = httpx.get(f"{gateway_url}/api-keys", timeout=30, headers={"Authorization": f"Bearer {admin}"})
+    assert {k["id"]: k["lastUsedIp"] for k in listed.json()["data"]["items"]}[target["id"]] == "127.0.0.2"
 
 
 def test_another_tenant_cannot_read_revoke_or_rotate_a_key(stack):

@@ -17,6 +17,7 @@ from svc_core.adapters.models.scripted import ScriptedProvider, text_answer
 from tests.support import projects as project_api
 from tests.support.functions import call
 from tests.support.projects import assert_envelope
+from tests.support.usage import day_of, metered
 
 MICRO = 1_000_000
 WELCOME = 1_000_000
@@ -388,6 +389,94 @@ def test_no_run_starts_when_the_balance_is_used_up(stack):
     purchase(key, {"pack": "credits_10"})
     metering.require_credit(tenant)  # credit again: runs may start
     assert run_agent(key, agent_id, project["id"]).status == 201
+
+
+# ---- the usage series ------------------------------------------------------------------------
+
+def usage_series(key: str, **query):
+    return billing("BillingUsage", key, query={k.rstrip("_"): v for k, v in query.items()} or None)
+
+
+def test_the_usage_series_sums_each_day_s_calls_per_model_sorted_and_only_the_tenant_s(stack):
+    tenant, key = stack.tenant_with_key()
+    other, other_key = stack.tenant_with_key()
+    a = metered(tenant, HAIKU, "2026-11-02T00:00:00.000Z", 1000, 100)      # the first instant of `from`
+    b = metered(tenant, HAIKU, "2026-11-02T13:30:00.000Z", 2000, 300)
+    c = metered(tenant, "offline", "2026-11-02T23:59:59.999Z", 500, 50)
+    d = metered(tenant, "offline", "2026-11-03T08:00:00.000Z", 700, 70)
+    e = metered(tenant, HAIKU, "2026-11-03T23:59:59.999Z", 3000, 0)       # the last instant of `to`
+    metered(tenant, HAIKU, "2026-11-01T23:59:59.999Z", 9000, 900)          # the day before: not counted
+    metered(tenant, "offline", "2026-11-04T00:00:00.000Z", 9000, 900)      # the day after: not counted
+    metered(other, HAIKU, "2026-11-02T12:00:00.000Z", 4000, 400)           # another tenant's: never counted
+    reply = usage_series(key, from_="2026-11-02", to="2026-11-03")
+    assert reply.status == 200, reply
+    assert reply.data == {"from": "2026-11-02", "to": "2026-11-03", "models": ["offline", HAIKU], "days": [
+        day_of("2026-11-02", "offline", c), day_of("2026-11-02", HAIKU, a, b),
+        day_of("2026-11-03", "offline", d), day_of("2026-11-03", HAIKU, e)]}
+    assert reply.data["days"][1] == {"date": "2026-11-02", "model": HAIKU, "calls": 2, "inputTokens": 3000,
+                                     "outputTokens": 400, "microCredits": 3000 + 400 * 5}
+    # Days without calls are left out; a range without any has no models.
+    assert usage_series(key, from_="2026-10-01", to="2026-10-31").data == {
+        "from": "2026-10-01", "to": "2026-10-31", "models": [], "days": []}
+    assert usage_series(key, from_="2026-11-03", to="2026-11-03").data["days"] == [
+        day_of("2026-11-03", "offline", d), day_of("2026-11-03", HAIKU, e)]
+    # The other tenant sees its own call only.
+    assert usage_series(other_key, from_="2026-11-01", to="2026-11-04").data["days"] == [
+        {"date": "2026-11-02", "model": HAIKU, "calls": 1, "inputTokens": 4000, "outputTokens": 400,
+         "microCredits": 4000 + 400 * 5}]
+
+
+def test_the_usage_series_is_the_30_days_to_today_by_default(stack):
+    from datetime import UTC, datetime, timedelta
+    tenant, key = stack.tenant_with_key()
+    today = datetime.now(UTC).date()
+    first = today - timedelta(days=29)
+    now = metered(tenant, HAIKU, None, 100, 10)
+    earliest = metered(tenant, HAIKU, f"{first.isoformat()}T00:00:00.000Z", 200, 20)
+    metered(tenant, HAIKU, f"{(first - timedelta(days=1)).isoformat()}T23:59:59.999Z", 400, 40)  # a day too early
+    reply = usage_series(key)
+    assert reply.status == 200, reply
+    if datetime.now(UTC).date() != today:  # midnight passed meanwhile: the default moved with it
+        pytest.skip("the UTC day changed during the test")
+    assert (reply.data["from"], reply.data["to"]) == (first.isoformat(), today.isoformat())
+    assert reply.data["days"] == [day_of(first.isoformat(), HAIKU, earliest), day_of(now["created_at"][:10], HAIKU, now)]
+    # `to` alone: the 30 days to it; `from` alone: from it to today.
+    assert usage_series(key, to=first.isoformat()).data["from"] == (first - timedelta(days=29)).isoformat()
+    alone = usage_series(key, from_=today.isoformat()).data
+    assert (alone["from"], alone["to"], alone["days"]) == (today.isoformat(), today.isoformat(),
+                                                           [day_of(today.isoformat(), HAIKU, now)])
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ({"from_": "2026-11-31", "to": "2026-12-01"}, "from"),         # no such day
+    ({"to": "2026-13-01"}, "to"),
+    ({"from_": "20261101"}, "from"),                               # ISO's basic form is not taken
+    ({"to": "2026-11-1"}, "to"),
+    ({"from_": "2026-11-01T00:00:00Z"}, "from"),
+    ({"from_": ""}, "from"),
+    ({"from_": "2026-11-03", "to": "2026-11-02"}, "from"),         # after `to`
+    ({"from_": "2026-01-01", "to": "2026-04-03"}, "from"),         # 93 days
+    ({"to": "0001-01-05"}, "to"),                                  # its default `from` is before the calendar
+    ({"to": "9999-12-31"}, "to"),                                  # the series would end after it
+])
+def test_a_bad_usage_range_is_400_naming_the_field(stack, query, field):
+    _, key = stack.tenant_with_key()
+    reply = usage_series(key, **query)
+    assert reply.status == 400 and reply.error["code"] == "VALIDATION_ERROR", reply
+    assert [(f["field"], f["in"]) for f in reply.error["details"]["fields"]] == [(field, "query")], reply.error
+
+
+def test_the_usage_series_takes_92_days_and_needs_billing_read(stack):
+    tenant, key = stack.tenant_with_key(scopes=["billing:read"])
+    metered(tenant, HAIKU, "2026-04-02T12:00:00.000Z", 100, 10)
+    reply = usage_series(key, from_="2026-01-01", to="2026-04-02")             # 92 days, both included
+    assert reply.status == 200 and [d["date"] for d in reply.data["days"]] == ["2026-04-02"], reply
+    for scopes in (["billing:write"], ["projects:read"]):
+        _, narrow = stack.tenant_with_key(scopes=scopes)
+        refused = usage_series(narrow)
+        assert refused.status == 403 and refused.error["code"] == "FORBIDDEN", refused
+        assert refused.error["details"]["requiredScope"] == "billing:read"
+    assert billing("BillingUsage", None).status == 401
 
 
 # ---- the welcome credit: once per user ---------------------------------------------------------

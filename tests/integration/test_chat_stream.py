@@ -598,6 +598,22 @@ def test_the_address_the_ip_allowlist_checks_is_api_gateways(stack, http, web_ad
     assert by_token == [200, 403]
 
 
+def test_a_keys_last_use_on_the_stream_records_api_gateways_address(stack, http, web_adapter_app):
+    """The stream's own entry point records a key's last-use address as the REST routes do: the
+    request context's sourceIp, not the X-Forwarded-For a client sends."""
+    from svc_core.data import api_keys_table
+    tenant, key = stack.tenant_with_key()
+    session_id = new_session(http, key)
+    finished_turn(tenant, session_id)
+    streaming_only = stack.new_key(tenant)  # used on the stream and nowhere else
+    context = json.dumps({"requestId": "lwa-last-use", "identity": {"sourceIp": "198.51.100.7"}})
+    with httpx.Client(base_url=web_adapter_app, timeout=TIMEOUT) as adapter:
+        response, _ = read_stream(adapter, STREAM.format(session_id), {
+            **auth(streaming_only["key"]), "X-Forwarded-For": "203.0.113.5", "x-amzn-request-context": context})
+    assert response.status_code == 200
+    assert api_keys_table.get(tenant, streaming_only["id"])["lastUsedIp"] == "198.51.100.7"
+
+
 # ---- the gateway's streaming, with apps that misbehave -----------------------------------------
 
 class _Fn:

@@ -351,19 +351,21 @@ def test_api_key_touch_records_the_last_use_of_an_existing_key_only(data_backend
     record, secret_hash = key_record("ten_A")
     api_keys_table.create(record, secret_hash)
     assert api_keys_table.touch_due(api_keys_table.find_secret(secret_hash), T0)  # never used
-    api_keys_table.touch(record["id"], secret_hash, T0 + 7)
-    assert api_keys_table.get("ten_A", record["id"])["lastUsedAt"] == T0 + 7
+    api_keys_table.touch(record["id"], secret_hash, T0 + 7, "198.51.100.7")
+    stored = api_keys_table.get("ten_A", record["id"])
+    assert (stored["lastUsedAt"], stored["lastUsedIp"]) == (T0 + 7, "198.51.100.7")
     secret = api_keys_table.find_secret(secret_hash)  # the copy authentication reads
-    assert secret["lastUsedAt"] == T0 + 7
+    assert (secret["lastUsedAt"], secret["lastUsedIp"]) == (T0 + 7, "198.51.100.7")
     assert not api_keys_table.touch_due(secret, T0 + 7 + api_keys_table.LAST_USED_STEP - 1)
     assert api_keys_table.touch_due(secret, T0 + 7 + api_keys_table.LAST_USED_STEP)
 
     missing = new_id("key", T0 * 1000)
     with pytest.raises(Exception) as failure:
-        api_keys_table.touch(missing, secret_hash, T0 + 8)
+        api_keys_table.touch(missing, secret_hash, T0 + 8, "203.0.113.9")
     assert cancellation_reasons(failure.value)[0] == "ConditionalCheckFailed"
     assert data_backend.item(settings().api_keys_table, {"pk": f"KEY#{missing}"}) is None
-    assert api_keys_table.find_secret(secret_hash)["lastUsedAt"] == T0 + 7  # all or nothing
+    secret = api_keys_table.find_secret(secret_hash)
+    assert (secret["lastUsedAt"], secret["lastUsedIp"]) == (T0 + 7, "198.51.100.7")  # all or nothing
 
 
 def test_api_key_revoke_ends_live_secrets_and_marks_the_rate_limit_counter(data_backend, clock):

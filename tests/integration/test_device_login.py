@@ -77,6 +77,23 @@ def test_the_whole_flow_gives_a_cli_key_once(stack):
     assert late.status == 409 and late.error["details"]["status"] == "consumed"
 
 
+def test_with_a_dashboard_the_auth_url_is_its_approval_route_with_the_state_in_the_fragment(stack, monkeypatch):
+    from svc_core.platform import config
+    monkeypatch.setenv("DASHBOARD_URL", "https://console.example.com/")
+    config.settings.cache_clear()
+    try:
+        started, state, _ = start()
+    finally:
+        monkeypatch.delenv("DASHBOARD_URL")
+        config.settings.cache_clear()
+    assert started.status == 201, started
+    login_id = started.data["loginId"]
+    assert started.data["authUrl"] == f"https://console.example.com/#/device?loginId={login_id}&state={state}"
+    # without one, the API's own page again
+    started, state, _ = start()
+    assert started.data["authUrl"].endswith(f"/api/v1/cli/auth/approve?loginId={started.data['loginId']}#state={state}")
+
+
 def test_a_wrong_verifier_is_refused_and_consumes_nothing(stack):
     started, state, verifier = start()
     login_id = started.data["loginId"]

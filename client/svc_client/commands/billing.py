@@ -1,4 +1,4 @@
-"""Billing: summary, ledger, invoices, credits, gift cards, the subscription and the payment portal."""
+"""Billing: summary, usage per day and model, ledger, invoices, credits, gift cards, the subscription and the payment portal."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from svc_client.commands.base import (
 
 @click.group(cls=SvcGroup)
 def billing() -> None:
-    """Billing: summary, ledger, invoices, buy, redeem, subscribe, portal."""
+    """Billing: summary, usage per day and model, ledger, invoices, buy, redeem, subscribe, portal."""
 
 
 @billing.command("summary", epilog=examples("svc billing summary", "svc billing summary --json balance,packs"))
@@ -42,6 +42,23 @@ def billing_summary(state: State) -> None:
             state.out.print(f"[bold]next[/bold]     {charge.get('at')}: {charge.get('plan')}, "
                             f"{charge.get('amount', 0) / 100:.2f} {str(charge.get('currency', '')).upper()}")
     state.emit(summary, text)
+
+
+@billing.command("usage", epilog=examples("svc billing usage", "svc billing usage --from 2026-11-01 --to 2026-11-30",
+                                          "svc billing usage --json days"))
+@click.option("--from", "from_", metavar="YYYY-MM-DD", help="The first UTC day (default: 29 days before --to).")
+@click.option("--to", metavar="YYYY-MM-DD", help="The last UTC day, included (default: today).")
+@pass_state
+def billing_usage(state: State, from_: str | None, to: str | None) -> None:
+    """Model calls, tokens and cost per UTC day and model (days without calls are left out)."""
+    with state.client() as svc:
+        series = svc.billing.usage(from_=from_, to=to)
+    if state.json:
+        state.emit(series)
+        return
+    state.err.print(f"[dim]{series.from_} to {series.to}[/dim]")
+    state.table(series.days, [("DATE", "date"), ("MODEL", "model"), ("CALLS", "calls"), ("INPUT", "inputTokens"),
+                              ("OUTPUT", "outputTokens"), ("MICRO-CREDITS", "microCredits")])
 
 
 _list_command(billing, "invoices", [("ID", "id"), ("NUMBER", "number"), ("AMOUNT (CENTS)", "amount"),

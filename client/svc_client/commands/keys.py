@@ -16,7 +16,7 @@ from svc_client.commands.base import (
 )
 
 KEY_FIELDS = ["id", "name", "type", "environment", "scopes", "status", "hint", "created_at", "last_used_at",
-              "expires_at", "revoked_at", "rotated_at"]
+              "lastUsedIp", "expires_at", "revoked_at", "rotated_at"]
 
 
 @click.group(cls=SvcGroup)

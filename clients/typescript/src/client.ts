@@ -275,6 +275,10 @@ export class Billing extends Resource {
   summary(): Promise<DataOf<"get_summary">> {
     return this.client.call("get_summary");
   }
+  /** Metered model calls summed per UTC day and model, `from` to `to` (YYYY-MM-DD, both included; default: the 30 days to today). */
+  usage(query: { from?: string; to?: string } = {}): Promise<DataOf<"get_usage_series">> {
+    return this.client.call("get_usage_series", { query });
+  }
   purchaseCredits(body: Body<"purchase_credits">): Promise<DataOf<"purchase_credits">> {
     return this.client.call("purchase_credits", { body: body! });
   }

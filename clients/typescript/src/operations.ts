@@ -35,6 +35,7 @@ export const OPERATIONS = {
   stripe_webhook: {method: "POST", path: "/api/v1/billing/stripe/webhook", status: 200, answer: "json"},
   create_subscription: {method: "POST", path: "/api/v1/billing/subscription/create", status: 201, answer: "json"},
   get_summary: {method: "GET", path: "/api/v1/billing/summary", status: 200, answer: "json"},
+  get_usage_series: {method: "GET", path: "/api/v1/billing/usage", status: 200, answer: "json"},
   list_chat_sessions: {method: "GET", path: "/api/v1/chat/sessions", status: 200, answer: "json"},
   create_chat_session: {method: "POST", path: "/api/v1/chat/sessions", status: 201, answer: "json"},
   get_chat_session: {method: "GET", path: "/api/v1/chat/sessions/{id}", status: 200, answer: "json"},

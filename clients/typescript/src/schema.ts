@@ -548,6 +548,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/billing/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metered model calls summed per UTC day and per model
+         * @description Both days included; without `from` and `to`, the 30 days to today. At most 92 days: a longer range, `from` after `to` or a day that does not exist is 400 naming the field. A day without calls of a model has no entry in `days` (so a day without any call has none).
+         */
+        get: operations["get_usage_series"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chat/sessions": {
         parameters: {
             query?: never;
@@ -1827,6 +1847,11 @@ export interface components {
             hint: string;
             /** Id */
             id: string;
+            /**
+             * Lastusedip
+             * @description The address of the key's last recorded use (API Gateway's sourceIp, never a client's X-Forwarded-For), written with last_used_at, at most every LAST_USED_STEP (300) seconds
+             */
+            lastUsedIp: string | null;
             /** Last Used At */
             last_used_at: string | null;
             /** Name */
@@ -1926,6 +1951,11 @@ export interface components {
              * @description The full key value. Shown this once; store it now.
              */
             key: string;
+            /**
+             * Lastusedip
+             * @description The address of the key's last recorded use (API Gateway's sourceIp, never a client's X-Forwarded-For), written with last_used_at, at most every LAST_USED_STEP (300) seconds
+             */
+            lastUsedIp: string | null;
             /** Last Used At */
             last_used_at: string | null;
             /** Name */
@@ -2478,6 +2508,63 @@ export interface components {
             microCredits: number;
             /** Outputtokens */
             outputTokens: number;
+        };
+        /** BillingUsageDay */
+        BillingUsageDay: {
+            /**
+             * Calls
+             * @description metered calls of this model on this day (at least 1)
+             */
+            calls: number;
+            /**
+             * Date
+             * @description the UTC day, YYYY-MM-DD
+             * @example 2026-11-27
+             */
+            date: string;
+            /** Inputtokens */
+            inputTokens: number;
+            /**
+             * Microcredits
+             * @description what these calls cost
+             */
+            microCredits: number;
+            /**
+             * Model
+             * @description the model as its calls were metered
+             * @example anthropic:claude-haiku-4-5
+             */
+            model: string;
+            /** Outputtokens */
+            outputTokens: number;
+        };
+        /** BillingUsageSeries */
+        BillingUsageSeries: {
+            /**
+             * Days
+             * @description by date, then model; a day without calls of a model has no entry
+             */
+            days: components["schemas"]["BillingUsageDay"][];
+            /**
+             * From
+             * @description the first UTC day, YYYY-MM-DD
+             */
+            from: string;
+            /**
+             * Models
+             * @description the models in days, sorted
+             */
+            models: string[];
+            /**
+             * To
+             * @description the last UTC day, YYYY-MM-DD (included)
+             */
+            to: string;
+        };
+        /** BillingUsageSeriesResponse */
+        BillingUsageSeriesResponse: {
+            data: components["schemas"]["BillingUsageSeries"];
+            meta: components["schemas"]["Meta"];
         };
         /** ChatError */
         ChatError: {
@@ -8653,6 +8740,103 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BillingSummaryResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: credential missing, invalid, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description WRONG_REGION: the tenant (or the account) lives in another cell of a multi-cell deployment; send the request to details.baseUrl (nothing was read or written here) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the server failed; the body never says why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    get_usage_series: {
+        parameters: {
+            query?: {
+                /** @description the first UTC day, YYYY-MM-DD (default: 29 days before `to`) */
+                from?: string | null;
+                /** @description the last UTC day, YYYY-MM-DD, included (default: today) */
+                to?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BillingUsageSeriesResponse"];
                 };
             };
             /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */

@@ -29,6 +29,8 @@ describe("the resources", () => {
       [() => svc.members.leave(), "POST /api/v1/members/leave"],
       [() => svc.invitations.resend("inv_1"), "POST /api/v1/invitations/inv_1/resend"],
       [() => svc.billing.summary(), "GET /api/v1/billing/summary"],
+      [() => svc.billing.usage(), "GET /api/v1/billing/usage"],
+      [() => svc.billing.usage({ from: "2026-11-01", to: "2026-11-30" }), "GET /api/v1/billing/usage?from=2026-11-01&to=2026-11-30"],
       [() => drain(svc.billing.iterateLedger()), "GET /api/v1/billing/ledger"],
       [() => svc.agents.getRun("agt_1", "run_1"), "GET /api/v1/agents/agt_1/runs/run_1"],
       [() => svc.chat.streamToken("chs_1"), "POST /api/v1/chat/sessions/chs_1/stream-token"],

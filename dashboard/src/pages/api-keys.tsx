@@ -75,7 +75,8 @@ function KeyRow({ apiKey, changed, revealed }: { apiKey: ApiKey; changed: () => 
       <td data-label="Environment">{apiKey.environment}</td>
       <td data-label="Value"><code>{apiKey.hint}</code></td>
       <td data-label="Status"><span class={`badge ${apiKey.status}`}>{apiKey.status}</span></td>
-      <td data-label="Last used">{when(apiKey.last_used_at)}</td>
+      <td data-label="Last used">{when(apiKey.last_used_at)}
+        {apiKey.lastUsedIp && <div class="muted">from {apiKey.lastUsedIp}</div>}</td>
       <td><div class="row-actions">
         {active && (
           <>

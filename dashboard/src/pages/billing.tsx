@@ -75,7 +75,7 @@ function Overview({ summary }: { summary: Summary }) {
       <h2 id="balance-title">Balance</h2>
       <p class="balance"><span data-testid="balance">{credits(summary.balance.microCredits)}</span> credits
         {summary.testMode && <> <span class="badge">test mode</span></>}</p>
-      <dl class="facts">
+      <dl class="billing-facts">
         <div><dt>Plan</dt><dd>{summary.plan}</dd></div>
         <div><dt>Subscription</dt><dd><span class={`badge ${sub.status}`}>{sub.status}</span>
           {sub.pendingPlan && <> ({sub.pendingPlan} waits for its first payment)</>}</dd></div>

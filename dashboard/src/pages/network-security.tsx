@@ -14,12 +14,11 @@ import { when } from "../format";
 import { collect, useLoad } from "../load";
 
 type Tenant = components["schemas"]["Tenant"];
-type KeyUse = ApiKey & { last_used_ip?: string | null };
 
 /** The active keys that were last used from an address outside the list. */
-export function keysShutOut(list: string, keys: KeyUse[]): KeyUse[] {
+export function keysShutOut(list: string, keys: ApiKey[]): ApiKey[] {
   const { cidrs } = parseList(list);
-  return keys.filter((key) => key.status === "active" && key.last_used_ip && !allows(cidrs, key.last_used_ip));
+  return keys.filter((key) => key.status === "active" && key.lastUsedIp && !allows(cidrs, key.lastUsedIp));
 }
 
 export function NetworkSecurityPage() {
@@ -46,7 +45,7 @@ function AllowlistEditor({ tenant, keys, saved }: { tenant: Tenant; keys: ApiKey
   const action = useAction();
   const current = tenant.settings.ipAllowlist.join("\n");
   const [text, setText] = useState(current);
-  const [warned, setWarned] = useState<KeyUse[] | null>(null);
+  const [warned, setWarned] = useState<ApiKey[] | null>(null);
   const [done, setDone] = useState(false);
   const { cidrs, invalid } = parseList(text);
   const featured = tenant.planDetails.features.includes("ip_allowlist");
@@ -81,7 +80,7 @@ function AllowlistEditor({ tenant, keys, saved }: { tenant: Tenant; keys: ApiKey
         <div class="warning" role="alert">
           <p>This list would shut out {warned.length === 1 ? "a key" : `${warned.length} keys`} last used from outside it:</p>
           <ul>{warned.map((key) => <li key={key.id}><strong>{key.name}</strong> (<code>{key.hint}</code>), last used
-            from {key.last_used_ip} {when(key.last_used_at)}</li>)}</ul>
+            from {key.lastUsedIp} {when(key.last_used_at)}</li>)}</ul>
           <button type="button" class="danger" onClick={() => save(true)}>Save anyway</button>
           <button type="button" onClick={() => setWarned(null)}>Keep editing</button>
         </div>

@@ -5,7 +5,8 @@
   Manager) finds the secret's record, whose key id, tenant and scopes become the Principal.
   (No token is minted for it: the record is the service's own, found by an exact hash, and a
   token signed and verified here added a Secrets Manager read, PyJWT and ES256 to every key's
-  first request.) The key's last use is written when the record says it is due (at most every
+  first request.) The key's last use, and the request's source address (API Gateway's sourceIp,
+  never a client's X-Forwarded-For), are written when the record says it is due (at most every
   five minutes). Records are cached per container for a minute; revocation, and a rotation
   with no overlap, still take effect on the next request because the per-request rate-limit
   count refuses a revoked key and a value older than the rotation's (data/rate_limits_table.py).
@@ -72,7 +73,8 @@ def email_hash(email: str) -> str:
     return hmac.new(key_pepper(), directory_table.email_key_text(email).encode(), hashlib.sha256).hexdigest()
 
 
-def authenticate(authorization: str | None) -> Principal:
+def authenticate(authorization: str | None, *, source_ip: str | None = None) -> Principal:
+    """`source_ip`: the request's sourceIp, recorded as an API key's last-use address."""
     if not authorization:
         raise Unauthorized("Send a credential: Authorization: Bearer <API key or access token>.")
     scheme, _, credential = authorization.strip().partition(" ")
@@ -80,24 +82,24 @@ def authenticate(authorization: str | None) -> Principal:
     if scheme.lower() != "bearer" or not credential:
         raise Unauthorized("The Authorization header must be 'Bearer <credential>'.")
     if credential.startswith("svc_"):
-        return _from_api_key(credential)
+        return _from_api_key(credential, source_ip)
     return tokens.verify(credential)
 
 
-def _from_api_key(value: str) -> Principal:
+def _from_api_key(value: str, source_ip: str | None) -> Principal:
     if key_format.parse_type(value) is None:
         raise Unauthorized("The API key is malformed.")
     secret_hash = hash_key(value)
     now = timeutil.now()
     cached = _key_cache.get(secret_hash)
     if cached is None or time.monotonic() - cached.fetched > settings().key_cache_seconds:
-        cached = _load(secret_hash, now)
+        cached = _load(secret_hash, now, source_ip)
     if cached.not_after is not None and now >= cached.not_after:
         raise Unauthorized("The API key has expired or was revoked.")
     return cached.principal
 
 
-def _load(secret_hash: str, now: float) -> _CachedKey:
+def _load(secret_hash: str, now: float, source_ip: str | None) -> _CachedKey:
     record = api_keys_table.find_secret(secret_hash)
     if record is None:
         cell_routing.api_key(secret_hash)  # a key of a tenant homed in another cell: 421 to it
@@ -113,14 +115,14 @@ def _load(secret_hash: str, now: float) -> _CachedKey:
     # The key's last use, when due (api_keys_table.LAST_USED_STEP), is written while its tenant's
     # policy, which admission reads next, is read (and cached): one round trip instead of two.
     if api_keys_table.touch_due(record, int(now)):
-        parallel.both(lambda: _touch(record["keyId"], secret_hash, now),
+        parallel.both(lambda: _touch(record["keyId"], secret_hash, now, source_ip),
                       lambda: tenant_policy.policy_of(record["tenantId"]))
     return cached
 
 
-def _touch(key_id: str, secret_hash: str, now: float) -> None:
+def _touch(key_id: str, secret_hash: str, now: float, source_ip: str | None) -> None:
     try:
-        api_keys_table.touch(key_id, secret_hash, int(now))
+        api_keys_table.touch(key_id, secret_hash, int(now), source_ip)
     except Exception:
         logger.warning("could not record last use of an API key", extra={"key_id": key_id})
 

@@ -7,7 +7,7 @@ Two kinds of item:
 - SECRET#<hash>: looked up by the HMAC of a presented key; carries what authentication needs
   (key id, tenant, scopes), `notAfter`, the end of that secret's life (a rotated-out
   secret lives on for the overlap, which a later rotation's overlap may shorten; a revoked key's
-  secrets end at once), and `lastUsedAt`, a
+  secrets end at once), and `lastUsedAt` (with `lastUsedIp`), a
   copy of the key's written with it (touch), so the read that authenticates a key also tells
   whether its last use needs writing.
 The key value itself is never stored.
@@ -82,12 +82,15 @@ def touch_due(secret: dict[str, Any], now: int) -> bool:
     return now - (secret.get("lastUsedAt") or 0) >= LAST_USED_STEP
 
 
-def touch(key_id: str, secret_hash: str, now: int) -> None:
-    """Record the key's last use on its record (what the API shows) and on the secret's (what
-    authentication reads), in one round trip."""
+def touch(key_id: str, secret_hash: str, now: int, source_ip: str | None = None) -> None:
+    """Record the key's last use, when and from which address (API Gateway's sourceIp; None when
+    unknown), on its record (what the API shows) and on the secret's (what authentication reads),
+    in one round trip."""
     aws.client("dynamodb").transact_write_items(TransactItems=[
-        {"Update": {"TableName": _TABLE.name, "Key": _TABLE.key(pk), "UpdateExpression": "SET lastUsedAt = :now",
-                    "ConditionExpression": "attribute_exists(pk)", "ExpressionAttributeValues": values(now=now)}}
+        {"Update": {"TableName": _TABLE.name, "Key": _TABLE.key(pk),
+                    "UpdateExpression": "SET lastUsedAt = :now, lastUsedIp = :ip",
+                    "ConditionExpression": "attribute_exists(pk)",
+                    "ExpressionAttributeValues": values(now=now, ip=source_ip or None)}}
         for pk in (f"KEY#{key_id}", f"SECRET#{secret_hash}")
     ])
 

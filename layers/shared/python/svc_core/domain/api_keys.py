@@ -52,6 +52,7 @@ def _view(record: dict[str, Any]) -> dict[str, Any]:
         "tenantId": record["tenantId"], "createdBy": record["createdBy"], "hint": record["hint"],
         "status": _status(record, timeutil.now()),
         "created_at": timeutil.iso(record["createdAt"]), "last_used_at": timeutil.iso(record.get("lastUsedAt")),
+        "lastUsedIp": record.get("lastUsedIp"),
         "expires_at": timeutil.iso(record.get("expiresAt")), "revoked_at": timeutil.iso(record.get("revokedAt")),
         "rotated_at": timeutil.iso(record.get("rotatedAt")),
     }

@@ -28,6 +28,7 @@ from svc_core.data.cli_sessions_table import WrongState
 from svc_core.domain import audit
 from svc_core.domain.api_keys import issue_key
 from svc_core.platform import ids, timeutil
+from svc_core.platform.config import settings
 from svc_core.platform.errors import (
     Conflict,
     Forbidden,
@@ -63,10 +64,18 @@ def start(body: StartBody, base_url: str) -> dict[str, Any]:
         "codeChallengeMethod": "S256", "cliVersion": body.cliVersion, "platform": body.platform,
         "verificationCode": code, "status": "pending", "createdAt": now, "expiresAt": now + LIFETIME_SECONDS,
     })
-    # The page needs the state to approve; in the fragment it never reaches a server or a log.
-    auth_url = f"{base_url}/api/v1/cli/auth/approve?loginId={login_id}#state={body.state}"
-    return {"loginId": login_id, "authUrl": auth_url,
+    return {"loginId": login_id, "authUrl": _auth_url(base_url, login_id, body.state),
             "verificationCode": code, "expiresIn": LIFETIME_SECONDS, "interval": POLL_INTERVAL_SECONDS}
+
+
+def _auth_url(base_url: str, login_id: str, state: str) -> str:
+    """The dashboard's approval route when there is a dashboard, else the API's own page. The page
+    needs the state to approve; in the fragment it never reaches a server or a log (the dashboard's
+    routes are all in the fragment, so there the login id rides in it too)."""
+    dashboard = settings().dashboard_url.rstrip("/")
+    if dashboard:
+        return f"{dashboard}/#/device?loginId={login_id}&state={state}"
+    return f"{base_url}/api/v1/cli/auth/approve?loginId={login_id}#state={state}"
 
 
 def _session(login_id: str) -> dict[str, Any]:

@@ -289,7 +289,7 @@ class Api:
         """On a public route: the caller's verified credential when one is sent, else None."""
         if not self.header("authorization"):
             return None
-        return authenticate(self.header("authorization"))
+        return authenticate(self.header("authorization"), source_ip=self.source_ip())
 
     def public_base_url(self) -> str:
         """Where a browser reaches this API (a login page, a stream URL): the configured
@@ -383,7 +383,7 @@ class Api:
     def authenticate(self, event: dict[str, Any], headers: dict[str, str]) -> Principal:
         """The caller's verified credential (headers: lower-case names). An Api may accept another
         credential on its own routes (the chat stream's ?token=) by overriding this."""
-        return authenticate(headers.get("authorization"))
+        return authenticate(headers.get("authorization"), source_ip=self.source_ip())
 
     @staticmethod
     def response_headers(state: RequestState) -> dict[str, str]:

@@ -59,6 +59,8 @@ class Settings:
     oauth_http_timeout_seconds: float = 5.0
     # Where a browser reaches the API (empty: the request's own host).
     public_base_url: str = ""
+    # Where a browser reaches the dashboard (empty: none; the device login then approves on the API's page).
+    dashboard_url: str = ""
     # An external identity provider whose tokens may be exchanged (empty: none).
     idp_issuer: str = ""
     idp_audience: str = ""

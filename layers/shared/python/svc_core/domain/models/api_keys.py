@@ -51,6 +51,9 @@ class ApiKey(BaseModel):
     status: Literal["active", "expired", "revoked"]
     created_at: str
     last_used_at: str | None
+    lastUsedIp: str | None = Field(description=(
+        "The address of the key's last recorded use (API Gateway's sourceIp, never a client's X-Forwarded-For), "
+        "written with last_used_at, at most every LAST_USED_STEP (300) seconds"))
     expires_at: str | None
     revoked_at: str | None
     rotated_at: str | None

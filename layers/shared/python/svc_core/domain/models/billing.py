@@ -144,6 +144,25 @@ class BillingSummary(BaseModel):
     testMode: bool
 
 
+class BillingUsageDay(BaseModel):
+    date: str = Field(description="the UTC day, YYYY-MM-DD", examples=["2026-11-27"])
+    model: str = Field(description="the model as its calls were metered", examples=["anthropic:claude-haiku-4-5"])
+    calls: int = Field(description="metered calls of this model on this day (at least 1)")
+    inputTokens: int
+    outputTokens: int
+    microCredits: int = Field(description="what these calls cost")
+
+
+class BillingUsageSeries(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from", description="the first UTC day, YYYY-MM-DD")
+    to: str = Field(description="the last UTC day, YYYY-MM-DD (included)")
+    models: list[str] = Field(description="the models in days, sorted")
+    days: list[BillingUsageDay] = Field(description="by date, then model; a day without calls of a model has no "
+                                                    "entry")
+
+
 class BillingPurchase(BaseModel):
     id: str = Field(examples=["pur_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
     status: str = Field(description="succeeded (credited), pending (pay at checkoutUrl) or failed")

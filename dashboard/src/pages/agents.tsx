@@ -1,0 +1,209 @@
+/**
+ * Build → Agents: the tenant's agents; create one (name, system prompt, and its config: autonomy
+ * level, step limit, tools, model), delete one (asked first). An agent's page: its config, a form
+ * that runs it on a goal in a project (in the background; the run's page follows it), and its runs.
+ */
+import type { Agent, components } from "@svc/client";
+import { useState } from "preact/hooks";
+
+import { useAction } from "../action";
+import { useClient } from "../api";
+import { ConfirmButton } from "../components/confirm";
+import { Empty, ErrorNotice, Show } from "../components/status";
+import { when } from "../format";
+import { collect, useLoad } from "../load";
+import { navigate } from "../router";
+
+type ConfigBody = components["schemas"]["AgentConfigBody"];
+type Autonomy = NonNullable<ConfigBody["autonomyLevel"]>;
+type Tool = NonNullable<ConfigBody["tools"]>[number];
+
+const AUTONOMY: { value: Autonomy; label: string }[] = [
+  { value: "suggest", label: "Suggest: changes are proposed, never made" },
+  { value: "supervised", label: "Supervised: each change waits for your approval" },
+  { value: "autonomous", label: "Autonomous: changes are made" },
+];
+/** The tool catalogue (docs/agents-and-runs.md), in its order. */
+export const TOOLS: { name: Tool; what: string }[] = [
+  { name: "read_project", what: "reads the project" }, { name: "list_files", what: "lists its files" },
+  { name: "read_file", what: "reads a file" }, { name: "write_file", what: "creates or overwrites a file (a change)" },
+  { name: "read_secret", what: "reads a secret (the model only sees it)" },
+];
+
+export function AgentsPage() {
+  const client = useClient();
+  const agents = useLoad(() => collect(client.agents.iterate()));
+  return (
+    <>
+      <h1>Agents</h1>
+      <p class="lead">An agent is an assistant with its own prompt, tools and autonomy. Run it on a goal in a project
+        from its page.</p>
+      <CreateAgent created={(agent) => navigate(`/agents/${agent.id}`)} />
+      <h2>Your agents</h2>
+      <Show loaded={agents} what="the agents">
+        {(items) => items.length === 0 ? <Empty>No agents yet: create one above.</Empty> : (
+          <div class="table-wrap">
+            <table class="stack">
+              <thead><tr><th scope="col">Name</th><th scope="col">Autonomy</th><th scope="col">Tools</th>
+                <th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
+              <tbody>{items.map((a) => <AgentRow key={a.id} agent={a} changed={agents.reload} />)}</tbody>
+            </table>
+          </div>
+        )}
+      </Show>
+    </>
+  );
+}
+
+function AgentRow({ agent, changed }: { agent: Agent; changed: () => void }) {
+  const client = useClient();
+  const action = useAction();
+  return (
+    <tr>
+      <th scope="row"><a href={`#/agents/${agent.id}`}>{agent.name}</a></th>
+      <td data-label="Autonomy"><span class="badge">{agent.config.autonomyLevel}</span></td>
+      <td data-label="Tools">{agent.config.tools.length ? agent.config.tools.join(", ") : "none"}</td>
+      <td data-label="Created">{when(agent.created_at)}</td>
+      <td><div class="row-actions">
+        <ConfirmButton label="Delete" disabled={action.busy}
+                       question={`Delete the agent ${agent.name}? This cannot be undone.`}
+                       onConfirm={() => void action.run(async () => { await client.agents.delete(agent.id); changed(); })} />
+        {action.error !== null && <ErrorNotice error={action.error} />}
+      </div></td>
+    </tr>
+  );
+}
+
+function CreateAgent({ created }: { created: (agent: Agent) => void }) {
+  const client = useClient();
+  const action = useAction();
+  const [name, setName] = useState("");
+  const [prompt, setPrompt] = useState("");
+  const [autonomy, setAutonomy] = useState<Autonomy>("suggest");
+  const [stepLimit, setStepLimit] = useState("8");
+  const [tools, setTools] = useState<Tool[]>(TOOLS.map((t) => t.name));
+  const [model, setModel] = useState("");
+  return (
+    <section class="card" aria-labelledby="create-agent-title">
+      <h2 id="create-agent-title">Create an agent</h2>
+      <form onSubmit={(event) => {
+        event.preventDefault();
+        void action.run(async () => {
+          const config: ConfigBody = { autonomyLevel: autonomy, stepLimit: Number(stepLimit),
+                                       tools: TOOLS.map((t) => t.name).filter((t) => tools.includes(t)) };
+          // Any id the deployment allows (the service checks it and names the allowed ones if not).
+          if (model.trim()) config.model = model.trim() as ConfigBody["model"];
+          created(await client.agents.create({ name, systemPrompt: prompt, config }));
+        });
+      }}>
+        <div class="fields">
+          <label>Name<input required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} /></label>
+          <label>Autonomy<select value={autonomy} onChange={(e) => setAutonomy(e.currentTarget.value as Autonomy)}>
+            {AUTONOMY.map((a) => <option key={a.value} value={a.value}>{a.label}</option>)}</select></label>
+          <label>Step limit (model calls per run)<input type="number" required min={1} max={25} value={stepLimit}
+            onInput={(e) => setStepLimit(e.currentTarget.value)} /></label>
+          <label>Model (empty: the default)<input value={model} placeholder="the deployment's default"
+            onInput={(e) => setModel(e.currentTarget.value)} /></label>
+        </div>
+        <label for="agent-prompt">System prompt</label>
+        <textarea id="agent-prompt" required rows={4} maxLength={20000} value={prompt}
+                  onInput={(e) => setPrompt(e.currentTarget.value)} />
+        <fieldset>
+          <legend>Tools</legend>
+          <div class="scopes">
+            {TOOLS.map((tool) => (
+              <label key={tool.name} class="check"><input type="checkbox" checked={tools.includes(tool.name)}
+                onChange={(e) => setTools(e.currentTarget.checked ? [...tools, tool.name] : tools.filter((t) => t !== tool.name))} />
+                <span>{tool.name} <span class="muted">{tool.what}</span></span></label>
+            ))}
+          </div>
+        </fieldset>
+        <button type="submit" class="primary" disabled={action.busy}>{action.busy ? "Creating…" : "Create agent"}</button>
+      </form>
+      {action.error !== null && <ErrorNotice error={action.error} />}
+    </section>
+  );
+}
+
+export function AgentPage({ params }: { params: Record<string, string> }) {
+  const client = useClient();
+  const id = params["id"] ?? "";
+  const loaded = useLoad(async () => {
+    const [agent, runs, projects] = await Promise.all([
+      client.agents.get(id), collect(client.paginate("list_runs", { path: { id } }), 100),
+      collect(client.projects.iterate()),
+    ]);
+    return { agent, runs, projects };
+  }, [id]);
+  return (
+    <>
+      <p><a href="#/agents">← Agents</a></p>
+      <Show loaded={loaded} what="the agent">
+        {({ agent, runs, projects }) => (
+          <>
+            <h1>{agent.name}</h1>
+            <dl class="facts">
+              <dt>Autonomy</dt><dd>{agent.config.autonomyLevel}</dd>
+              <dt>Model</dt><dd>{agent.config.model ?? "the deployment's default"}</dd>
+              <dt>Step limit</dt><dd>{agent.config.stepLimit}</dd>
+              <dt>Tools</dt><dd>{agent.config.tools.join(", ") || "none"}</dd>
+            </dl>
+            <details><summary>System prompt</summary><pre class="block">{agent.systemPrompt}</pre></details>
+            <RunAgent agent={agent} projects={projects} />
+            <h2>Runs</h2>
+            {runs.length === 0 ? <Empty>No runs yet: run the agent on a goal above.</Empty> : (
+              <div class="table-wrap">
+                <table class="stack">
+                  <thead><tr><th scope="col">Goal</th><th scope="col">Status</th><th scope="col">Started</th>
+                    <th scope="col">Steps</th></tr></thead>
+                  <tbody>{runs.map((run) => (
+                    <tr key={run.id}>
+                      <th scope="row"><a href={`#/agents/${agent.id}/runs/${run.id}`}>{run.goal.slice(0, 120)}</a></th>
+                      <td data-label="Status"><span class={`badge ${run.status}`}>{run.status.replace("_", " ")}</span></td>
+                      <td data-label="Started">{when(run.created_at)}</td>
+                      <td data-label="Steps">{run.steps.length}</td>
+                    </tr>
+                  ))}</tbody>
+                </table>
+              </div>
+            )}
+          </>
+        )}
+      </Show>
+    </>
+  );
+}
+
+function RunAgent({ agent, projects }: { agent: Agent; projects: { id: string; name: string }[] }) {
+  const client = useClient();
+  const action = useAction();
+  const [goal, setGoal] = useState("");
+  const [projectId, setProjectId] = useState(projects[0]?.id ?? "");
+  if (projects.length === 0) {
+    return <section class="card"><h2>Run the agent</h2>
+      <Empty>A run works in a project: <a href="#/projects">create a project</a> first.</Empty></section>;
+  }
+  return (
+    <section class="card" aria-labelledby="run-agent-title">
+      <h2 id="run-agent-title">Run the agent</h2>
+      <form onSubmit={(event) => {
+        event.preventDefault();
+        void action.run(async () => {
+          const run = await client.agents.execute(agent.id, goal, projectId, { async: true });
+          navigate(`/agents/${agent.id}/runs/${run.id}`);
+        });
+      }}>
+        <div class="fields">
+          <label>Project<select value={projectId} onChange={(e) => setProjectId(e.currentTarget.value)}>
+            {projects.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}</select></label>
+        </div>
+        <label for="run-goal">Goal</label>
+        <textarea id="run-goal" required rows={3} maxLength={20000} value={goal}
+                  placeholder="e.g. Write notes.md with a summary of the project"
+                  onInput={(e) => setGoal(e.currentTarget.value)} />
+        <button type="submit" class="primary" disabled={action.busy}>{action.busy ? "Starting…" : "Run"}</button>
+      </form>
+      {action.error !== null && <ErrorNotice error={action.error} />}
+    </section>
+  );
+}
