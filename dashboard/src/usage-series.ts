@@ -3,23 +3,11 @@
  * calls) turned into one stacked bar per day of the range, days without calls at zero, and a value
  * scale with round ticks.
  */
+import type { components } from "@svc/client";
 
-/** GET /billing/usage's data (get_usage_series). */
-export interface UsageDay {
-  date: string;
-  model: string;
-  calls: number;
-  inputTokens: number;
-  outputTokens: number;
-  microCredits: number;
-}
-
-export interface UsageSeries {
-  from: string;
-  to: string;
-  models: string[];
-  days: UsageDay[];
-}
+/** GET /billing/usage's data (get_usage_series) and one of its days. */
+export type UsageSeries = components["schemas"]["BillingUsageSeries"];
+export type UsageDay = components["schemas"]["BillingUsageDay"];
 
 export type Measure = "credits" | "tokens";
 

@@ -2,14 +2,13 @@
  * Observe → Usage: the tenant's metered model calls per UTC day, stacked by model, in credits or
  * tokens, over the last 7, 30 or 90 days (GET /billing/usage).
  */
-import type { Client } from "@svc/client";
 import { useState } from "preact/hooks";
 
 import { useClient } from "../api";
 import { Show } from "../components/status";
 import { UsageChart } from "../components/usage-chart";
 import { useLoad } from "../load";
-import type { Measure, UsageSeries } from "../usage-series";
+import type { Measure } from "../usage-series";
 
 const RANGES = [7, 30, 90];
 
@@ -20,16 +19,11 @@ export function lastDays(days: number, today = new Date()): { from: string; to: 
   return { from, to };
 }
 
-async function readSeries(client: Client, range: { from: string; to: string }, signal: AbortSignal): Promise<UsageSeries> {
-  const answer = await client.transport.send("GET", "/billing/usage", { query: range, signal });
-  return (await answer.response.json() as { data: UsageSeries }).data;
-}
-
 export function UsagePage() {
   const client = useClient();
   const [days, setDays] = useState(30);
   const [measure, setMeasure] = useState<Measure>("credits");
-  const series = useLoad((signal) => readSeries(client, lastDays(days), signal), [days]);
+  const series = useLoad(() => client.billing.usage(lastDays(days)), [days]);
   return (
     <>
       <h1>Usage</h1>
