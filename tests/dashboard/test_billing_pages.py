@@ -238,6 +238,15 @@ def test_preferences_are_stored_and_a_plan_s_refusal_is_shown(page, dashboard):
         "primaryRegion": "eu-central-1", "secondaryRegion": None, "dataResidencyRequired": True,
         "dataResidencyRegion": "eu", "complianceLevel": "gdpr", "isDefault": False}
     expect(prefs).to_contain_text("Last changed")
+
+    # a primary region outside the stored residency and compliance: a conflict naming the stored values
+    prefs.get_by_label("Primary region").select_option("us-east-1")
+    prefs.get_by_role("button", name="Save preferences").click()
+    expect(prefs.get_by_role("alert")).to_contain_text("CONFLICT")
+    expect(prefs.locator(".warning")).to_contain_text('complianceLevel = "gdpr"')
+    expect(prefs.locator(".warning")).to_contain_text('dataResidencyRegion = "eu"')
+    with reader(dashboard, account) as api:
+        assert data(api.get(f"/regions/preferences/{account.tenant_id}"))["primaryRegion"] == "eu-central-1"
     expect(page.get_by_role("region", name="Regions").get_by_role("row", name=re.compile("eu-central-1"))).to_contain_text("gdpr")
     check_page(page, "regions")
     assert page.problems == []

@@ -47,8 +47,25 @@ function PlanRefusal({ error }: { error: unknown }) {
     <a href="#/settings/billing">Change plan</a></p>;
 }
 
+/** A conflict with what is stored, in words: each rule broken, and the stored values it read. */
+function ConflictDetail({ error }: { error: unknown }) {
+  if (!(error instanceof ApiError) || error.code !== "CONFLICT") return null;
+  const fields = Array.isArray(error.details["fields"]) ? error.details["fields"] as { field?: string; reason?: string }[] : [];
+  const current = (error.details["current"] ?? {}) as Record<string, unknown>;
+  if (fields.length === 0 && Object.keys(current).length === 0) return null;
+  return (
+    <div class="warning">
+      <ul>{fields.map((f, i) => <li key={i}><code>{f.field}</code>: {f.reason}</li>)}</ul>
+      {Object.keys(current).length > 0 && (
+        <p>Stored now: {Object.entries(current).map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(", ")}.
+          Change these with it.</p>
+      )}
+    </div>
+  );
+}
+
 function Refused({ error }: { error: unknown }) {
-  return <><PlanRefusal error={error} /><ErrorNotice error={error} /></>;
+  return <><PlanRefusal error={error} /><ErrorNotice error={error} /><ConflictDetail error={error} /></>;
 }
 
 export function RegionsStoragePage() {
