@@ -183,6 +183,15 @@ def test_the_usage_chart_shows_today_s_chat_by_model_and_its_table_the_api_s_num
     page.get_by_label("Tokens").check()
     expect(chart).to_have_attribute("aria-label", re.compile("in tokens"))
     check_page(page, "usage")
+
+    # the billing page's period usage counts the same chat call
+    with reader(dashboard, account) as api:
+        chat = data(api.get("/billing/summary"))["usage"]["chat"]
+    assert chat["calls"] == sum(d["calls"] for d in series["days"]) == 1
+    page.get_by_role("link", name="Billing", exact=True).first.click()
+    row = page.get_by_role("region", name="This period's usage").get_by_role("row", name=re.compile("^Chat"))
+    expect(row).to_have_text(re.compile(
+        rf"Chat\s*1\s*{chat['inputTokens']:,}\s*{chat['outputTokens']:,}\s*{re.escape(credits_text(chat['microCredits']))}"))
     assert page.problems == []
 
 
