@@ -55,3 +55,23 @@ describe("a list read a page at a time", () => {
     expect(result.current.hasMore).toBe(true);
   });
 });
+
+describe("a filtered list", () => {
+  it("shows loading, not the rows of the filter before, until the new filter's first page comes", async () => {
+    const lists: Record<string, ReturnType<typeof server>> = { a: server(3, 2), b: server(1, 2) };
+    let release: () => void = () => {};
+    const { result, rerender } = renderHook(({ filter }: { filter: string }) => usePaged(async (cursor) => {
+      if (filter === "b") await new Promise<void>((resolve) => { release = resolve; });
+      return (lists[filter] as ReturnType<typeof server>).read(cursor);
+    }, [filter]), { initialProps: { filter: "a" } });
+    await waitFor(() => expect(result.current.items).toEqual([0, 1]));
+    rerender({ filter: "b" });
+    await waitFor(() => expect(result.current.first.state).toBe("loading"));
+    expect(result.current.items).toEqual([]);
+    expect(result.current.hasMore).toBe(false);
+    act(() => release());
+    await waitFor(() => expect(result.current.first.state).toBe("ready"));
+    expect(result.current.items).toEqual([0]);
+    expect(result.current.hasMore).toBe(false);
+  });
+});

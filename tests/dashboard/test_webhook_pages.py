@@ -212,9 +212,16 @@ def test_the_audit_log_shows_who_registered_a_webhook_and_exports_on_enterprise(
     account = dashboard.new_account()
     dashboard.sign_in(page, account, "/webhooks")
     form = page.get_by_role("region", name="Register an endpoint")
+    form.get_by_label("Every event").check()
+    # a refused URL: the service's reason, with the request id, and nothing registered (nor audited)
+    form.get_by_label("URL").fill("https://10.0.0.1/hooks")
+    form.get_by_role("button", name="Register endpoint").click()
+    alert = form.get_by_role("alert")
+    expect(alert).to_contain_text("VALIDATION_ERROR")
+    expect(alert).to_contain_text("url")
+    expect(alert).to_contain_text(re.compile(r"Request id: \S+"))
     url = f"https://hooks-{secrets.token_hex(3)}.example.com/svc"
     form.get_by_label("URL").fill(url)
-    form.get_by_label("Every event").check()
     form.get_by_role("button", name="Register endpoint").click()
     expect(page.get_by_role("region", name=f"The signing secret of {url}")).to_be_visible()
 
