@@ -26,7 +26,7 @@ const OVERLAPS = [
   { seconds: 86400, label: "24 hours" }, { seconds: 604800, label: "7 days" },
 ];
 /** After a send, the deliveries are read again at these delays (ms): an attempt lands within seconds. */
-const REFRESHES = [700, 2000, 5000];
+const REFRESHES = [700, 2000, 5000, 10000, 20000];
 
 export function WebhookPage({ params }: { params: Record<string, string> }) {
   const client = useClient();
