@@ -259,3 +259,26 @@ def test_the_audit_log_shows_who_registered_a_webhook_and_exports_on_enterprise(
     assert (entry["action"], entry["actor"], entry["changes"]["url"]["new"]) == (
         "webhook.created", {"type": "user", "id": account.user_id}, url)
     assert page.problems == []
+
+
+def test_a_failing_endpoint_shows_the_status_its_error_and_the_next_retry(page, dashboard):
+    account = dashboard.new_account()
+    receiver = Receiver(secret="not known yet", respond=lambda n, d: (503, {}))
+    try:
+        dashboard.sign_in(page, account, "/webhooks")
+        form = page.get_by_role("region", name="Register an endpoint")
+        form.get_by_label("URL").fill(receiver.url)
+        form.get_by_label("Every event").check()
+        form.get_by_role("button", name="Register endpoint").click()
+        page.get_by_role("link", name="Open the endpoint").click()
+        page.get_by_role("button", name="Send test event").click()
+        row = page.get_by_role("row", name=re.compile("webhook.test"))
+        refreshed_until(page, row)
+        expect(row.locator("td[data-label='Outcome']")).to_have_text("retrying")
+        expect(row.locator("td[data-label='HTTP status']")).to_have_text("503")
+        expect(row.locator("td[data-label='Error']")).not_to_be_empty()
+        expect(row.locator("td[data-label='Next retry']")).not_to_have_text("—")
+        assert receiver.wait_for(1)[0].path == "/hooks"
+        assert page.problems == []
+    finally:
+        receiver.stop()
