@@ -7,9 +7,11 @@ import type { FunctionComponent } from "preact";
 import { AcceptInvitationPage } from "./pages/accept-invitation";
 import { AgentPage, AgentsPage } from "./pages/agents";
 import { ApiKeysPage } from "./pages/api-keys";
+import { AuditLogPage } from "./pages/audit-log";
 import { BillingPage } from "./pages/billing";
 import { ChatSessionPage, ChatSessionsPage } from "./pages/chat";
 import { DeviceLoginPage } from "./pages/device";
+import { EventPage, EventsPage } from "./pages/events";
 import { Home } from "./pages/home";
 import { MembersPage } from "./pages/members";
 import { NetworkSecurityPage } from "./pages/network-security";
@@ -17,6 +19,8 @@ import { ProjectsPage } from "./pages/projects";
 import { RegionsStoragePage } from "./pages/regions-storage";
 import { RunPage } from "./pages/run";
 import { UsagePage } from "./pages/usage";
+import { WebhookPage } from "./pages/webhook";
+import { WebhooksPage } from "./pages/webhooks";
 
 export interface Route {
   path: string;
@@ -34,6 +38,11 @@ export const ROUTES: Route[] = [
   { path: "/agents/:id/runs/:runId", title: "Run", page: RunPage },
   { path: "/chat", title: "Chat", section: "Build", page: ChatSessionsPage },
   { path: "/chat/:id", title: "Chat session", page: ChatSessionPage },
+  { path: "/webhooks", title: "Webhooks", section: "Build", page: WebhooksPage },
+  { path: "/webhooks/:id", title: "Webhook endpoint", page: WebhookPage },
+  { path: "/events", title: "Event log", section: "Observe", page: EventsPage },
+  { path: "/events/:id", title: "Event", page: EventPage },
+  { path: "/audit-log", title: "Audit log", section: "Observe", page: AuditLogPage },
   { path: "/settings/api-keys", title: "API keys", section: "Settings", page: ApiKeysPage },
   { path: "/settings/network", title: "Network security", section: "Settings", page: NetworkSecurityPage },
   { path: "/usage", title: "Usage", section: "Observe", page: UsagePage },

@@ -27,8 +27,9 @@ def get_summary():
 @api.get("/api/v1/billing/usage", scope="billing:read", response_model="models.BillingUsageSeries", tags=TAGS,
          summary="Metered model calls summed per UTC day and per model",
          description=f"Both days included; without `from` and `to`, the {billing.USAGE_SERIES_DAYS} days to today. "
-                     f"At most {billing.USAGE_SERIES_MAX_DAYS} days: a longer range, `from` after `to` or a day "
-                     "that does not exist is 400 naming the field. A day without calls of a model has no entry "
+                     f"At most {billing.USAGE_SERIES_MAX_DAYS} days: a longer range keeps its last "
+                     f"{billing.USAGE_SERIES_MAX_DAYS} days, and `from` after `to` is an empty range; the answer's "
+                     "`from` and `to` are the days it covers. A day without calls of a model has no entry "
                      "in `days` (so a day without any call has none).")
 def get_usage_series(date_from: Annotated[str | None, Query(
                          alias="from", pattern=USAGE_DATE_PATTERN, examples=["2026-11-01"],

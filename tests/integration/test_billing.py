@@ -449,21 +449,38 @@ def test_the_usage_series_is_the_30_days_to_today_by_default(stack):
 
 @pytest.mark.parametrize(("query", "field"), [
     ({"from_": "2026-11-31", "to": "2026-12-01"}, "from"),         # no such day
+    ({"from_": "2025-02-29"}, "from"),                             # not a leap year
     ({"to": "2026-13-01"}, "to"),
+    ({"to": "0000-01-01"}, "to"),                                  # the calendar starts at 0001
     ({"from_": "20261101"}, "from"),                               # ISO's basic form is not taken
     ({"to": "2026-11-1"}, "to"),
     ({"from_": "2026-11-01T00:00:00Z"}, "from"),
     ({"from_": ""}, "from"),
-    ({"from_": "2026-11-03", "to": "2026-11-02"}, "from"),         # after `to`
-    ({"from_": "2026-01-01", "to": "2026-04-03"}, "from"),         # 93 days
-    ({"to": "0001-01-05"}, "to"),                                  # its default `from` is before the calendar
-    ({"to": "9999-12-31"}, "to"),                                  # the series would end after it
 ])
-def test_a_bad_usage_range_is_400_naming_the_field(stack, query, field):
+def test_a_day_the_document_does_not_take_is_400_naming_the_field(stack, query, field):
     _, key = stack.tenant_with_key()
     reply = usage_series(key, **query)
     assert reply.status == 400 and reply.error["code"] == "VALIDATION_ERROR", reply
     assert [(f["field"], f["in"]) for f in reply.error["details"]["fields"]] == [(field, "query")], reply.error
+
+
+@pytest.mark.parametrize(("query", "covered"), [
+    ({"from_": "2026-11-03", "to": "2026-11-02"}, ("2026-11-03", "2026-11-02")),   # from after to: empty
+    ({"from_": "2026-01-01", "to": "2026-04-03"}, ("2026-01-02", "2026-04-03")),   # 93 days: the last 92
+    ({"to": "0001-01-05"}, ("0001-01-01", "0001-01-05")),                          # from the calendar's first day
+    ({"to": "9999-12-31"}, ("9999-12-02", "9999-12-31")),                          # to the calendar's last
+    ({"from_": "2024-02-29", "to": "2024-02-29"}, ("2024-02-29", "2024-02-29")),   # a leap day
+])
+def test_every_range_the_document_takes_is_answered_and_says_what_it_covers(stack, query, covered):
+    """A request valid by the document is never refused as invalid (docs/conventions.md)."""
+    tenant, key = stack.tenant_with_key()
+    metered(tenant, HAIKU, "2026-01-01T12:00:00.000Z", 100, 10)     # before the kept 92 days
+    metered(tenant, HAIKU, "2026-01-02T00:00:00.000Z", 200, 20)     # their first instant
+    reply = usage_series(key, **query)
+    assert reply.status == 200, reply
+    assert (reply.data["from"], reply.data["to"]) == covered
+    days = [d["date"] for d in reply.data["days"]]
+    assert days == (["2026-01-02"] if covered[0] == "2026-01-02" else []), reply.data
 
 
 def test_the_usage_series_takes_92_days_and_needs_billing_read(stack):

@@ -557,7 +557,7 @@ export interface paths {
         };
         /**
          * Metered model calls summed per UTC day and per model
-         * @description Both days included; without `from` and `to`, the 30 days to today. At most 92 days: a longer range, `from` after `to` or a day that does not exist is 400 naming the field. A day without calls of a model has no entry in `days` (so a day without any call has none).
+         * @description Both days included; without `from` and `to`, the 30 days to today. At most 92 days: a longer range keeps its last 92 days, and `from` after `to` is an empty range; the answer's `from` and `to` are the days it covers. A day without calls of a model has no entry in `days` (so a day without any call has none).
          */
         get: operations["get_usage_series"];
         put?: never;

@@ -8,9 +8,8 @@ Currency: US dollars, amounts in cents; 1 credit = 1 USD = 1,000,000 micro-credi
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from svc_core.adapters.payments import PaymentProvider
@@ -21,11 +20,11 @@ from svc_core.data import billing_table, tenants_table, usage_table
 from svc_core.data.common import read_items
 from svc_core.domain import audit, tenants
 from svc_core.domain import billing_ledger as ledger
-from svc_core.domain.fields.billing import PACKS, USAGE_DATE_PATTERN
+from svc_core.domain.fields.billing import PACKS
 from svc_core.domain.paging import id_page
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
-from svc_core.platform.errors import Conflict, NotFound, RateLimited, ValidationFailed
+from svc_core.platform.errors import Conflict, NotFound, RateLimited
 
 if TYPE_CHECKING:
     from svc_core.domain.models.billing import BillingGiftCardRedeem, BillingPurchaseCreate, BillingSubscriptionCreate
@@ -159,47 +158,34 @@ USAGE_SERIES_DAYS = 30       # the days a series covers when `from` is not given
 USAGE_SERIES_MAX_DAYS = 92   # the longest series: a quarter of daily points is enough for a chart
 
 
-def _bad_query(field_name: str, reason: str) -> ValidationFailed:
-    return ValidationFailed("The request is not valid.", {"fields": [{"field": field_name, "in": "query",
-                                                                      "reason": reason}]})
-
-
-def _day(field_name: str, text: str) -> date:
-    if not re.fullmatch(USAGE_DATE_PATTERN, text):  # fromisoformat takes more forms (20261127, 2026-W48-5)
-        raise _bad_query(field_name, "not a date (YYYY-MM-DD)")
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise _bad_query(field_name, "not a date (YYYY-MM-DD)") from None
+def _day(text: str) -> date:
+    return date.fromisoformat(text)   # the query's pattern (USAGE_DATE_PATTERN) admits only days that exist
 
 
 def _usage_days(date_from: str | None, date_to: str | None) -> tuple[date, date]:
-    """The UTC days of a usage series: the first and the day after the last (the series ends at its
-    midnight); the query's, else the 30 days to today included."""
-    last = _day("to", date_to) if date_to else datetime.fromtimestamp(timeutil.now(), UTC).date()
-    try:
-        first = _day("from", date_from) if date_from else last - timedelta(days=USAGE_SERIES_DAYS - 1)
-        after = last + timedelta(days=1)
-    except OverflowError:
-        raise _bad_query("to", "out of the calendar's range") from None
-    if first > last:
-        raise _bad_query("from", "after to")
-    if (after - first).days > USAGE_SERIES_MAX_DAYS:
-        raise _bad_query("from", f"more than {USAGE_SERIES_MAX_DAYS} days before to (both included)")
-    return first, after
+    """The first and last UTC days of a usage series: the query's, else the 30 days to today included.
+    A range longer than USAGE_SERIES_MAX_DAYS keeps its last days; a `from` after `to` is an empty
+    range (the answer says which days it covers)."""
+    last = _day(date_to) if date_to else datetime.fromtimestamp(timeutil.now(), UTC).date()
+    earliest = date.fromordinal(max(1, last.toordinal() - (USAGE_SERIES_MAX_DAYS - 1)))
+    first = _day(date_from) if date_from else date.fromordinal(max(1, last.toordinal() - (USAGE_SERIES_DAYS - 1)))
+    return max(first, earliest), last
 
 
 def usage_series(ctx: TenantContext, date_from: str | None, date_to: str | None) -> dict[str, Any]:
     """The tenant's metered model calls summed per UTC day and model, by date then model; a day
     and model without calls has no entry."""
-    first, after = _usage_days(date_from, date_to)
-    start, end = f"{first.isoformat()}T00:00:00.000Z", f"{after.isoformat()}T00:00:00.000Z"
+    first, last = _usage_days(date_from, date_to)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in usage_table.records_between(ctx.tenant_id, start, end):
-        groups.setdefault((r["created_at"][:10], r["model"]), []).append(r)
+    if first <= last:
+        # Up to the last instant of `last` (a record's created_at ends in "Z", before "~"): no day after
+        # it is computed, so 9999-12-31 needs no day that the calendar lacks.
+        start, end = f"{first.isoformat()}T00:00:00.000Z", f"{last.isoformat()}T23:59:59.999~"
+        for r in usage_table.records_between(ctx.tenant_id, start, end):
+            groups.setdefault((r["created_at"][:10], r["model"]), []).append(r)
     days = [{"date": day, "model": model, **_usage(records)} for (day, model), records in sorted(groups.items())]
-    return {"from": first.isoformat(), "to": (after - timedelta(days=1)).isoformat(),
-            "models": sorted({d["model"] for d in days}), "days": days}
+    return {"from": first.isoformat(), "to": last.isoformat(), "models": sorted({d["model"] for d in days}),
+            "days": days}
 
 
 # The answers' fields, spelled out so that a read needs no model (test_billing_rules checks they match)
