@@ -1,7 +1,7 @@
 /**
  * Settings → Billing: the balance, the plan and its subscription, this period's usage, buying
  * credits (a pack or an amount), changing plan, redeeming a gift card, the billing portal, the
- * invoices with their lines, and the ledger a page at a time.
+ * invoices with their lines, and the ledger (each a page at a time, "Load more").
  *
  * A purchase in test mode is settled at once (credited and invoiced); with Stripe it is pending with a
  * checkoutUrl, the page goes to Stripe Checkout, and the balance grows when Stripe's webhook confirms
@@ -13,13 +13,16 @@ import { useState } from "preact/hooks";
 import { useAction } from "../action";
 import { useClient, useSigned } from "../api";
 import { ConfirmButton } from "../components/confirm";
-import { Empty, ErrorNotice, Show } from "../components/status";
+import { PagedTable } from "../components/paged-table";
+import { ErrorNotice, Show } from "../components/status";
 import { credits, when } from "../format";
 import { useLoad } from "../load";
+import { type Paged, usePaged } from "../paged";
 
 type Summary = components["schemas"]["BillingSummary"];
 type Usage = components["schemas"]["BillingUsage"];
 type Invoice = components["schemas"]["BillingInvoice"];
+type Entry = components["schemas"]["BillingLedgerEntry"];
 type Plan = components["schemas"]["BillingSubscriptionCreate"]["plan"];
 
 const PLANS: Plan[] = ["free", "starter", "growth", "enterprise"];
@@ -43,8 +46,9 @@ function go(url: string): void {
 export function BillingPage() {
   const client = useClient();
   const summary = useLoad(() => client.billing.summary());
-  const [round, setRound] = useState(0);
-  const changed = () => { summary.reload(); setRound((n) => n + 1); };
+  const invoices = usePaged((cursor) => client.call("list_invoices", { query: { limit: 10, ...(cursor ? { cursor } : {}) } }));
+  const ledger = usePaged((cursor) => client.call("list_ledger", { query: { limit: LEDGER_PAGE, ...(cursor ? { cursor } : {}) } }));
+  const changed = () => { summary.reload(); invoices.reload(); ledger.reload(); };
   return (
     <>
       <h1>Billing</h1>
@@ -62,8 +66,8 @@ export function BillingPage() {
           </>
         )}
       </Show>
-      <Invoices round={round} />
-      <Ledger round={round} />
+      <Invoices invoices={invoices} />
+      <Ledger entries={ledger} />
     </>
   );
 }
@@ -249,29 +253,13 @@ function Portal() {
   );
 }
 
-function Invoices({ round }: { round: number }) {
-  const client = useClient();
-  const cursors = useCursors();
-  const at = cursors.at;
-  const invoices = useLoad(() => client.call("list_invoices", { query: { limit: 10, ...(at ? { cursor: at } : {}) } }),
-                           [at, round]);
+function Invoices({ invoices }: { invoices: Paged<Invoice> }) {
   return (
     <section aria-labelledby="invoices-title">
       <h2 id="invoices-title">Invoices</h2>
-      <Show loaded={invoices} what="the invoices">
-        {(page) => page.items.length === 0 ? <Empty>No invoices yet: each purchase and paid plan period has one.</Empty> : (
-          <>
-            <div class="table-wrap">
-              <table class="stack">
-                <thead><tr><th scope="col">Number</th><th scope="col">Date</th><th scope="col">Period</th>
-                  <th scope="col">Amount</th><th scope="col">Status</th><th scope="col">Lines</th></tr></thead>
-                <tbody>{page.items.map((invoice) => <InvoiceRow key={invoice.id} invoice={invoice} />)}</tbody>
-              </table>
-            </div>
-            <Pager cursors={cursors} next={page.nextCursor} what="invoices" />
-          </>
-        )}
-      </Show>
+      <PagedTable paged={invoices} what="the invoices" empty="No invoices yet: each purchase and paid plan period has one."
+                  columns={["Number", "Date", "Period", "Amount", "Status", "Lines"]}
+                  row={(invoice) => <InvoiceRow key={invoice.id} invoice={invoice} />} />
     </section>
   );
 }
@@ -311,58 +299,22 @@ function InvoiceLines({ id }: { id: string }) {
   );
 }
 
-function Ledger({ round }: { round: number }) {
-  const client = useClient();
-  const cursors = useCursors();
-  const at = cursors.at;
-  const entries = useLoad(() => client.call("list_ledger", { query: { limit: LEDGER_PAGE, ...(at ? { cursor: at } : {}) } }),
-                          [at, round]);
+function Ledger({ entries }: { entries: Paged<Entry> }) {
   return (
     <section aria-labelledby="ledger-title">
       <h2 id="ledger-title">Ledger</h2>
       <p class="muted">Every change of the balance, newest first; entries are never changed or deleted.</p>
-      <Show loaded={entries} what="the ledger">
-        {(page) => page.items.length === 0 ? <Empty>No entries yet.</Empty> : (
-          <>
-            <div class="table-wrap">
-              <table class="stack ledger">
-                <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Credits</th>
-                  <th scope="col">Reason</th><th scope="col">By</th></tr></thead>
-                <tbody>
-                  {page.items.map((entry) => (
-                    <tr key={entry.id}>
-                      <th scope="row">{when(entry.created_at)}</th>
-                      <td data-label="Kind"><span class="badge">{entry.kind}</span></td>
-                      <td data-label="Credits" class={entry.amount < 0 ? "debit" : "credit"}>
-                        {entry.amount > 0 ? "+" : ""}{credits(entry.amount)}</td>
-                      <td data-label="Reason">{entry.reason}{entry.reference && <div class="muted">{entry.reference}</div>}</td>
-                      <td data-label="By"><code>{entry.principal}</code></td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager cursors={cursors} next={page.nextCursor} what="ledger entries" />
-          </>
-        )}
-      </Show>
+      <PagedTable paged={entries} what="the ledger" empty="No entries yet." columns={["Time", "Kind", "Credits", "Reason", "By"]}
+                  row={(entry) => (
+        <tr key={entry.id}>
+          <th scope="row">{when(entry.created_at)}</th>
+          <td data-label="Kind"><span class="badge">{entry.kind}</span></td>
+          <td data-label="Credits" class={entry.amount < 0 ? "debit" : "credit"}>
+            {entry.amount > 0 ? "+" : ""}{credits(entry.amount)}</td>
+          <td data-label="Reason">{entry.reason}{entry.reference && <div class="muted">{entry.reference}</div>}</td>
+          <td data-label="By"><code>{entry.principal}</code></td>
+        </tr>
+      )} />
     </section>
-  );
-}
-
-/** A list's pages: the cursors of the pages before this one (none: the newest page). */
-function useCursors() {
-  const [taken, setTaken] = useState<string[]>([]);
-  return { at: taken[taken.length - 1] ?? null, back: taken.length > 0,
-           newer: () => setTaken(taken.slice(0, -1)), older: (cursor: string) => setTaken([...taken, cursor]) };
-}
-
-function Pager({ cursors, next, what }: { cursors: ReturnType<typeof useCursors>; next: string | null; what: string }) {
-  if (!cursors.back && !next) return null;
-  return (
-    <div class="pager" role="group" aria-label={`Pages of ${what}`}>
-      <button type="button" disabled={!cursors.back} onClick={cursors.newer}>Newer</button>
-      <button type="button" disabled={!next} onClick={() => next && cursors.older(next)}>Older</button>
-    </div>
   );
 }
