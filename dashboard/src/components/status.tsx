@@ -16,8 +16,8 @@ export function Empty({ children }: { children: ComponentChildren }) {
 export function describeError(error: unknown): { message: string; code?: string; requestId?: string } {
   if (error instanceof ApiError) {
     const fields = Array.isArray(error.details["fields"])
-      ? (error.details["fields"] as { field?: string; message?: string }[])
-        .map((f) => `${f.field ?? ""}: ${f.message ?? ""}`).join("; ")
+      ? (error.details["fields"] as { field?: string; message?: string; reason?: string }[])
+        .map((f) => `${f.field ?? ""}: ${f.message ?? f.reason ?? ""}`).join("; ")
       : "";
     return { message: fields ? `${error.message} (${fields})` : error.message, code: error.code,
              ...(error.requestId ? { requestId: error.requestId } : {}) };
