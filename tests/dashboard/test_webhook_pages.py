@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import httpx
@@ -99,7 +99,7 @@ def test_register_an_endpoint_test_it_redeliver_rotate_replay_edit_and_delete(zo
 
         # An event of the log, delivered, then sent again from the page: a second attempt, same webhook-id.
         project = api.post("/projects", json={"name": "Apollo", "language": "python"}).json()["data"]
-        created_at = datetime.now(timezone.utc)
+        created_at = datetime.now(UTC)
         event_rows = page.get_by_role("row", name=re.compile("project.created"))
         refreshed_until(page, event_rows)
         expect(event_rows.first).to_contain_text("its own delivery")
@@ -131,7 +131,7 @@ def test_register_an_endpoint_test_it_redeliver_rotate_replay_edit_and_delete(zo
         since = created_at.astimezone(ZoneInfo(ZONE)).replace(second=0, microsecond=0) - timedelta(minutes=1)
         replay_form = page.get_by_role("region", name="Replay events")
         replay_form.get_by_label("Since (your local time)").fill(since.strftime("%Y-%m-%dT%H:%M"))
-        expected_since = since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:00Z")
+        expected_since = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:00Z")
         expect(replay_form.get_by_text(f"{expected_since} in UTC")).to_be_visible()
         replay_form.get_by_role("button", name="Replay").click()
         progress = replay_form.get_by_role("status")
