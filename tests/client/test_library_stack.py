@@ -239,7 +239,7 @@ def test_billing_summary_purchase_with_idempotency_and_the_ledger(svc):
         svc.billing.purchase_credits(credits=pack.credits + 1, idempotency_key="client-test-purchase-1")
 
 
-def test_billing_usage_is_typed_per_day_and_model_and_a_bad_range_is_a_validation_error(svc, account):
+def test_billing_usage_is_typed_per_day_and_model_and_a_bad_day_is_a_validation_error(svc, account):
     first = metered(account["tenantId"], "offline", "2026-11-02T09:00:00.000Z", 500, 50)
     second = metered(account["tenantId"], "offline", "2026-11-03T09:00:00.000Z", 700, 70)
     series = svc.billing.usage(from_="2026-11-01", to="2026-11-03")
@@ -247,8 +247,10 @@ def test_billing_usage_is_typed_per_day_and_model_and_a_bad_range_is_a_validatio
     assert [d.raw() for d in series.days] == [day_of("2026-11-02", "offline", first),
                                               day_of("2026-11-03", "offline", second)]
     assert series.days[1].micro_credits == second["microCredits"]
+    empty = svc.billing.usage(from_="2026-11-04", to="2026-11-03")   # from after to: an empty range
+    assert (empty.from_, empty.to, empty.days) == ("2026-11-04", "2026-11-03", [])
     with pytest.raises(ValidationError) as refused:
-        svc.billing.usage(from_="2026-11-04", to="2026-11-03")
+        svc.billing.usage(from_="2026-11-31")                              # a day the calendar lacks
     assert refused.value.status == 400
 
 
