@@ -127,6 +127,7 @@ class DashboardServer:
 
         self.server = LoopbackHTTPServer((host, port), Handler)
         self.host = host
+        self._serving = False
         self.port = self.server.server_address[1]
 
     def headers(self) -> dict[str, str]:
@@ -138,9 +139,11 @@ class DashboardServer:
 
     def start(self, api_base_url: str) -> DashboardServer:
         self.api_base_url = api_base_url
+        self._serving = True
         threading.Thread(target=self.server.serve_forever, daemon=True, name="dashboard").start()
         return self
 
     def stop(self) -> None:
-        self.server.shutdown()
+        if self._serving:  # shutdown() waits for serve_forever, forever if it never ran
+            self.server.shutdown()
         self.server.server_close()

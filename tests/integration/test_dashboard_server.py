@@ -47,3 +47,14 @@ def test_the_local_server_serves_nothing_outside_the_build(served):
     for path in ("/../outside.txt", "/%2e%2e/outside.txt", "/assets/../../outside.txt", "/missing.js"):
         status, _, body = _get(served.url + path)
         assert status == 404 and b"secret" not in body, path
+
+
+def test_a_server_that_never_served_stops_at_once(tmp_path):
+    """The local stack stops its dashboard server when the stack's own start failed (an unpriced
+    model): shutdown() would wait forever for a serve loop that never ran."""
+    import threading
+    server = dashboard.DashboardServer(port=0, root=tmp_path)
+    stopping = threading.Thread(target=server.stop, daemon=True)
+    stopping.start()
+    stopping.join(timeout=10)
+    assert not stopping.is_alive()
