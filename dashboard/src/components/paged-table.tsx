@@ -3,6 +3,7 @@ import type { ComponentChildren } from "preact";
 
 import type { Paged } from "../paged";
 import { Empty, ErrorNotice, Show } from "./status";
+import { TableWrap } from "./table-wrap";
 
 export function PagedTable<T>({ paged, what, empty, columns, row }: {
   paged: Paged<T>; what: string; empty: ComponentChildren; columns: string[]; row: (item: T) => ComponentChildren;
@@ -10,12 +11,12 @@ export function PagedTable<T>({ paged, what, empty, columns, row }: {
   return (
     <Show loaded={paged.first} what={what}>
       {() => paged.items.length === 0 ? <Empty>{empty}</Empty> : <>
-        <div class="table-wrap">
+        <TableWrap label={what}>
           <table class="stack">
             <thead><tr>{columns.map((c) => <th key={c} scope="col">{c}</th>)}</tr></thead>
             <tbody>{paged.items.map(row)}</tbody>
           </table>
-        </div>
+        </TableWrap>
         {paged.hasMore && <button type="button" disabled={paged.loadingMore} onClick={paged.more}>
           {paged.loadingMore ? "Loading…" : "Load more"}</button>}
         {paged.moreError !== null && <ErrorNotice error={paged.moreError} onRetry={paged.more} />}

@@ -9,6 +9,7 @@ import { credits } from "../format";
 import {
   type Measure, type UsageSeries, labelledDates, niceScale, stackDays, summarise, tickLabel,
 } from "../usage-series";
+import { TableWrap } from "./table-wrap";
 
 /** Colours at least 3:1 against white, told apart by people with the common colour blindnesses. */
 export const PALETTE = ["#0b5cad", "#c2410c", "#1a7f37", "#8250df", "#b3261e", "#0e7490", "#9a6700", "#57606a"];
@@ -100,7 +101,7 @@ export function UsageChart({ series, measure }: { series: UsageSeries; measure: 
 export function UsageTable({ series }: { series: UsageSeries }) {
   if (series.days.length === 0) return <p class="empty">No model calls from {series.from} to {series.to}.</p>;
   return (
-    <div class="table-wrap">
+    <TableWrap label={"Usage by day and model"}>
       <table class="stack usage-table">
         <caption>Usage per day and model, {series.from} to {series.to} (days without calls left out)</caption>
         <thead><tr><th scope="col">Date</th><th scope="col">Model</th><th scope="col">Calls</th>
@@ -118,6 +119,6 @@ export function UsageTable({ series }: { series: UsageSeries }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }

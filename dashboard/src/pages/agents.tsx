@@ -13,6 +13,7 @@ import { Empty, ErrorNotice, Show } from "../components/status";
 import { when } from "../format";
 import { collect, useLoad } from "../load";
 import { navigate } from "../router";
+import { TableWrap } from "../components/table-wrap";
 
 type ConfigBody = components["schemas"]["AgentConfigBody"];
 type Autonomy = NonNullable<ConfigBody["autonomyLevel"]>;
@@ -42,13 +43,13 @@ export function AgentsPage() {
       <h2>Your agents</h2>
       <Show loaded={agents} what="the agents">
         {(items) => items.length === 0 ? <Empty>No agents yet: create one above.</Empty> : (
-          <div class="table-wrap">
+          <TableWrap label={"Agents"}>
             <table class="stack">
               <thead><tr><th scope="col">Name</th><th scope="col">Autonomy</th><th scope="col">Tools</th>
                 <th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
               <tbody>{items.map((a) => <AgentRow key={a.id} agent={a} changed={agents.reload} />)}</tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </Show>
     </>
@@ -152,7 +153,7 @@ export function AgentPage({ params }: { params: Record<string, string> }) {
             <RunAgent agent={agent} projects={projects} />
             <h2>Runs</h2>
             {runs.length === 0 ? <Empty>No runs yet: run the agent on a goal above.</Empty> : (
-              <div class="table-wrap">
+              <TableWrap label={"Runs"}>
                 <table class="stack">
                   <thead><tr><th scope="col">Goal</th><th scope="col">Status</th><th scope="col">Started</th>
                     <th scope="col">Steps</th></tr></thead>
@@ -165,7 +166,7 @@ export function AgentPage({ params }: { params: Record<string, string> }) {
                     </tr>
                   ))}</tbody>
                 </table>
-              </div>
+              </TableWrap>
             )}
           </>
         )}

@@ -12,6 +12,7 @@ import { CopyValue } from "../components/copy";
 import { Empty, ErrorNotice, Show } from "../components/status";
 import { when } from "../format";
 import { collect, useLoad } from "../load";
+import { TableWrap } from "../components/table-wrap";
 
 type KeyCreate = components["schemas"]["ApiKeyCreate"];
 const TYPES: { value: KeyCreate["type"]; label: string }[] = [
@@ -45,7 +46,7 @@ export function ApiKeysPage() {
       <h2>Keys</h2>
       <Show loaded={keys} what="the keys">
         {(items) => items.length === 0 ? <Empty>No keys yet: create one above.</Empty> : (
-          <div class="table-wrap">
+          <TableWrap label={"Keys"}>
             <table class="stack">
               <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Environment</th>
                 <th scope="col">Value</th><th scope="col">Status</th><th scope="col">Last used</th>
@@ -56,7 +57,7 @@ export function ApiKeysPage() {
                                               note: "The key was rotated; the earlier value works until its overlap ends." })} />)}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </Show>
     </>

@@ -18,6 +18,7 @@ import { ErrorNotice, Show } from "../components/status";
 import { credits, when } from "../format";
 import { useLoad } from "../load";
 import { type Paged, usePaged } from "../paged";
+import { TableWrap } from "../components/table-wrap";
 
 type Summary = components["schemas"]["BillingSummary"];
 type Usage = components["schemas"]["BillingUsage"];
@@ -111,13 +112,13 @@ function PeriodUsage({ summary }: { summary: Summary }) {
     <section class="card" aria-labelledby="period-title">
       <h2 id="period-title">This period's usage</h2>
       <p class="muted">{day(usage.periodStart)} to {day(usage.periodEnd)}: {credits(usage.totalMicroCredits)} credits in all.</p>
-      <div class="table-wrap">
+      <TableWrap label={"This period's usage"}>
         <table class="stack">
           <thead><tr><th scope="col">Of</th><th scope="col">Calls</th><th scope="col">Input tokens</th>
             <th scope="col">Output tokens</th><th scope="col">Credits</th></tr></thead>
           <tbody>{row("Agent runs", usage.agentRuns)}{row("Chat", usage.chat)}</tbody>
         </table>
-      </div>
+      </TableWrap>
     </section>
   );
 }

@@ -16,6 +16,7 @@ import { credits, when } from "../format";
 import { collect, useLoad } from "../load";
 import { navigate } from "../router";
 import { shown } from "../timeline";
+import { TableWrap } from "../components/table-wrap";
 
 export function ChatSessionsPage() {
   const client = useClient();
@@ -28,12 +29,12 @@ export function ChatSessionsPage() {
       <h2>Sessions</h2>
       <Show loaded={sessions} what="the sessions">
         {(items) => items.length === 0 ? <Empty>No sessions yet: start one above.</Empty> : (
-          <div class="table-wrap">
+          <TableWrap label={"Sessions"}>
             <table class="stack">
               <thead><tr><th scope="col">Title</th><th scope="col">Updated</th><th scope="col">Actions</th></tr></thead>
               <tbody>{items.map((s) => <SessionRow key={s.id} session={s as ChatSession} changed={sessions.reload} />)}</tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </Show>
     </>

@@ -14,6 +14,7 @@ import { Empty, ErrorNotice, Show } from "../components/status";
 import { when } from "../format";
 import { collect, useLoad } from "../load";
 import { grantableRoles, invitationActions, memberActions, type Role, type Viewer } from "../team";
+import { TableWrap } from "../components/table-wrap";
 
 type Member = components["schemas"]["Member"];
 type Invitation = components["schemas"]["Invitation"];
@@ -37,7 +38,7 @@ export function MembersPage() {
       <h2>People</h2>
       <Show loaded={members} what="the members">
         {(items) => items.length === 0 ? <Empty>No members.</Empty> : (
-          <div class="table-wrap">
+          <TableWrap label={"Members"}>
             <table class="stack">
               <thead><tr><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Role</th>
                 <th scope="col">Joined</th><th scope="col">Actions</th></tr></thead>
@@ -45,14 +46,14 @@ export function MembersPage() {
                 {items.map((member) => <MemberRow key={member.userId} member={member} changed={members.reload} />)}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </Show>
       {mayInvite && <Invite invited={invitations.reload} />}
       <h2>Invitations</h2>
       <Show loaded={invitations} what="the invitations">
         {(items) => items.length === 0 ? <Empty>No invitations yet.</Empty> : (
-          <div class="table-wrap">
+          <TableWrap label={"Invitations"}>
             <table class="stack">
               <thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Status</th>
                 <th scope="col">Sent</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
@@ -61,7 +62,7 @@ export function MembersPage() {
                                                           changed={invitations.reload} />)}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </Show>
     </>

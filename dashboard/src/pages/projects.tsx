@@ -11,6 +11,7 @@ import { ConfirmButton } from "../components/confirm";
 import { Empty, ErrorNotice, Show } from "../components/status";
 import { when } from "../format";
 import { collect, useLoad } from "../load";
+import { TableWrap } from "../components/table-wrap";
 
 interface Fields { name: string; description: string; language: string }
 
@@ -38,13 +39,13 @@ export function ProjectsPage() {
       <h2>Your projects</h2>
       <Show loaded={projects} what="the projects">
         {(items) => items.length === 0 ? <Empty>No projects yet: create one above.</Empty> : (
-          <div class="table-wrap">
+          <TableWrap label={"Projects"}>
             <table class="stack">
               <thead><tr><th scope="col">Name</th><th scope="col">Language</th><th scope="col">Updated</th>
                 <th scope="col">Actions</th></tr></thead>
               <tbody>{items.map((p) => <ProjectRow key={p.id} project={p} changed={projects.reload} />)}</tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </Show>
     </>

@@ -13,6 +13,7 @@ import { useClient, useSigned } from "../api";
 import { ErrorNotice, Show } from "../components/status";
 import { when } from "../format";
 import { useLoad } from "../load";
+import { TableWrap } from "../components/table-wrap";
 
 type Preferences = components["schemas"]["Preferences"];
 type PreferencesUpdate = components["schemas"]["PreferencesUpdate"];
@@ -328,7 +329,7 @@ function RegionCatalogue({ regions }: { regions: RegionList }) {
   return (
     <section aria-labelledby="regions-title">
       <h2 id="regions-title">Regions</h2>
-      <div class="table-wrap">
+      <TableWrap label={"Regions"}>
         <table class="stack">
           <thead><tr><th scope="col">Region</th><th scope="col">Id</th><th scope="col">Jurisdiction</th>
             <th scope="col">Compliance levels</th><th scope="col">Available</th></tr></thead>
@@ -344,7 +345,7 @@ function RegionCatalogue({ regions }: { regions: RegionList }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
     </section>
   );
 }

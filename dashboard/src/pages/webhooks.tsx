@@ -11,6 +11,7 @@ import { Empty, ErrorNotice, Show } from "../components/status";
 import { when } from "../format";
 import { collect, useLoad } from "../load";
 import { EVENT_TYPES, type WebhookEvent } from "../observe";
+import { TableWrap } from "../components/table-wrap";
 
 export function WebhooksPage() {
   const client = useClient();
@@ -38,7 +39,7 @@ export function WebhooksPage() {
       <h2>Endpoints</h2>
       <Show loaded={hooks} what="the endpoints">
         {(items) => items.length === 0 ? <Empty>No endpoints yet: register one above.</Empty> : (
-          <div class="table-wrap">
+          <TableWrap label={"Endpoints"}>
             <table class="stack">
               <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Status</th>
                 <th scope="col">Description</th><th scope="col">Created</th></tr></thead>
@@ -55,7 +56,7 @@ export function WebhooksPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </Show>
     </>
