@@ -62,13 +62,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="writes a second during them (default 4)")
     parser.add_argument("--no-install", action="store_true",
                         help="do not pip-install bench/requirements.txt; skip the FastAPI + Mangum baseline")
-    parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks", "chat", "soak", "replication"),
-                        action="append", help="run only these parts (repeatable; soak and replication run only "
-                                              "when named)")
+    parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks", "chat", "soak", "replication",
+                                                  "cost", "ceilings"),
+                        action="append", help="run only these parts (repeatable; soak, replication, cost and "
+                                              "ceilings run only when named)")
     args = parser.parse_args(argv)
     parts = set(args.only or ("cold", "warm", "calls", "load", "webhooks", "chat"))
 
-    from bench import calls, chat_stream, cold, load, replication, report, soak, warm, webhooks
+    from bench import calls, ceilings, chat_stream, cold, cost, load, replication, report, soak, warm, webhooks
 
     started = time.monotonic()
     load_before = os.getloadavg()[0]
@@ -84,8 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         timings.append(f"{name} {time.monotonic() - begun:.0f}")
         return result
 
-    _say("starting the moto server and provisioning template.yaml on it")
-    fixture = timed("setup", lambda: Fixture().provision())
+    needs_fixture = bool(parts & {"cold", "warm", "calls", "webhooks"})   # the in-process parts' emulator
+    if needs_fixture:
+        _say("starting the moto server and provisioning template.yaml on it")
+    fixture = timed("setup", lambda: Fixture().provision()) if needs_fixture else None
+    costs = None
     try:
         if "cold" in parts:
             _say(f"cold starts: {args.repeat} rounds (+1 discarded)")
@@ -120,8 +124,15 @@ def main(argv: list[str] | None = None) -> int:
                  f"{args.replication_rate:g}/s, then a failover")
             rows += replication.rows(timed("replication", lambda: replication.measure(
                 load.stack_env(clean_env), args.replication_seconds, args.replication_rate)))
+        if "ceilings" in parts:
+            _say("ceilings: parallel creators on one enterprise tenant of the local stack")
+            rows += ceilings.rows(timed("ceilings", lambda: ceilings.measure(load.stack_env(clean_env), progress=_say)))
+        if "cost" in parts:
+            _say("cost: the local stack with its meter on (DEVSTACK_METER)")
+            costs = timed("cost", lambda: cost.measure(load.stack_env(clean_env), _say))
     finally:
-        fixture.stop()
+        if fixture is not None:
+            fixture.stop()
 
     elapsed = time.monotonic() - started
     print(f"Benchmarks  {time.strftime('%Y-%m-%d %H:%M:%S')}  Python {platform.python_version()}  "
@@ -129,7 +140,11 @@ def main(argv: list[str] | None = None) -> int:
           f"run time {elapsed:.0f} s ({', '.join(timings)})")
     print("Figures only inform (shared, noisy machine); targets never fail the command.")
     print()
-    print(report.render(rows))
+    if rows:
+        print(report.render(rows))
+    if costs is not None:
+        print()
+        print(cost.render(costs))
     return 0
 
 

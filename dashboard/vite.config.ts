@@ -10,5 +10,6 @@ export default defineConfig({
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   build: { target: "es2022", outDir: "dist", emptyOutDir: true, sourcemap: false, modulePreload: { polyfill: false } },
   server: { host: "localhost", port: 5173, strictPort: true },  // an origin the local stack allows
-  test: { environment: "happy-dom", include: ["test/**/*.test.ts", "test/**/*.test.tsx"] },
+  test: { environment: "happy-dom", include: ["test/**/*.test.ts", "test/**/*.test.tsx"], setupFiles: ["test/setup.ts"],
+          testTimeout: 20_000 },   // above test/setup.ts's 10 s waits
 });

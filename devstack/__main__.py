@@ -2,6 +2,8 @@
                                              [--sam-local] [--sam-host HOST] [--emulator-bind ADDRESS]
                                              [--parameter NAME=VALUE] [--regions R1,R2,... [--replication-lag S]]
                                              [--model-provider P --model-id ID [--model-base-url URL]]
+                                             [--brand-name NAME] [--brand-logo URL|PATH] [--brand-favicon PATH]
+                                             [--brand-color #RRGGBB]
 
 Prints the base URL and the development credentials, writes them to the credentials file
 (default .local/dev-credentials.json), and serves until Ctrl-C or SIGTERM. The password is printed
@@ -34,6 +36,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from devstack import dashboard, sam_local
 from devstack.bootstrap import bootstrap, print_credentials, write_credentials
@@ -91,6 +94,16 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"where the dashboard is served on 127.0.0.1 (default {dashboard.DEFAULT_PORT}, or any free "
                              "port when --port is 0; 0 = any); its origin is allowed by the API's CORS")
     parser.add_argument("--no-dashboard", action="store_true", help="do not build or serve the dashboard")
+    # The operator's brand: the template's Brand* parameters (docs/dashboard.md, Brand).
+    parser.add_argument("--brand-name", metavar="NAME", help="the product's name in the dashboard, the API's pages and "
+                        "the invitation e-mail (BrandName; default svc)")
+    parser.add_argument("--brand-logo", metavar="URL|PATH", help="the logo: an https URL, or the path of a file in "
+                        "dashboard/public/ (BrandLogo; default brand/logo.svg)")
+    parser.add_argument("--brand-favicon", metavar="PATH", help="the tab's icon, a file in dashboard/public/ "
+                        "(BrandFavicon; default brand/favicon.svg)")
+    parser.add_argument("--brand-color", metavar="#RRGGBB", help="the accent colour, hex (BrandColor; default #0b5cad)")
+    parser.add_argument("--no-iam", action="store_true",
+                        help="do not check the functions' AWS calls against their roles (on by default: docs/local-stack.md)")
     parser.add_argument("--cell", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--secrets-out", type=Path, help=argparse.SUPPRESS)
@@ -106,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         from devstack import cells
         cells.check_options(args, parser)
 
+    if args.no_iam:  # the cells of --regions, started as child processes, inherit it
+        os.environ["DEVSTACK_IAM"] = "off"
     started = time.monotonic()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -122,7 +137,19 @@ def main(argv: list[str] | None = None) -> int:
         if not equals or name not in known:
             parser.error(f"--parameter takes NAME=VALUE with one of the template's parameters: {', '.join(known)}")
         parameters[name] = value
+    given = (("name", args.brand_name), ("logo", args.brand_logo), ("favicon", args.brand_favicon),
+             ("color", args.brand_color))
+    parameters |= {f"Brand{key.capitalize()}": value for key, value in given if value is not None}
+    brand = {key: parameters[f"Brand{key.capitalize()}"] for key, _ in given   # --parameter Brand...= counts too
+             if f"Brand{key.capitalize()}" in parameters}
+    try:
+        dashboard.brand_config(**brand)
+    except ValueError as refused:
+        parser.error(str(refused))
     model_api_keys = _model_settings(args, parser, parameters)
+    fallback_warning = fallback_key(parameters, model_api_keys, os.environ)
+    if fallback_warning:
+        print(f"WARNING: {fallback_warning}", file=sys.stderr, flush=True)
     if args.regions is not None:
         from devstack import cells
         return cells.main(args, parser, stop=stop, started=started)
@@ -136,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         port = args.dashboard_port if args.dashboard_port is not None else (0 if args.port == 0 else dashboard.DEFAULT_PORT)
         try:
             dashboard.build(log=lambda m: print(m, flush=True))
-            console = dashboard.DashboardServer(port=port)
+            console = dashboard.DashboardServer(port=port, brand=brand)
         except (RuntimeError, OSError) as failed:  # the API serves on without it
             print(f"WARNING: the dashboard is not served: {failed}", file=sys.stderr, flush=True)
     if console is not None:
@@ -175,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         if console is not None:
             console.start(stack.base_url)
         print(f"local stack ready in {time.monotonic() - started:.1f} s at {stack.base_url}/api/v1", flush=True)
+        print("IAM: each function's AWS calls are checked against its role in template.yaml (--no-iam turns it off)"
+              if stack.iam else "IAM: NOT enforced (--no-iam): every function may call anything", flush=True)
         if console is not None:
             print(f"dashboard: {console.url}/ (sign in with the development user below)", flush=True)
         if not args.cell:  # the cells' parent says these once for all of them
@@ -202,6 +231,8 @@ def _model_settings(args: argparse.Namespace, parser: argparse.ArgumentParser,
     if provider is None or provider == "offline":
         if args.model_base_url or args.model_id:
             parser.error("--model-base-url and --model-id go with --model-provider openai, anthropic or bedrock")
+        if args.model_allowed_ids:   # answered by the offline model, and checked for a price as any
+            parameters["ModelAllowedIds"] = args.model_allowed_ids
         return {}
     if not args.model_id:
         parser.error(f"--model-provider {provider} needs --model-id (a model with a price: docs/models-and-metering.md)")
@@ -210,6 +241,24 @@ def _model_settings(args: argparse.Namespace, parser: argparse.ArgumentParser,
         parameters[_BASE_URL_PARAMETER[provider]] = args.model_base_url
     key = os.environ.get("MODEL_API_KEY", "")
     return {provider: key} if key and provider != "bedrock" else {}
+
+
+def fallback_key(parameters: dict[str, str], keys: dict[str, str], environ: Any) -> str | None:
+    """The fallback model's key, where ModelFallbackId names another provider that needs one than the
+    key given (MODEL_FALLBACK_API_KEY, into `keys`); else the warning to print: without it every call
+    of the fallback would be sent with no key and refused by its provider."""
+    fallback = parameters.get("ModelFallbackId", "")
+    if not fallback:
+        return None
+    provider = fallback.split(":", 1)[0] if ":" in fallback else parameters.get("ModelProvider", "offline")
+    if provider not in ("openai", "anthropic") or provider in keys or provider == parameters.get("ModelProvider"):
+        return None   # no key needed, one given, or the primary's own set-up (a keyless local server too)
+    key = environ.get("MODEL_FALLBACK_API_KEY", "")
+    if key:
+        keys[provider] = key
+        return None
+    return (f"the fallback model {fallback} is {provider}'s, and no key for {provider} was given: set "
+            f"MODEL_FALLBACK_API_KEY (or MODEL_API_KEY with --model-provider {provider}), or its calls are refused")
 
 
 def _write_sam_local_files(stack: LocalStack, credentials: dict, env_vars_file: Path, directory: Path, host: str,

@@ -1,7 +1,8 @@
 """The dashboard (dashboard/, a Vite + Preact app) as the local stack serves it: built when its
 sources changed, its files served from 127.0.0.1 with the headers CloudFront gives them in a
 deployment (template.yaml's DashboardHeadersPolicy: the same Content-Security-Policy, HSTS, ...),
-and `config.json` naming this stack's API.
+and `config.json` naming this stack's API and the brand (template.yaml's Brand* parameters, given to
+`python -m devstack` as --brand-name, --brand-logo, --brand-favicon and --brand-color).
 
 The page on http://127.0.0.1:PORT and the API on http://127.0.0.1:3000 are one site (the port does
 not count), so the refresh cookie (SameSite=Strict) survives a reload, as it does on a deployment
@@ -15,6 +16,7 @@ import hashlib
 import json
 import mimetypes
 import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -22,20 +24,25 @@ from pathlib import Path
 from devstack.loopback_server import LoopbackHTTPServer
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "layers" / "shared" / "python") not in sys.path:  # the brand's rule is the layer's (ops/ imports this)
+    sys.path.insert(0, str(ROOT / "layers" / "shared" / "python"))
+from svc_core.contracts import brand  # noqa: E402
+
 APP = ROOT / "dashboard"
 DIST = APP / "dist"
 DEFAULT_PORT = 5173
 _STAMP = ".sources.sha256"
 # What the build reads: a change in any of these makes a new build.
-_SOURCES = (APP / "src", APP / "index.html", APP / "vite.config.ts", APP / "package-lock.json",
+_SOURCES = (APP / "src", APP / "public", APP / "index.html", APP / "vite.config.ts", APP / "package-lock.json",
             ROOT / "clients" / "typescript" / "src")
 
 
-def content_security_policy(api_origin: str) -> str:
-    """The page's policy: its own scripts and styles only (the build has no inline ones), and calls to
-    the API's origin. The template's CloudFront policy is this one with the deployment's API origin."""
+def content_security_policy(api_origin: str, logo_source: str = "'self'") -> str:
+    """The page's policy: its own scripts and styles only (the build has no inline ones), images from
+    itself and the logo's host, and calls to the API's origin. The template's CloudFront policy is this
+    one with the deployment's API origin and BrandLogo's source (svc_core.contracts.brand.image_source)."""
     return "; ".join((
-        "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
+        "default-src 'self'", "script-src 'self'", "style-src 'self'", f"img-src 'self' data: {logo_source}",
         f"connect-src 'self' {api_origin}", "font-src 'self'", "object-src 'none'", "base-uri 'none'",
         "form-action 'self'", "frame-ancestors 'none'",
     ))
@@ -48,6 +55,22 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "strict-origin-when-cross-origin",
     "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
 }
+
+
+def brand_config(name: str | None = None, logo: str | None = None, favicon: str | None = None,
+                 color: str | None = None) -> dict[str, str]:
+    """config.json's brand, as ops/dashboard.py writes it from the stack's parameters: each value as
+    given (the page checks them again), the template's default where none is given. A value the template's
+    pattern would refuse is refused here too (ValueError), as a deploy would refuse it."""
+    checks = {"name": (name, brand.name, brand.DEFAULT_NAME), "logo": (logo, brand.image, brand.DEFAULT_LOGO),
+              "favicon": (favicon, lambda v: brand.image(v, urls=False), brand.DEFAULT_FAVICON),
+              "color": (color, brand.color, brand.DEFAULT_COLOR)}
+    config = {}
+    for key, (given, check, default) in checks.items():
+        if given is not None and check(given) is None:
+            raise ValueError(f"the brand's {key} {given!r} is refused: see docs/dashboard.md (Brand)")
+        config[key] = default if given is None else given
+    return config
 
 
 def sources_digest() -> str:
@@ -83,9 +106,11 @@ class DashboardServer:
     """The built files on http://127.0.0.1:PORT (0: any free port), `config.json` pointing at the API.
     The port is taken at once (so the API can allow the origin before it starts); `start` serves."""
 
-    def __init__(self, port: int = DEFAULT_PORT, root: Path = DIST, host: str = "127.0.0.1"):
+    def __init__(self, port: int = DEFAULT_PORT, root: Path = DIST, host: str = "127.0.0.1",
+                 brand: dict[str, str] | None = None):
         self.root = root.resolve()
         self.api_base_url = ""
+        self.brand = brand_config(**(brand or {}))
         dashboard = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -101,7 +126,7 @@ class DashboardServer:
             def _answer(self, body: bool) -> None:
                 path = self.path.split("?", 1)[0].split("#", 1)[0]
                 if path == "/config.json":
-                    config = json.dumps({"apiBaseUrl": dashboard.api_base_url}).encode()
+                    config = json.dumps({"apiBaseUrl": dashboard.api_base_url, "brand": dashboard.brand}).encode()
                     return self._send(200, config, "application/json", "no-store", body)
                 served = dashboard.root
                 target = (served / path.lstrip("/")).resolve() if path != "/" else served / "index.html"
@@ -131,7 +156,8 @@ class DashboardServer:
         self.port = self.server.server_address[1]
 
     def headers(self) -> dict[str, str]:
-        return {**SECURITY_HEADERS, "Content-Security-Policy": content_security_policy(self.api_base_url)}
+        logo_source = brand.image_source(self.brand["logo"])
+        return {**SECURITY_HEADERS, "Content-Security-Policy": content_security_policy(self.api_base_url, logo_source)}
 
     @property
     def url(self) -> str:

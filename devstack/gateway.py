@@ -8,7 +8,10 @@ body for binary content) and is passed to the function's real handler. A path no
 matches gets the API's own 404 envelope, as the template's gateway response gives it, with the CORS
 headers the functions' answers carry (svc_core.http.cors: for the origins of the AllowedOrigins parameter).
 A function that has not answered after API Gateway's integration timeout (29 s) gets the template's
-INTEGRATION_TIMEOUT gateway response (504 in the error envelope), as the deployed API answers it.
+INTEGRATION_TIMEOUT gateway response (504 in the error envelope), as the deployed API answers it; one
+still running at its own, shorter, Timeout, or answering more than Lambda's 6 MB, is a function error
+(502, as a crash); a body over API Gateway's 10 MB gets the template's REQUEST_TOO_LARGE (413) before
+any function sees it (docs/local-stack.md, "Limits as AWS applies them").
 
 Routes API Gateway streams (ResponseTransferMode RESPONSE_STREAM, a Lambda Web Adapter function)
 are served as the adapter serves them: the function's ASGI app gets the HTTP request with API
@@ -206,16 +209,16 @@ class Gateway:
     def serve(self, request: BaseHTTPRequestHandler) -> None:
         started = time.perf_counter()
         length = int(request.headers.get("Content-Length") or 0)
-        body = request.rfile.read(length) if length else b""
         path = urlsplit(request.path).path
+        if length > REQUEST_PAYLOAD_BYTES:   # refused before any route or function sees it
+            _discard(request, length)          # read (so the client gets the answer, not a reset), never kept
+            request.close_connection = True
+            self._write(request, *gateway_response("REQUEST_TOO_LARGE", _gateway_event(request, path)))
+            self.log(f"{request.command} {path} -> 413 (a body of {length} bytes)")
+            return
+        body = request.rfile.read(length) if length else b""
         if path in self.local_routes and request.command == "GET":
-            query = {name: values[-1] for name, values in parse_qs(urlsplit(request.path).query).items()}
-            answer = self.local_routes[path](query)
-            if isinstance(answer, str):  # a page (the mailbox): the API's policy (no script, style or frame)
-                self._write(request, 200, [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
-                                           *_security_headers()], answer.encode())
-            else:
-                self._write(request, 200, [("Content-Type", "application/json")], json.dumps(answer, indent=2).encode())
+            self._local_route(request, path)
             return
         matched = self.router.match(request.command, path)
         if matched is None:
@@ -234,13 +237,27 @@ class Gateway:
             self.log(f"{request.command} {path} -> {status} {route.function} (streamed) "
                      f"{(time.perf_counter() - started) * 1000:.1f} ms")
             return
+        function = self.functions[route.function]
+        # Lambda ends an invocation at the function's Timeout (an error, which API Gateway answers 502);
+        # API Gateway stops waiting at its own integration timeout (504), whichever comes first.
+        function_timeout = getattr(function, "timeout", None)
         try:
-            result = _within(self.integration_timeout, self.functions[route.function].invoke, event)
+            result = _within(function.invoke, event, self.integration_timeout, function_timeout)
+            response_bytes = len(json.dumps(result, separators=(",", ":")).encode())
+            if response_bytes > LAMBDA_RESPONSE_BYTES:
+                raise FunctionError(f"Response payload size exceeded maximum allowed payload size "
+                                    f"({LAMBDA_RESPONSE_BYTES} bytes): {response_bytes} bytes")
             status, headers, payload = _from_proxy_result(result)
             if path == HEALTH_PATH and status == 200 and self.local_health is not None:
                 payload = _with_local_health(payload, self.local_health())
-        except IntegrationTimeout:  # API Gateway stops waiting (the function may still be running)
+        except FunctionTimeout:   # Lambda's "Task timed out": the function's thread runs on (it cannot be killed here)
+            self.log(f"{route.function}: Task timed out after {function_timeout:.2f} seconds")
+            status, headers, payload = _function_error(event)
+        except IntegrationTimeout:   # API Gateway stops waiting (the function may still be running)
             status, headers, payload = gateway_response("INTEGRATION_TIMEOUT", event)
+        except FunctionError as exc:   # Lambda refused the function's answer: API Gateway answers 502
+            self.log(f"{route.function}: {exc}")
+            status, headers, payload = _function_error(event)
         except Exception:  # the function crashed: API Gateway answers 502 (and Lambda logs the trace)
             self.log(traceback.format_exc())
             request_id = event["requestContext"]["requestId"]
@@ -250,6 +267,26 @@ class Gateway:
         self._write(request, status, headers, payload)
         self.log(f"{request.command} {path} -> {status} {route.function} "
                  f"{(time.perf_counter() - started) * 1000:.1f} ms")
+
+    def _local_route(self, request: BaseHTTPRequestHandler, path: str) -> None:
+        """A page of the local stack's own. A query it refuses (ValueError) is 400, any other failure 502 (the
+        emulator behind it did not answer, say): answered, never a connection closed without a word."""
+        query = {name: values[-1] for name, values in parse_qs(urlsplit(request.path).query).items()}
+        try:
+            answer = self.local_routes[path](query)
+        except ValueError as exc:
+            self._write(request, 400, [("Content-Type", "application/json")], json.dumps({"error": str(exc)}).encode())
+            return
+        except Exception as exc:
+            self.log(f"GET {path} -> 502 ({type(exc).__name__}: {exc})")
+            self._write(request, 502, [("Content-Type", "application/json")],
+                        json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+            return
+        if isinstance(answer, str):  # a page (the mailbox): the API's policy (no script, style or frame)
+            self._write(request, 200, [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store"),
+                                       *_security_headers()], answer.encode())
+        else:
+            self._write(request, 200, [("Content-Type", "application/json")], json.dumps(answer, indent=2).encode())
 
     @staticmethod
     def _write(request: BaseHTTPRequestHandler, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
@@ -265,49 +302,112 @@ class Gateway:
 
 HEALTH_PATH = "/api/v1/health"
 INTEGRATION_TIMEOUT_SECONDS = 29.0
+# API Gateway REST's request payload quota, 10 MB (https://docs.aws.amazon.com/apigateway/latest/developerguide/
+# limits.html: "Payload size 10 MB", not adjustable), answered with the REQUEST_TOO_LARGE gateway response (413,
+# https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html), which
+# template.yaml customises.
+REQUEST_PAYLOAD_BYTES = 10 * 1024 * 1024
+# Lambda's synchronous response payload quota, 6 MB, as its error names it: "Response payload size exceeded
+# maximum allowed payload size (6291556 bytes)" (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
+LAMBDA_RESPONSE_BYTES = 6_291_556
 
 
 class IntegrationTimeout(Exception):
     """The function did not answer within the integration timeout."""
 
 
-def _within(seconds: float, invoke, event: dict[str, Any]) -> Any:
-    """invoke(event)'s answer, or IntegrationTimeout when it takes longer than `seconds` (the
-    invocation goes on in its own thread, as a Lambda function outlives API Gateway's wait)."""
+class FunctionTimeout(Exception):
+    """The function ran past its Timeout (Lambda ends the invocation: API Gateway answers 502)."""
+
+
+class FunctionError(Exception):
+    """Lambda reports the invocation as failed although the handler returned (its answer too large)."""
+
+
+def _function_error(event: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+    """API Gateway's answer to an invocation Lambda reports as failed (a crash, a timeout, an answer too
+    large): 502, as the local stack answers a crash."""
+    request_id = event["requestContext"]["requestId"]
+    return 502, [("Content-Type", "application/json"), ("X-Request-Id", request_id),
+                 *_security_headers()], _error_payload(request_id)
+
+
+def _discard(request: BaseHTTPRequestHandler, length: int) -> None:
+    while length > 0:
+        chunk = request.rfile.read(min(length, 1 << 20))
+        if not chunk:
+            return
+        length -= len(chunk)
+
+
+def _gateway_event(request: BaseHTTPRequestHandler, path: str) -> dict[str, Any]:
+    """The request context of a request refused before any route is looked at (what a gateway response reads)."""
+    now = datetime.now(UTC)
+    return {"requestContext": {"requestId": str(uuid.uuid4()), "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+                               "path": f"/{STAGE}{path}"}}
+
+
+def _within(invoke, event: dict[str, Any], integration_seconds: float, function_seconds: float | None = None) -> Any:
+    """invoke(event)'s answer; IntegrationTimeout when API Gateway's wait (integration_seconds from
+    now) ends first, FunctionTimeout when Lambda's (function_seconds from when the invocation began,
+    invoke's began()) does. The invocation goes on in its own thread, as a Lambda function outlives
+    API Gateway's wait; a wait for a free container here counts against the gateway's time only."""
     answer: dict[str, Any] = {}
     done = threading.Event()
+    began: list[float] = []
 
     def run() -> None:
         try:
-            answer["result"] = invoke(event)
+            answer["result"] = invoke(event, began=began.append) if function_seconds is not None else invoke(event)
         except BaseException as exc:  # handed to the waiting thread, which raises it
             answer["error"] = exc
         finally:
             done.set()
 
+    gateway_ends = time.monotonic() + integration_seconds
     threading.Thread(target=run, name="gateway-integration", daemon=True).start()
-    if not done.wait(seconds):
-        raise IntegrationTimeout()
+    while not done.is_set():
+        function_ends = began[0] + function_seconds if began and function_seconds is not None else None
+        ends = gateway_ends if function_ends is None else min(gateway_ends, function_ends)
+        left = ends - time.monotonic()
+        if left <= 0:
+            raise FunctionTimeout() if function_ends is not None and function_ends < gateway_ends else IntegrationTimeout()
+        # Until the invocation has begun, look again soon: its own clock starts then.
+        done.wait(left if function_ends is not None or function_seconds is None else min(left, 0.05))
     if "error" in answer:
         raise answer["error"]
     return answer["result"]
 
 
+# API Gateway's own answers the local gateway gives: each type's default status and $context.error.message
+# (https://docs.aws.amazon.com/apigateway/latest/developerguide/supported-gateway-response-types.html).
+GATEWAY_DEFAULTS = {
+    "MISSING_AUTHENTICATION_TOKEN": (403, "Missing Authentication Token"),
+    "REQUEST_TOO_LARGE": (413, "Request Too Long"),
+    "INTEGRATION_TIMEOUT": (504, "Endpoint request timed out"),
+}
+
+
 def gateway_response(response_type: str, event: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
-    """API Gateway's own answer of this type as template.yaml's GatewayResponses give it: its status,
-    its body template with the request's $context values, and its headers: a value in single quotes
-    is static (API Gateway drops the outer quotes only), any other names a $context value."""
+    """API Gateway's own answer of this type as template.yaml's GatewayResponses give it, resolved as API
+    Gateway resolves it: the type's own response, else DEFAULT_4XX or DEFAULT_5XX by the type's default
+    status; the status the response sets, else the type's default. Its body template gets the request's
+    $context values, and its headers: a value in single quotes is static (API Gateway drops the outer quotes
+    only), any other names a $context value."""
     from devstack.template import load
-    response = load()["Resources"]["Api"]["Properties"]["GatewayResponses"][response_type]
+    responses = load()["Resources"]["Api"]["Properties"].get("GatewayResponses") or {}
+    default_status, message = GATEWAY_DEFAULTS[response_type]
+    response = responses.get(response_type) or responses.get(f"DEFAULT_{default_status // 100}XX") or {}
     context = event["requestContext"]
-    values = {name: context[name] for name in ("requestId", "requestTime", "path")}
-    body = re.sub(r"\$context\.([A-Za-z.]+[A-Za-z])", lambda found: values[found.group(1)],
-                  response["ResponseTemplates"]["application/json"])
+    values = {**{name: context[name] for name in ("requestId", "requestTime", "path")},
+              "error.message": message, "error.messageString": json.dumps(message)}
+    template = (response.get("ResponseTemplates") or {}).get("application/json", '{"message":$context.error.messageString}')
+    body = re.sub(r"\$context\.([A-Za-z.]+[A-Za-z])", lambda found: values[found.group(1)], template)
     headers = [("Content-Type", "application/json")]
-    for name, source in response["ResponseParameters"]["Headers"].items():
+    for name, source in ((response.get("ResponseParameters") or {}).get("Headers") or {}).items():
         static = len(source) >= 2 and source[0] == source[-1] == "'"
         headers.append((name, source[1:-1] if static else values[source.removeprefix("context.")]))
-    return int(response["StatusCode"]), headers, body.encode()
+    return int(response.get("StatusCode") or default_status), headers, body.encode()
 
 
 def _with_local_health(payload: bytes, local: dict[str, Any]) -> bytes:

@@ -10,6 +10,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -68,7 +69,9 @@ def start_listening_child(argv_for: Callable[[int], list[str]], what: str, *,
 
 def start_emulator(bind: str = "127.0.0.1") -> tuple[subprocess.Popen, int]:
     """moto's server in a child process that never outlives the stack, listening on bind (loopback unless
-    containers must reach it: `sam local`, docs/sam-local.md): the process and its port."""
+    containers must reach it: `sam local`, docs/sam-local.md): the process and its port. It is started
+    through devstack/emulator.py, which adds the sent mail's pages (the local mailbox) to moto's routes."""
+    root = Path(__file__).resolve().parent.parent   # where `-m devstack.emulator` is found
     host = "127.0.0.1" if bind in ("127.0.0.1", "0.0.0.0") else bind
 
     def answers(port: int) -> bool:
@@ -78,8 +81,8 @@ def start_emulator(bind: str = "127.0.0.1") -> tuple[subprocess.Popen, int]:
         except OSError:
             return False
 
-    return start_listening_child(lambda port: [sys.executable, "-m", "moto.server", "-H", bind, "-p", str(port)],
-                                 "the AWS emulator", ready=answers,
+    return start_listening_child(lambda port: [sys.executable, "-m", "devstack.emulator", "-H", bind, "-p", str(port)],
+                                 "the AWS emulator", ready=answers, cwd=root,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -44,6 +44,94 @@ def _create_table(ddb, name: str, props: dict[str, Any]) -> None:
             "AttributeName": ttl["AttributeName"], "Enabled": True})
 
 
+# ---- buckets: what the template declares, set as CloudFormation sets it -------------------------------
+
+def create_bucket(s3, name: str, props: dict[str, Any], region: str = REGION) -> None:
+    """The bucket with every property the template gives it (resolved), so that what depends on them
+    (versions kept on overwrite and delete, default encryption, ...) behaves locally as deployed."""
+    try:
+        # Outside us-east-1 S3 wants the bucket's region said (a cell of python -m devstack --regions).
+        located = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+        s3.create_bucket(Bucket=name, **located)
+    except s3.exceptions.BucketAlreadyOwnedByYou:  # kept data (--persist) stays; its settings are set again
+        pass
+    unknown = set(props) - set(BUCKET_PROPERTIES)
+    if unknown:  # a property set nowhere would be a difference between here and AWS nobody sees
+        raise ValueError(f"the local stack does not set {sorted(unknown)} of the bucket {name}: add it to "
+                         "devstack/provision.py's BUCKET_PROPERTIES")
+    for prop, apply in BUCKET_PROPERTIES.items():
+        if prop in props:
+            apply(s3, name, props[prop])
+
+
+def _versioning(s3, name: str, value: dict[str, Any]) -> None:
+    # An overwrite or delete keeps the earlier version (what the residency audit, a move's clean-up and
+    # a project's clean-up meet through list_object_versions).
+    s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": value["Status"]})
+
+
+def _encryption(s3, name: str, value: dict[str, Any]) -> None:
+    rules = [{"ApplyServerSideEncryptionByDefault": rule["ServerSideEncryptionByDefault"],
+              **({"BucketKeyEnabled": rule["BucketKeyEnabled"]} if "BucketKeyEnabled" in rule else {})}
+             for rule in value["ServerSideEncryptionConfiguration"]]
+    s3.put_bucket_encryption(Bucket=name, ServerSideEncryptionConfiguration={"Rules": rules})
+
+
+def _public_access_block(s3, name: str, value: dict[str, Any]) -> None:
+    s3.put_public_access_block(Bucket=name, PublicAccessBlockConfiguration=value)
+
+
+def _ownership(s3, name: str, value: dict[str, Any]) -> None:
+    s3.put_bucket_ownership_controls(Bucket=name, OwnershipControls={"Rules": value["Rules"]})
+
+
+def _lifecycle(s3, name: str, value: dict[str, Any]) -> None:
+    # Kept by the emulator, not run: moto expires nothing (the rules can be read back, as in AWS).
+    s3.put_bucket_lifecycle_configuration(Bucket=name, LifecycleConfiguration={
+        "Rules": [lifecycle_rule(rule) for rule in value["Rules"]]})
+
+
+LIFECYCLE_FIELDS = {"Id", "Status", "Prefix", "ExpirationInDays", "ExpiredObjectDeleteMarker",
+                    "NoncurrentVersionExpiration", "AbortIncompleteMultipartUpload"}
+
+
+def lifecycle_rule(rule: dict[str, Any]) -> dict[str, Any]:
+    """A lifecycle rule as CloudFormation writes it, in the S3 API's shape."""
+    if set(rule) - LIFECYCLE_FIELDS:
+        raise ValueError(f"lifecycle rule {rule.get('Id')}: {sorted(set(rule) - LIFECYCLE_FIELDS)} not set locally")
+    api: dict[str, Any] = {"ID": rule["Id"], "Status": rule["Status"], "Filter": {"Prefix": rule.get("Prefix", "")}}
+    if "ExpirationInDays" in rule:
+        api["Expiration"] = {"Days": int(rule["ExpirationInDays"])}
+    elif rule.get("ExpiredObjectDeleteMarker"):
+        api["Expiration"] = {"ExpiredObjectDeleteMarker": True}
+    if "NoncurrentVersionExpiration" in rule:
+        api["NoncurrentVersionExpiration"] = {"NoncurrentDays": int(rule["NoncurrentVersionExpiration"]["NoncurrentDays"])}
+    if "AbortIncompleteMultipartUpload" in rule:
+        api["AbortIncompleteMultipartUpload"] = {
+            "DaysAfterInitiation": int(rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"])}
+    return api
+
+
+def _notifications(s3, name: str, value: dict[str, Any]) -> None:
+    unknown = set(value) - {"EventBridgeConfiguration"}
+    if unknown:
+        raise ValueError(f"the bucket {name}'s notifications {sorted(unknown)} are not set locally")
+    if (value.get("EventBridgeConfiguration") or {}).get("EventBridgeEnabled"):
+        # Its objects' events on the default bus, where a rule may take them (ReplicaObjectsRule).
+        s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={"EventBridgeConfiguration": {}})
+
+
+# Each bucket property of the template the local stack sets, and how (a property not here fails the start).
+BUCKET_PROPERTIES = {
+    "VersioningConfiguration": _versioning,
+    "BucketEncryption": _encryption,
+    "PublicAccessBlockConfiguration": _public_access_block,
+    "OwnershipControls": _ownership,
+    "LifecycleConfiguration": _lifecycle,
+    "NotificationConfiguration": _notifications,
+}
+
+
 def _generated_secret(spec: dict[str, Any]) -> str:
     alphabet = string.ascii_letters + string.digits
     if not spec.get("ExcludePunctuation"):
@@ -67,6 +155,17 @@ def provision_tables(endpoint: str, parameters: dict[str, str] | None = None) ->
     _create_tables(_clients(endpoint, ("dynamodb",))["dynamodb"], Resolver(parameters or {}))
 
 
+def shared_environment(resolver: Resolver) -> dict[str, str]:
+    """The one environment of the local stack's functions (one process): the first function's, and the
+    brand's variables, which template.yaml sets only on the functions that draw pages or write e-mail
+    (Lambda's 4 KB of variables)."""
+    functions = list(resolver.of_type("AWS::Serverless::Function"))
+    environment = resolver.function_environment(functions[0]) if functions else {}
+    for logical_id in functions:
+        environment |= {k: v for k, v in resolver.function_environment(logical_id).items() if k.startswith("BRAND_")}
+    return environment
+
+
 def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamodb_endpoint: str | None = None,
               secret_values: dict[str, str] | None = None) -> dict[str, str]:
     """Create every resource; return the environment template.yaml gives the functions.
@@ -81,19 +180,8 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamo
     _create_tables(_clients(dynamodb_endpoint, ("dynamodb",))["dynamodb"] if dynamodb_endpoint else c["dynamodb"],
                    resolver)
 
-    for logical_id in resolver.of_type("AWS::S3::Bucket"):
-        try:
-            # Outside us-east-1 S3 wants the bucket's region said (a cell of python -m devstack --regions).
-            located = {} if REGION == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": REGION}}
-            c["s3"].create_bucket(Bucket=resolver.physical_name(logical_id), **located)
-        except c["s3"].exceptions.BucketAlreadyOwnedByYou:  # kept data (--persist) stays as it is
-            pass
-        props = resolver.resources[logical_id].get("Properties", {})
-        notifications = resolver.resolve(props.get("NotificationConfiguration") or {})
-        if (notifications.get("EventBridgeConfiguration") or {}).get("EventBridgeEnabled"):
-            # Its objects' events on the default bus, where a rule may take them (ReplicaObjectsRule).
-            c["s3"].put_bucket_notification_configuration(Bucket=resolver.physical_name(logical_id),
-                                                          NotificationConfiguration={"EventBridgeConfiguration": {}})
+    for logical_id, resource in resolver.of_type("AWS::S3::Bucket").items():
+        create_bucket(c["s3"], resolver.physical_name(logical_id), resolver.resolve(resource.get("Properties", {})))
 
     queues = resolver.of_type("AWS::SQS::Queue")
     # Dead-letter queues first, so redrive policies can name them.
@@ -122,7 +210,7 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamo
         name = resolver.physical_name(logical_id)
         value = (secret_values or {}).get(name) or props.get("SecretString") \
             or _generated_secret(props["GenerateSecretString"])
-        c["secretsmanager"].create_secret(Name=name, SecretString=value)
+        assigned[f"secret:{logical_id}"] = c["secretsmanager"].create_secret(Name=name, SecretString=value)["ARN"]
 
     for logical_id, resource in resolver.of_type("AWS::KMS::Key").items():
         props = resolver.resolve(resource["Properties"])
@@ -142,16 +230,22 @@ def provision(endpoint: str, parameters: dict[str, str] | None = None, *, dynamo
     if resolver.parameters.get("EmailSender"):
         c["sesv2"].create_email_identity(EmailIdentity=resolver.parameters["EmailSender"])
 
-    environment = {}
-    for logical_id in resolver.of_type("AWS::Serverless::Function"):
-        environment = resolver.function_environment(logical_id)
-        break
-    environment = {k: assigned.get(v, v) for k, v in environment.items()}
+    _assigned[endpoint] = assigned
+    environment = {k: assigned.get(v, v) for k, v in shared_environment(resolver).items()}
     environment.update({"AWS_ENDPOINT_URL": endpoint, "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION,
                         "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"})
     if dynamodb_endpoint:  # botocore reads these before AWS_ENDPOINT_URL
         environment["AWS_ENDPOINT_URL_DYNAMODB"] = environment["AWS_ENDPOINT_URL_DYNAMODB_STREAMS"] = dynamodb_endpoint
     return environment
+
+
+_assigned: dict[str, dict[str, str]] = {}
+
+
+def assigned_names(endpoint: str) -> dict[str, str]:
+    """What the emulator at endpoint chose where a Ref names it, as provision() last made it there:
+    queue:Logical -> URL, kms-key:Logical -> key id, secret:Logical -> ARN (the roles' resources)."""
+    return dict(_assigned.get(endpoint, {}))
 
 
 def secret_values(endpoint: str, parameters: dict[str, str] | None = None) -> dict[str, str]:
@@ -177,11 +271,11 @@ def run_custom_resources(parameters: dict[str, str] | None = None) -> None:
             check_models(settings())
         elif resource["Type"] == "Custom::CellResources":
             # Published with this cell's own emulators' endpoints: another cell of the local stack
-            # reaches its tables, bucket and key there (a deployed cell's are AWS's regional ones).
+            # reaches its tables, bucket, key and webhook queues there (a deployed cell's are AWS's regional ones).
             from svc_core.domain.tenant_moves import publish_cell
             emulator = os.environ["AWS_ENDPOINT_URL"]
             publish_cell({"dynamodb": os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or emulator, "s3": emulator,
-                          "kms": emulator})
+                          "kms": emulator, "sqs": emulator})
 
 
-__all__ = ["provision", "provision_tables", "run_custom_resources", "ACCOUNT"]
+__all__ = ["assigned_names", "create_bucket", "provision", "provision_tables", "run_custom_resources", "ACCOUNT"]

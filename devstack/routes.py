@@ -132,6 +132,8 @@ EVERYDAY_READ = {
     "ProjectsFunction": "Projects-GetProject",        # a single object, beside its list
     "MetaFunction": "Meta-Jwks",                      # what every verifier of a token fetches first
     "BillingFunction": "Billing-BillingSummary",      # the billing page's first request
+    "AuthFunction": "Auth-Me",                        # who is signed in: the dashboard's first request (its
+                                                      # list, the sessions, is a person's only: an API key gets 403)
     "ChatStreamFunction": "ChatStream-StreamChatSession",  # its only route
 }
 # Functions with an API but no read a user waits on, and why.

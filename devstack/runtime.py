@@ -14,10 +14,12 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from devstack import iam, meter
 from devstack.template import ACCOUNT, REGION, ROOT, Resolver
 
 LAYER = ROOT / "layers" / "shared" / "python"
@@ -97,6 +99,7 @@ class Function:
         self._made = 0
         self._max = containers
         self._lock = threading.Lock()
+        self._served: set[int] = set()   # the containers that have answered an invocation (the others are cold)
 
     def _import(self, name: str, module_file: str) -> Any:
         spec = importlib.util.spec_from_file_location(name, self.code_dir / f"{module_file}.py")
@@ -119,8 +122,9 @@ class Function:
                 found = re.search(r"uvicorn\b.*?\s([A-Za-z_][\w.]*):([A-Za-z_]\w*)", script)
                 if found is None:
                     raise RuntimeError(f"{self.start_script} of {self.logical_id} names no uvicorn module:app")
-                module = self._import(f"devstack_fn_{self.logical_id}_asgi", found.group(1))
-                self._asgi = getattr(module, found.group(2))
+                with iam.acting_as(self.logical_id):  # its init's calls are the function's
+                    module = self._import(f"devstack_fn_{self.logical_id}_asgi", found.group(1))
+                self._asgi = _acting_app(self.logical_id, getattr(module, found.group(2)))
             return self._asgi
 
     def _acquire(self) -> Any:
@@ -136,15 +140,36 @@ class Function:
                 except BaseException:
                     self._made -= 1  # a failed cold start leaves its slot free for the next request
                     raise
-        return self._idle.get()  # every container is busy: wait, as Lambda would queue
+        return self._idle.get()  # every container is busy: wait (Lambda would start another; its Timeout waits too)
 
-    def invoke(self, event: dict[str, Any]) -> Any:
-        handler = self._acquire()
-        try:
-            context = LambdaContext(self.logical_id, self.memory, self.timeout, str(uuid.uuid4()), time.monotonic())
-            return handler(event, context)
-        finally:
-            self._idle.put(handler)
+    def invoke(self, event: dict[str, Any], began: Callable[[float], None] | None = None) -> Any:
+        """The handler's answer to event. began(t) is told when the invocation starts, once a container
+        holds it: the Timeout counts from then (a wait for a free container here, or a cold start, is
+        not the function's time: Lambda runs another container instead)."""
+        with iam.acting_as(self.logical_id):  # every AWS call of it, its cold start's included, under its role
+            handler = self._acquire()
+            cold = id(handler) not in self._served
+            self._served.add(id(handler))
+            try:
+                started = time.monotonic()
+                if began is not None:
+                    began(started)
+                context = LambdaContext(self.logical_id, self.memory, self.timeout, str(uuid.uuid4()), started)
+                with meter.invocation(self.logical_id, event, cold) as record:   # DEVSTACK_METER only
+                    response = handler(event, context)
+                    meter.answered(record, response)
+                    return response
+            finally:
+                self._idle.put(handler)
+
+
+def _acting_app(function: str, app: Any) -> Any:
+    """The ASGI app, its requests' AWS calls made as the function (the tasks a request starts
+    inherit the context)."""
+    async def acting(scope: Any, receive: Any, send: Any) -> None:
+        with iam.acting_as(function):
+            await app(scope, receive, send)
+    return acting
 
 
 def load_functions(resolver: Resolver, containers: int = 4) -> dict[str, Function]:

@@ -59,6 +59,12 @@ EXPECTED_STATUS: dict[str, tuple[int | tuple[int, ...], str]] = {
     "Auth-CliStatus": (404, "the login id comes from a device login started by `svc login`"),
     "Auth-CliToken": (404, "the login id comes from a device login started by `svc login`"),
     "Auth-Exchange": (404, "the local stack configures no identity provider"),
+    "Auth-ChangePassword": (403, "a password change is a person's, with their current password: the development "
+                                 "API key is refused (changing the developer's password would break the other samples)"),
+    "Auth-EndOtherSessions": (403, "ending the developer's other sessions would end those the other samples sign in "
+                                   "with: the development API key is refused, as it is for any person's own route"),
+    "Auth-EndSession": (404, "ending a session would sign out another sample's: the event names one that does not exist"),
+    "Auth-ResetPassword": (404, "the token comes from a password reset's e-mail (the local mailbox)"),
     "Billing-GetInvoice": (404, "invoices come from the payment provider's webhooks"),
     "Billing-RedeemGiftCard": (404, "gift cards are issued by an operator (python -m ops)"),
     "ChatStream-StreamChatSession": ((200, 204), "204 until a message is sent to the sample session "
@@ -89,7 +95,10 @@ EXPECTED_STATUS: dict[str, tuple[int | tuple[int, ...], str]] = {
 USER_SESSION: dict[str, str] = {
     "Auth-CliComplete": "access_token",
     "Auth-CliDeny": "access_token",
+    "Auth-EndSession": "access_token",
+    "Auth-ListSessions": "access_token",
     "Auth-Logout": "spare:access_token",
+    "Auth-UpdateMe": "access_token",
     "Members-ChangeMemberRole": "access_token",   # owners are made and unmade by a signed-in owner
     "Members-LeaveTenant": "access_token",
     "Members-RemoveMember": "access_token",

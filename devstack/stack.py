@@ -20,7 +20,7 @@ from devstack.dynamodb_local import DynamoDBLocal
 from devstack.gateway import Gateway, Router
 from devstack.pollers import QueuePoller, StreamPoller
 from devstack.processes import start_emulator
-from devstack.provision import provision, run_custom_resources, secret_values
+from devstack.provision import assigned_names, provision, run_custom_resources, secret_values
 from devstack.runtime import load_functions
 from devstack.secrets_extension import SecretsExtension
 from devstack.template import REGION, ROOT, Resolver
@@ -44,7 +44,7 @@ class LocalStack:
                  engine: str = "dynamodb-local", emulator_bind: str = "127.0.0.1", log=print,
                  listening: socket.socket | None = None, secrets_from: Path | None = None,
                  secrets_to: Path | None = None, cells_status: Callable[[], dict[str, Any]] | None = None,
-                 model_api_keys: dict[str, str] | None = None) -> None:
+                 model_api_keys: dict[str, str] | None = None, iam: bool | None = None) -> None:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}")
         if engine == "moto" and persist_dir is not None:
@@ -75,12 +75,16 @@ class LocalStack:
         self.listening = listening
         self.secrets_from, self.secrets_to = secrets_from, secrets_to
         self.cells_status = cells_status
+        from devstack import iam as iam_roles
+        self.iam = iam_roles.enabled() if iam is None else iam   # each function's calls checked against its role
 
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.gateway.port if self.gateway else self.port}"
 
     def start(self) -> LocalStack:
+        from devstack import limits
+        limits.install()   # AWS's size limits that the emulator does not enforce, on every client of the layer
         if self.emulator_endpoint is None:
             self.emulator, emulator_port = start_emulator(self.emulator_bind)
             host = "127.0.0.1" if self.emulator_bind in ("127.0.0.1", "0.0.0.0") else self.emulator_bind
@@ -117,11 +121,16 @@ class LocalStack:
         # No CloudWatch here to read the metrics' EMF lines: they would only fill the console (and
         # --quiet's), unless the developer asks for them (POWERTOOLS_METRICS_DISABLED=false).
         environment.setdefault("POWERTOOLS_METRICS_DISABLED", os.environ.get("POWERTOOLS_METRICS_DISABLED", "true"))
-        # The functions read their secrets as with the Parameters and Secrets Extension's layer attached,
-        # through an emulated one. Its variables are the in-process functions' only (not self.environment,
-        # which `sam local` containers and operator commands get: they cannot reach its loopback port).
-        self.secrets_extension = SecretsExtension(self.emulator_endpoint).start()
-        extension_env = self.secrets_extension.environment()
+        # Where the parameters attach the Parameters and Secrets Extension's layer (SecretsExtensionLayerArn,
+        # as the template's HasSecretsExtension), the functions read their secrets through an emulated one;
+        # else through the SDK, as a deployment with the defaults does, where each read is checked against
+        # the function's role (the extension cannot tell which in-process function asks). Its variables are
+        # the in-process functions' only (not self.environment, which `sam local` containers and operator
+        # commands get: they cannot reach its loopback port).
+        extension_env: dict[str, str] = {}
+        if self.parameters.get("SecretsExtensionLayerArn"):
+            self.secrets_extension = SecretsExtension(self.emulator_endpoint).start()
+            extension_env = self.secrets_extension.environment()
         # The functions read their settings from the process's environment, as in Lambda; stop()
         # puts back what was there before, so another stack (or the tests) never meets this one's.
         dynamodb_only = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS")
@@ -137,6 +146,12 @@ class LocalStack:
         for kept in (self._secrets_file if self.persist_dir is not None else None, self.secrets_to):
             if kept is not None:
                 _write_private(kept, json.dumps(secret_values(self.emulator_endpoint, self.parameters)))
+        if self.iam:
+            from devstack import iam
+            iam.install(self.parameters, assigned_names(self.emulator_endpoint))
+        from devstack import meter
+        if meter.directory() is not None:   # DEVSTACK_METER=DIR: what each invocation consumes (bench/cost.py)
+            meter.install()
         resolver = Resolver(self.parameters)
         functions = load_functions(resolver, self.containers)
         self.gateway = Gateway(Router(resolver.api_routes(), resolver.streaming_routes()), functions, self.host,
@@ -179,10 +194,7 @@ class LocalStack:
         from devstack import mailbox
         cells = {"/_local/cells": lambda _query: self.cells_status()} if self.cells_status else {}
         return {**cells, "/_local/status": lambda _query: self.status(),
-                "/_local/mailbox": lambda query: mailbox.page(mailbox.read(self.emulator_endpoint, query.get("to")),
-                                                              query.get("to")),
-                "/_local/mailbox.json": lambda query: {"messages": [
-                    mail.view() for mail in mailbox.read(self.emulator_endpoint, query.get("to"))]}}
+                **mailbox.routes(self.emulator_endpoint)}
 
     def status(self) -> dict[str, Any]:
         """GET /_local/status: the region, the engine and what each poller has done (local stack only)."""
@@ -231,6 +243,9 @@ class LocalStack:
         tenant_policy.forget()
 
     def stop(self) -> None:
+        if self.iam:
+            from devstack import iam
+            iam.uninstall()
         for poller in self.pollers:  # all at once: their queue receives' waits end together
             poller.ask_to_stop()
         for poller in self.pollers:

@@ -1,7 +1,7 @@
 """template.yaml, read and resolved for the local stack and the tests.
 
 Resources get their logical id as their physical name (the EventBus its declared Name), and
-Ref / Fn::GetAtt / Fn::Sub / Fn::If resolve the way CloudFormation would, which is all the
+Ref / Fn::GetAtt / Fn::Sub / Fn::If / Fn::Select / Fn::Split resolve the way CloudFormation would, which is all the
 functions' environment needs. Nothing here lists a table, route or queue a second time.
 """
 
@@ -143,6 +143,12 @@ class Resolver:
                 return not self.resolve(arg[0])
             if key == "Condition":
                 return self.condition(arg)
+            if key == "Fn::Split":
+                delimiter, text = arg
+                return str(self.resolve(text)).split(delimiter)
+            if key == "Fn::Select":
+                index, items = arg
+                return self.resolve(items)[int(index)]
         return {k: v for k, v in ((k, self.resolve(v)) for k, v in value.items()) if v is not NO_VALUE}
 
     def _sub(self, expression: str) -> str:

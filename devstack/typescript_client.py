@@ -2,7 +2,8 @@
 
 - src/schema.ts       the document's types, by openapi-typescript (the package's own dev dependency,
                       installed by `npm ci` in clients/typescript: scripts/bootstrap_node.sh)
-- src/operations.ts   every operation's id, method, path, success status and kind of answer, so the
+- src/operations.ts   every operation's id, method, path, success status and kind of answer (and
+                      `idempotencyKey: true` where it takes the Idempotency-Key header), so the
                       client's `call(operationId, ...)` reaches each and a test checks none is missing
 """
 
@@ -53,6 +54,13 @@ def _answer(operation: dict[str, Any]) -> tuple[int, str]:
     return status, "text" if content else "none"
 
 
+def _takes_idempotency_key(operation: dict[str, Any]) -> bool:
+    """Whether the operation honours an Idempotency-Key (the service declares the header exactly there:
+    svc_core/http/idempotency.py), so that a request carrying one may be sent again."""
+    return any(p.get("in") == "header" and p.get("name", "").lower() == "idempotency-key"
+               for p in operation.get("parameters", []))
+
+
 def _operations(document: dict[str, Any]) -> str:
     lines = [_HEADER, "export const OPERATIONS = {"]
     for path, item in sorted(document["paths"].items()):
@@ -61,7 +69,8 @@ def _operations(document: dict[str, Any]) -> str:
             if operation is None:
                 continue
             status, answer = _answer(operation)
+            keyed = ", idempotencyKey: true" if _takes_idempotency_key(operation) else ""
             lines.append(f'  {operation["operationId"]}: {{method: "{method.upper()}", path: "{path}", '
-                         f'status: {status}, answer: "{answer}"}},')
+                         f'status: {status}, answer: "{answer}"{keyed}}},')
     lines += ["} as const;", "", "export type OperationId = keyof typeof OPERATIONS;", ""]
     return "\n".join(lines)

@@ -19,9 +19,10 @@
                                         replay ledger entries, a JSON object a line {kind, amount, reason, reference?}
     python -m ops directory backfill    the global directory's items for data stored before it existed
                                         (idempotent: writes only what is missing; ops/directory.py)
-    python -m ops residency audit [--local PORT,PORT | --stack NAME --region R ...] [--json]
-                                        every cell's items and objects in their tenant's allowed regions (ops/residency.py)
-    python -m ops residency rules       how the audit finds each table's items' tenant
+    python -m ops residency audit [--local PORT,PORT | --stack NAME --region R ...] [--json] [--no-queues]
+                                        every cell's items, objects and queued messages in their tenant's allowed
+                                        regions (ops/residency.py)
+    python -m ops residency rules       how the audit finds the tenant of each table's items and queue's messages
 
 Against a deployed stack: --stack NAME (its CloudFormation stack name, e.g. svc-api-dev) reads the
 stack's outputs (DescribeStacks, with the AWS credentials and region of your profile, or --region) and
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     directory = commands.add_parser("directory", help="the global directory").add_subparsers(dest="verb", required=True)
     directory.add_parser("backfill", help="write the directory's missing items for this cell's data")
     residency = commands.add_parser("residency", help="data residency").add_subparsers(dest="verb", required=True)
-    audit = residency.add_parser("audit", help="find items and objects outside their tenant's allowed regions "
+    audit = residency.add_parser("audit", help="find items, objects and messages outside their tenant's allowed regions "
                                                 "(exit 1 on any)")
     audit.add_argument("--local", dest="local_cells", action="append", default=[], metavar="PORT[,PORT]",
                        help="local cells, by their ports (or --persist folders)")
@@ -96,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="a deployed cell's stack name; give each its --region, in the same order")
     audit.add_argument("--region", dest="cell_regions", action="append", default=[], metavar="REGION")
     audit.add_argument("--json", action="store_true", help="the summary and every finding as JSON")
-    residency.add_parser("rules", help="how the audit finds the owner of each table's items")
+    audit.add_argument("--no-queues", dest="queues", action="store_false",
+                       help="leave the queues alone (reading a message adds one to its receive count)")
+    residency.add_parser("rules", help="how the audit finds the owner of each table's items and queue's messages")
     args = parser.parse_args(argv)
 
     if args.local:
@@ -169,11 +172,11 @@ def stack_environment(stack_name: str, region: str | None = None) -> dict[str, s
 
 def _residency(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from devstack.template import load
-    from ops.residency import TABLE_RULES, Cell, run
+    from ops.residency import QUEUE_RULES, TABLE_RULES, Cell, deployed_queues, run
 
     if args.verb == "rules":
-        for table, rule in TABLE_RULES.items():
-            print(f"{table:<24} {rule.how}")
+        for name, rule in [*TABLE_RULES.items(), *QUEUE_RULES.items()]:
+            print(f"{name:<32} {rule.how}")
         return 0
     cells: list[Cell] = []
     if args.local_cells:
@@ -192,11 +195,11 @@ def _residency(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
             found = stack_environment(stack, region)
             if isinstance(found, str):
                 parser.error(found)
-            cells.append(Cell(region, found, stack))
+            cells.append(Cell(region, found, stack, queues=deployed_queues(stack, region) if args.queues else {}))
     else:  # the environment as it is (--local / --stack before the command, or exported): one cell
         cells.append(Cell(os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION", ""),
                           dict(os.environ)))
-    return run(cells, load(), args.json)
+    return run(cells, load(), args.json, queues=args.queues)
 
 
 def _operator() -> str:

@@ -4,10 +4,10 @@ DashboardDistribution):
     python -m ops.dashboard --stack NAME [--region R]
 
 Builds dashboard/dist when its sources changed (devstack/dashboard.py), writes `config.json` naming the
-stack's API (its ApiUrl output), uploads every file with its type and caching (the hashed assets
-cached for a year; index.html asked again each time; config.json never cached), then invalidates
-index.html and config.json at CloudFront. Earlier assets are left in place: a page opened before
-the upload still loads the files it names.
+stack's API (its ApiUrl output) and its brand (its Brand* parameters), uploads every file with its type
+and caching (the hashed assets cached for a year; index.html asked again each time; config.json never
+cached), then invalidates index.html and config.json at CloudFront. Earlier assets are left in place:
+a page opened before the upload still loads the files it names.
 """
 
 from __future__ import annotations
@@ -28,7 +28,18 @@ def cache_control(key: str) -> str:
     return IMMUTABLE if key.startswith("assets/") else "no-cache"
 
 
-def upload(s3: Any, bucket: str, dist: Path, api_base_url: str) -> list[str]:
+BRAND_PARAMETERS = {"BrandName": "name", "BrandLogo": "logo", "BrandFavicon": "favicon", "BrandColor": "color"}
+
+
+def brand_of(stack: dict[str, Any]) -> dict[str, str]:
+    """config.json's brand from the stack's Brand* parameters (the template's defaults for a stack
+    deployed before they existed)."""
+    from devstack.dashboard import brand_config
+    given = {p["ParameterKey"]: p.get("ParameterValue") for p in stack.get("Parameters") or []}
+    return brand_config(**{key: given[name] for name, key in BRAND_PARAMETERS.items() if given.get(name)})
+
+
+def upload(s3: Any, bucket: str, dist: Path, api_base_url: str, brand: dict[str, str] | None = None) -> list[str]:
     """Every file of the build, and config.json, into the bucket; the keys written, index.html last
     (so it never names an asset not yet there)."""
     files = sorted((p for p in dist.rglob("*") if p.is_file() and not p.name.startswith(".")),
@@ -39,7 +50,7 @@ def upload(s3: Any, bucket: str, dist: Path, api_base_url: str) -> list[str]:
         kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         s3.put_object(Bucket=bucket, Key=key, Body=path.read_bytes(), ContentType=kind, CacheControl=cache_control(key))
         written.append(key)
-    config = json.dumps({"apiBaseUrl": api_base_url.rstrip("/")}).encode()
+    config = json.dumps({"apiBaseUrl": api_base_url.rstrip("/"), **({"brand": brand} if brand else {})}).encode()
     s3.put_object(Bucket=bucket, Key="config.json", Body=config, ContentType="application/json",
                   CacheControl=cache_control("config.json"))
     return [*written, "config.json"]
@@ -78,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     dist = dashboard.build()
-    written = upload(boto3.client("s3", region_name=args.region), outputs["DashboardBucket"], dist, outputs["ApiUrl"])
+    written = upload(boto3.client("s3", region_name=args.region), outputs["DashboardBucket"], dist, outputs["ApiUrl"],
+                     brand_of(stack))
     invalidation = invalidate(boto3.client("cloudfront"), outputs["DashboardDistributionId"], f"deploy-{time.time_ns()}")
     print(f"{len(written)} files uploaded; CloudFront invalidation {invalidation}")
     print(f"dashboard: {outputs['DashboardUrl']}/")

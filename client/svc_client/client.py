@@ -25,20 +25,24 @@ from httpx_sse import EventSource
 from svc_client import resources
 from svc_client._core import (
     API_PREFIX,
+    DEFAULT_MAX_CELL_FOLLOWS,
+    SIGN_IN,
+    TENANT,
     Credentials,
     RetryPolicy,
+    Route,
     TokenSource,
     base_url_from,
     check_unauthorized,
     clean,
     decode,
-    home_cell,
-    moved_request,
+    named_cell,
     parse,
     request_headers,
 )
 from svc_client.errors import (
     ApiError,
+    CellUnreachable,
     ConnectionFailed,
     Forbidden,
     Unauthorized,
@@ -58,7 +62,8 @@ class _Base:
                  refresh: TokenSource | None = None, exchange: TokenSource | None = None,
                  on_unauthorized: Callable[[ApiError], Any] | None = None, timeout: float = 30.0,
                  retry: RetryPolicy | None = None, headers: dict[str, str] | None = None,
-                 clock: Callable[[], float] = time.time, on_moved: Callable[[str], Any] | None = None) -> None:
+                 clock: Callable[[], float] = time.time, on_moved: Callable[[str], Any] | None = None,
+                 max_cell_follows: int = DEFAULT_MAX_CELL_FOLLOWS) -> None:
         """base_url: the service root (SVC_BASE_URL, else http://127.0.0.1:3000).
         api_key: an API key (SVC_API_KEY when no credential is given at all).
         access_token / expires_in: a service JWT, kept in memory only.
@@ -66,13 +71,19 @@ class _Base:
         exchange: a callback returning an identity provider's token, exchanged at /auth/exchange
         for a service token whenever one is needed (the spec's exchange callback).
         on_unauthorized: called with the error on every 401, before it is raised.
-        on_moved: called with the new base URL when the service answers 421 WRONG_REGION (the tenant
-        or the account lives in another cell): the request is sent there once, and every later
-        request goes there too. When that cell cannot be reached at all (its region lost, the tenant
-        failed over to its secondary), the request goes back to the base URL given here, whose cell
-        names the tenant's cell now."""
-        self.base_url = base_url_from(base_url)
+        on_moved: called with the tenant's new base URL when a cell a 421 WRONG_REGION named has
+        served a call of the tenant: every later call goes there (`base_url`). Sign-in calls keep the
+        account's cell apart (`account_url`; see TENANT, ACCOUNT, SIGN_IN in _core).
+        max_cell_follows: how many times one call is sent on to another cell (each 421 followed, and
+        the way back to the base URL given here when the kept cell cannot be connected to at all:
+        its region lost, the tenant failed over, that cell then naming the tenant's new one). Past
+        it, or when a cell a 421 named gives no answer, CellUnreachable is raised."""
+        self.base_url = base_url_from(base_url)   # the tenant's cell
         self.entry_url = self.base_url
+        self.account_url = self.base_url          # the account's cell
+        if max_cell_follows < 0:
+            raise ValueError("max_cell_follows is 0 or more")
+        self.max_cell_follows = max_cell_follows
         if api_key is None and access_token is None and refresh is None and exchange is None:
             api_key = os.environ.get("SVC_API_KEY") or None
             access_token = os.environ.get("SVC_ACCESS_TOKEN") or None
@@ -108,29 +119,30 @@ class _Base:
 
     def _build(self, http: httpx.Client | httpx.AsyncClient, method: str, path: str, *, json: Any = None,
                params: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
-               authenticated: bool = True) -> httpx.Request:
+               authenticated: bool = True, cell: str = TENANT) -> httpx.Request:
         all_headers = request_headers(self.credentials, {**self._extra_headers, **(headers or {})},
                                       authenticated=authenticated)
         body = clean(json) if isinstance(json, dict) else json
-        return http.build_request(method, API_PREFIX + path, json=body, params=clean(params), headers=all_headers)
+        return http.build_request(method, self._base_of(cell) + API_PREFIX + path, json=body, params=clean(params),
+                                  headers=all_headers)
 
-    def _move_to(self, request: httpx.Request, http: httpx.Client | httpx.AsyncClient, new_base: str
-                 ) -> httpx.Request:
-        """Use the cell a 421 named from now on; the request, as it was, for that cell."""
-        moved = moved_request(request, http.base_url, new_base)
-        self.base_url = new_base
-        http.base_url = httpx.URL(new_base)
-        if self.on_moved is not None:
-            self.on_moved(new_base)
-        return moved
+    def _base_of(self, cell: str) -> str:
+        return self.base_url if cell == TENANT else self.account_url
 
-    def _back_to_entry(self, request: httpx.Request, http: httpx.Client | httpx.AsyncClient,
-                       exc: httpx.TransportError) -> httpx.Request | None:
-        """The request for the entry cell, when the cell a 421 named could not even be connected to
-        (nothing was sent: safe for any request); None when this is the entry already."""
-        if not isinstance(exc, httpx.ConnectError) or self.base_url == self.entry_url:
-            return None
-        return self._move_to(request, http, self.entry_url)
+    def _route(self, cell: str) -> Route:
+        return Route(self._base_of(cell), self.entry_url, self.max_cell_follows)
+
+    def _arrived(self, route: Route, cell: str) -> None:
+        """A cell answered (not a 421 followed): keep it for the calls of its kind."""
+        if route.base == route.start:
+            return
+        if cell != TENANT:
+            self.account_url = route.base
+        seeded = cell == SIGN_IN and self.base_url == self.entry_url
+        if (cell == TENANT or seeded) and route.base != self.base_url:
+            self.base_url = route.base
+            if self.on_moved is not None:
+                self.on_moved(route.base)
 
     def _failed(self, error: ApiError, login: bool) -> ApiError:
         if login:
@@ -226,28 +238,31 @@ class Client(_Base):
     def _exchange_with(self, exchange: TokenSource) -> Any:
         return self.auth.exchange(exchange())
 
-    def _send(self, request: httpx.Request, *, stream: bool = False) -> httpx.Response:
-        attempt, moved = 0, False
+    def _send(self, request: httpx.Request, *, stream: bool = False, cell: str = TENANT) -> httpx.Response:
+        route, started, attempt, failures = self._route(cell), time.monotonic(), 0, 0
         while True:
             try:
                 response = self._http.send(request, stream=stream)
             except httpx.TransportError as exc:
-                entry = self._back_to_entry(request, self._http, exc)
-                if entry is not None:   # the followed cell is gone: the entry says where the tenant is now
-                    request, moved = entry, False
+                entry = route.back_to_entry(request, exc)
+                if entry is not None:   # the kept cell is gone: the entry says where the tenant is now
+                    request = entry
                     continue
-                delay = self.retry.delay_after_failure(attempt, request)
+                delay = self.retry.delay_after_failure(attempt, request, time.monotonic() - started, failures)
                 if delay is None:
-                    raise ConnectionFailed(f"{request.method} {request.url}: {type(exc).__name__}: {exc}") from exc
+                    raise route.unreachable(request, exc) or ConnectionFailed(
+                        f"{request.method} {request.url}: {type(exc).__name__}: {exc}") from exc
+                failures += 1
             else:
-                if response.status_code == 421 and not moved:
-                    response.read()
-                    home = home_cell(response)
-                    if home is not None:   # once: a second 421 is raised as it is
-                        request, moved = self._move_to(request, self._http, home), True
-                        response.close()
-                        continue
-                delay = self.retry.delay_after_response(attempt, response)
+                if response.status_code in (421, 503):
+                    response.read()   # what the routing and the retry read (a stream's too)
+                named = named_cell(response)
+                if named is not None:
+                    response.close()
+                    request = route.follow(request, *named)
+                    continue
+                self._arrived(route, cell)
+                delay = self.retry.delay_after_response(attempt, response, time.monotonic() - started)
                 if delay is None:
                     return response
                 response.close()
@@ -256,12 +271,13 @@ class Client(_Base):
 
     def _call(self, method: str, path: str, *, model: Any = None, json: Any = None,
               params: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
-              authenticated: bool = True, login: bool = False, then: Callable[[Any], Any] | None = None) -> Any:
+              authenticated: bool = True, login: bool = False, then: Callable[[Any], Any] | None = None,
+              cell: str = TENANT) -> Any:
         if authenticated:
             self._ensure_token()
         request = self._build(self._http, method, path, json=json, params=params, headers=headers,
-                              authenticated=authenticated)
-        return self._result(self._send(request), model, login, then)
+                              authenticated=authenticated, cell=cell)
+        return self._result(self._send(request, cell=cell), model, login, then)
 
     def _paginate(self, path: str, model: Any, params: dict[str, Any] | None = None) -> Iterator[Any]:
         cursor: str | None = None
@@ -291,6 +307,8 @@ class Client(_Base):
                             yield event
                 finally:
                     response.close()
+            except CellUnreachable:
+                raise   # the tenant's cell gave no answer, or the cells kept sending it on: not a broken stream
             except (httpx.TransportError, ConnectionFailed) as exc:
                 self._sleep(state.broken(exc))
                 continue
@@ -334,28 +352,31 @@ class AsyncClient(_Base):
             token = await token
         return await self.auth.exchange(token)
 
-    async def _send(self, request: httpx.Request, *, stream: bool = False) -> httpx.Response:
-        attempt, moved = 0, False
+    async def _send(self, request: httpx.Request, *, stream: bool = False, cell: str = TENANT) -> httpx.Response:
+        route, started, attempt, failures = self._route(cell), time.monotonic(), 0, 0
         while True:
             try:
                 response = await self._http.send(request, stream=stream)
             except httpx.TransportError as exc:
-                entry = self._back_to_entry(request, self._http, exc)
-                if entry is not None:   # the followed cell is gone: the entry says where the tenant is now
-                    request, moved = entry, False
+                entry = route.back_to_entry(request, exc)
+                if entry is not None:   # the kept cell is gone: the entry says where the tenant is now
+                    request = entry
                     continue
-                delay = self.retry.delay_after_failure(attempt, request)
+                delay = self.retry.delay_after_failure(attempt, request, time.monotonic() - started, failures)
                 if delay is None:
-                    raise ConnectionFailed(f"{request.method} {request.url}: {type(exc).__name__}: {exc}") from exc
+                    raise route.unreachable(request, exc) or ConnectionFailed(
+                        f"{request.method} {request.url}: {type(exc).__name__}: {exc}") from exc
+                failures += 1
             else:
-                if response.status_code == 421 and not moved:
-                    await response.aread()
-                    home = home_cell(response)
-                    if home is not None:   # once: a second 421 is raised as it is
-                        request, moved = self._move_to(request, self._http, home), True
-                        await response.aclose()
-                        continue
-                delay = self.retry.delay_after_response(attempt, response)
+                if response.status_code in (421, 503):
+                    await response.aread()   # what the routing and the retry read (a stream's too)
+                named = named_cell(response)
+                if named is not None:
+                    await response.aclose()
+                    request = route.follow(request, *named)
+                    continue
+                self._arrived(route, cell)
+                delay = self.retry.delay_after_response(attempt, response, time.monotonic() - started)
                 if delay is None:
                     return response
                 await response.aclose()
@@ -365,12 +386,12 @@ class AsyncClient(_Base):
     async def _call(self, method: str, path: str, *, model: Any = None, json: Any = None,
                     params: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
                     authenticated: bool = True, login: bool = False,
-                    then: Callable[[Any], Any] | None = None) -> Any:
+                    then: Callable[[Any], Any] | None = None, cell: str = TENANT) -> Any:
         if authenticated:
             await self._ensure_token()
         request = self._build(self._http, method, path, json=json, params=params, headers=headers,
-                              authenticated=authenticated)
-        return self._result(await self._send(request), model, login, then)
+                              authenticated=authenticated, cell=cell)
+        return self._result(await self._send(request, cell=cell), model, login, then)
 
     async def _paginate(self, path: str, model: Any, params: dict[str, Any] | None = None) -> AsyncIterator[Any]:
         cursor: str | None = None
@@ -401,6 +422,8 @@ class AsyncClient(_Base):
                             yield event
                 finally:
                     await response.aclose()
+            except CellUnreachable:
+                raise   # the tenant's cell gave no answer, or the cells kept sending it on: not a broken stream
             except (httpx.TransportError, ConnectionFailed) as exc:
                 await self._sleep(state.broken(exc))
                 continue

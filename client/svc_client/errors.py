@@ -125,8 +125,31 @@ class InternalError(ApiError):
     code = "INTERNAL_ERROR"
 
 
+class ServiceUnavailable(InternalError):
+    """503: the service could not serve the request now (its datastore stalled; a tenant's writes
+    paused while it moves between cells: details.reason "tenant_moving"); `retry_after` says when."""
+    code = "SERVICE_UNAVAILABLE"
+
+
 class ConnectionFailed(SvcError):
     """No answer came: the connection failed or timed out (after the retries allowed)."""
+
+
+class CellUnreachable(ConnectionFailed):
+    """The request could not be brought to the cell that holds its tenant (or account), so no answer
+    of the service came: the cell a 421 WRONG_REGION named gave none (`reason` "unreachable": its
+    region down, or not reachable from here), or the cells sent the request on more times than the
+    client's `max_cell_follows` allows (`reason` "follow_limit": cells that disagree, e.g. while a
+    tenant moves or fails over). `base_url` and `region` name that cell (region None when the 421
+    did not say); `visited` lists the base URLs the call was sent to, in order."""
+
+    def __init__(self, message: str, *, base_url: str, region: str | None, reason: str,
+                 visited: list[str]) -> None:
+        super().__init__(message)
+        self.base_url = base_url
+        self.region = region
+        self.reason = reason
+        self.visited = list(visited)
 
 
 class StreamInterrupted(SvcError):
@@ -140,11 +163,13 @@ class WebhookVerificationError(SvcError):
 _BY_CODE: dict[str, type[ApiError]] = {cls.code: cls for cls in (
     ValidationError, Unauthorized, Forbidden, NotFound, MethodNotAllowed, Conflict, LoginSessionConsumed,
     LoginSessionExpired, PaymentRequired, IdempotencyKeyReused, RequestInProgress, PayloadTooLarge,
-    UnsupportedMediaType, RateLimited, ModelThrottled, ProviderError, ModelUnavailable, InternalError)}
+    UnsupportedMediaType, RateLimited, ModelThrottled, ProviderError, ModelUnavailable, InternalError,
+    ServiceUnavailable)}
 _BY_STATUS: dict[int, type[ApiError]] = {400: ValidationError, 401: Unauthorized, 402: PaymentRequired,
                                          403: Forbidden, 404: NotFound, 405: MethodNotAllowed, 409: Conflict,
                                          422: IdempotencyKeyReused, 413: PayloadTooLarge,
-                                         415: UnsupportedMediaType, 429: RateLimited, 500: InternalError}
+                                         415: UnsupportedMediaType, 429: RateLimited, 500: InternalError,
+                                         503: ServiceUnavailable}
 
 
 def error_for(status: int, body: Any, headers: dict[str, str]) -> ApiError:

@@ -74,6 +74,7 @@ class RunUsage(ApiModel):
 class RunError(ApiModel):
     code: str
     message: str
+    retry_after_seconds: int | None = None   # MODEL_THROTTLED: the provider's wait (at most 60 s)
 
 
 class Run(ApiModel):
@@ -135,6 +136,39 @@ class LoggedOut(ApiModel):
     session_id: str | None = None
 
 
+class PasswordResetRequested(ApiModel):
+    """The answer to a forgotten password's request: the same whether or not the address has an account."""
+    email: str
+    expires_in: int
+
+
+class PasswordReset(ApiModel):
+    """A password set with a reset link: the account's address (to sign in with next)."""
+    email: str
+    sessions_ended: int
+
+
+class PasswordChanged(ApiModel):
+    sessions_ended: int
+    current_session_id: str | None = None
+
+
+class SignInSession(ApiModel):
+    """An open sign-in of the user (a refresh-token family); `current` is the caller's."""
+    id: str
+    current: bool
+    tenant_id: str
+    current_tenant_id: str
+    created_at: str
+    last_refreshed_at: str
+    expires_at: str
+
+
+class OtherSessionsEnded(ApiModel):
+    sessions_ended: int
+    current_session_id: str | None = None
+
+
 class DeviceLoginStarted(ApiModel):
     login_id: str
     auth_url: str
@@ -159,6 +193,12 @@ class CliToken(ApiModel):
 
 # ---- API keys ------------------------------------------------------------------------------
 
+class EarlierValue(ApiModel):
+    """A value a rotation replaced that still works, until works_until (its overlap)."""
+    hint: str | None = None
+    works_until: str
+
+
 class ApiKey(ApiModel):
     id: str
     name: str
@@ -175,6 +215,7 @@ class ApiKey(ApiModel):
     expires_at: str | None = None
     revoked_at: str | None = None
     rotated_at: str | None = None
+    earlier_values: list[EarlierValue] = Field(default_factory=list)
 
 
 class ApiKeyWithSecret(ApiKey):
@@ -298,6 +339,7 @@ class MemberRemoved(ApiModel):
     removed: bool
     sessions_ended: int
     cli_keys_revoked: int
+    api_keys_revoked: int = 0
 
 
 class OwnershipTransferred(ApiModel):

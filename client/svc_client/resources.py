@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from svc_client._core import new_idempotency_key
+from svc_client._core import ACCOUNT, SIGN_IN, new_idempotency_key
 from svc_client.models import (
     Agent,
     ApiKey,
@@ -40,8 +40,12 @@ from svc_client.models import (
     Member,
     MemberRemoved,
     OAuthConnection,
+    OtherSessionsEnded,
     OwnershipTransferred,
     Page,
+    PasswordChanged,
+    PasswordReset,
+    PasswordResetRequested,
     PortalSession,
     Project,
     Purchase,
@@ -54,6 +58,7 @@ from svc_client.models import (
     RoutingInfo,
     Run,
     Secret,
+    SignInSession,
     StorageConfig,
     StorageValidation,
     StreamToken,
@@ -82,38 +87,82 @@ class Resource:
 
 
 class Auth(Resource):
-    """Sign-in with e-mail and password, refresh, logout, identity-provider exchange, me."""
+    """Sign-in with e-mail and password, refresh, logout, identity-provider exchange, me; a forgotten
+    password reset by e-mail; the signed-in user's password, sessions and name."""
 
     def register(self, email: str, password: str, name: str, region: str | None = None) -> dict[str, Any]:
         """region: where the account and its workspace live (a multi-cell deployment: a region with a
         cell; the client follows the service to that cell)."""
-        return self._c._call("POST", "/auth/register", authenticated=False,
+        return self._c._call("POST", "/auth/register", authenticated=False, cell=SIGN_IN,
                              json={"email": email, "password": password, "name": name, "region": region})
 
     def login(self, email: str, password: str, tenant_id: str | None = None) -> TokenGrant:
         """Signs in; the access token stays in this client's memory and is refreshed with the
         refresh token when it expires. 401 raises InvalidCredentials, 403 AccountDisabled."""
         return self._c._call("POST", "/auth/login", model=TokenGrant, authenticated=False, login=True,
-                             json={"email": email, "password": password, "tenantId": tenant_id},
+                             cell=SIGN_IN, json={"email": email, "password": password, "tenantId": tenant_id},
                              then=self._c._signed_in)
 
     def refresh(self, refresh_token: str | None = None, tenant_id: str | None = None) -> TokenGrant:
+        """Sent to the account's cell (a 421 there is followed, as any); the tenant's calls stay where they go."""
         return self._c._call("POST", "/auth/refresh", model=TokenGrant, authenticated=False, login=True,
-                             json={"refreshToken": refresh_token or self._c._refresh_token, "tenantId": tenant_id},
-                             then=self._c._signed_in)
+                             cell=ACCOUNT, then=self._c._signed_in,
+                             json={"refreshToken": refresh_token or self._c._refresh_token, "tenantId": tenant_id})
 
     def exchange(self, token: str) -> TokenGrant:
         """Exchanges an identity provider's token (e.g. Clerk's) for a service access token."""
         return self._c._call("POST", "/auth/exchange", model=TokenGrant, authenticated=False, login=True,
-                             json={"token": token}, then=self._c._signed_in)
+                             cell=ACCOUNT, json={"token": token}, then=self._c._signed_in)
 
     def logout(self) -> LoggedOut:
-        """Ends the server session first, then forgets the tokens (the spec's order)."""
+        """Ends the server session first (in the account's cell, which holds it), then forgets the
+        tokens (the spec's order)."""
         return self._c._call("POST", "/auth/logout", model=LoggedOut, json={"refreshToken": self._c._refresh_token},
-                             then=self._c._signed_out)
+                             cell=ACCOUNT, then=self._c._signed_out)
 
     def me(self) -> Me:
         return self._c._call("GET", "/auth/me", model=Me)
+
+    def update_me(self, *, name: str) -> Me:
+        """The signed-in user's name (a user's token; an API key is Forbidden); answers as me()."""
+        return self._c._call("PATCH", "/auth/me", model=Me, json={"name": name})
+
+    # ---- a forgotten password, a signed-in user's password and sessions ----------------------------
+
+    def forgot_password(self, email: str) -> PasswordResetRequested:
+        """E-mails a one-time reset link (30 minutes) to the address's account, if it has one: the answer
+        is the same either way. Needs no credential; sent to the account's cell."""
+        return self._c._call("POST", "/auth/password/forgot", model=PasswordResetRequested, authenticated=False,
+                             cell=ACCOUNT, json={"email": email})
+
+    def reset_password(self, token: str, password: str) -> PasswordReset:
+        """Sets the new password with the e-mailed link's token (its token= part), once; every session of
+        the account ends. NotFound: the link names nothing or a newer one was sent; Conflict (details
+        reason used or expired)."""
+        return self._c._call("POST", "/auth/password/reset", model=PasswordReset, authenticated=False,
+                             cell=ACCOUNT, json={"token": token, "password": password})
+
+    def change_password(self, current_password: str, new_password: str) -> PasswordChanged:
+        """A signed-in user's new password; every other session of the account ends, this one stays. A
+        wrong current password is Forbidden (reason current_password_wrong) and counts as a failed sign-in."""
+        return self._c._call("POST", "/auth/password", model=PasswordChanged,
+                             json={"currentPassword": current_password, "newPassword": new_password})
+
+    def sessions(self, *, limit: int | None = None, cursor: str | None = None) -> Page[SignInSession]:
+        """The signed-in user's open sessions, newest first (a user's token)."""
+        return self._c._call("GET", "/auth/sessions", model=Page[SignInSession],
+                             params={"limit": limit, "cursor": cursor})
+
+    def iter_sessions(self, *, limit: int | None = None) -> Iterator[SignInSession]:
+        return self._c._paginate("/auth/sessions", SignInSession, {"limit": limit})
+
+    def end_session(self, session_id: str) -> Deleted:
+        """Ends one of the user's sessions (NotFound for another user's); ending this one signs out."""
+        return self._c._call("DELETE", f"/auth/sessions/{_seg(session_id)}", model=Deleted)
+
+    def end_other_sessions(self) -> OtherSessionsEnded:
+        """Signs out everywhere else: every session of the user but this client's."""
+        return self._c._call("DELETE", "/auth/sessions", model=OtherSessionsEnded)
 
 
 class DeviceLogin(Resource):

@@ -25,8 +25,9 @@ export interface DeliveryRow {
   status: string;
   latency: string;
   attempt: string;
-  /** The event's own delivery, or the redelivery or replay that sent it again. */
+  /** The event's own delivery, or the redelivery or replay that sent it again (its id: `sentById`). */
   sentBy: string;
+  sentById: string | null;
   error: string;
   attemptedAt: string;
   nextRetryAt: string | null;
@@ -45,8 +46,9 @@ export function deliveryRow(attempt: DeliveryAttempt): DeliveryRow {
       : attempt.outcome === "skipped" ? "not sent" : "no answer",
     latency: attempt.latencyMs !== null ? `${Math.round(attempt.latencyMs).toLocaleString("en-US")} ms` : "—",
     attempt: String(attempt.attempt),
-    sentBy: !resent ? "its own delivery" : resent.startsWith("rdl_") ? `redelivery ${resent}`
-      : resent.startsWith("rpl_") ? `replay ${resent}` : resent,
+    sentBy: !resent ? "its own delivery" : resent.startsWith("rdl_") ? "redelivery"
+      : resent.startsWith("rpl_") ? "replay" : "",
+    sentById: resent,
     error: attempt.error ?? "",
     attemptedAt: attempt.attempted_at,
     nextRetryAt: attempt.next_retry_at,

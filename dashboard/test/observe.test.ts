@@ -13,7 +13,7 @@ describe("a delivery attempt as a row", () => {
   it("shows the status, the latency in ms and who sent it", () => {
     const row = deliveryRow(attempt({ latencyMs: 1234.6 }));
     expect(row).toMatchObject({ outcome: "delivered", status: "200", latency: "1,235 ms", attempt: "1",
-                                sentBy: "its own delivery", error: "", canRedeliver: true });
+                                sentBy: "its own delivery", sentById: null, error: "", canRedeliver: true });
   });
 
   it("says why there is no status: no answer, or nothing sent", () => {
@@ -27,8 +27,10 @@ describe("a delivery attempt as a row", () => {
   it("names the redelivery or replay that sent an event again, and keeps their rows apart", () => {
     const first = deliveryRow(attempt({}));
     const resent = deliveryRow(attempt({ resentBy: "rdl_9" }));
-    expect(resent.sentBy).toBe("redelivery rdl_9");
-    expect(deliveryRow(attempt({ resentBy: "rpl_3" })).sentBy).toBe("replay rpl_3");
+    expect([resent.sentBy, resent.sentById]).toEqual(["redelivery", "rdl_9"]);
+    const replayed = deliveryRow(attempt({ resentBy: "rpl_3" }));
+    expect([replayed.sentBy, replayed.sentById]).toEqual(["replay", "rpl_3"]);
+    expect(deliveryRow(attempt({ resentBy: "xyz_1" })).sentBy).toBe("");
     expect(resent.key).not.toBe(first.key);
   });
 

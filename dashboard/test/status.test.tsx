@@ -1,7 +1,8 @@
 import { Conflict, ValidationError } from "@svc/client";
-import { describe, expect, it } from "vitest";
+import { cleanup, render } from "@testing-library/preact";
+import { afterEach, describe, expect, it } from "vitest";
 
-import { describeError } from "../src/components/status";
+import { describeError, Loading, Skeleton } from "../src/components/status";
 
 describe("how an error reads", () => {
   it("says the service's code, message, each field's message or reason, and the request id", () => {
@@ -17,5 +18,26 @@ describe("how an error reads", () => {
   it("reads a network failure or anything else without a request id", () => {
     expect(describeError(new TypeError("Failed to fetch"))).toEqual({ message: "Failed to fetch" });
     expect(describeError("odd")).toEqual({ message: "odd" });
+  });
+});
+
+describe("a part still loading", () => {
+  afterEach(() => cleanup());
+
+  it("is busy with grey lines hidden from assistive technology, and says what loads to a screen reader only", () => {
+    const { container } = render(<Loading what="the keys" />);
+    const busy = container.querySelector("[aria-busy=true]")!;
+    expect(busy).not.toBeNull();
+    const lines = busy.querySelector(".skeleton")!;
+    expect(lines.getAttribute("aria-hidden")).toBe("true");
+    expect(lines.children).toHaveLength(3);
+    const said = busy.querySelector("[role=status]")!;
+    expect(said.textContent).toBe("Loading the keys…");
+    expect(said.classList.contains("visually-hidden")).toBe(true);
+  });
+
+  it("draws as many lines as asked", () => {
+    const { container } = render(<Skeleton what="the usage" lines={2} />);
+    expect(container.querySelector(".skeleton")!.children).toHaveLength(2);
   });
 });

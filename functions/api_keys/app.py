@@ -19,7 +19,10 @@ TAGS = ["API keys"]
           summary="Create an API key (its value is returned this once)",
           description="Not replayable with an Idempotency-Key, unlike the other creates: a key's value is stored "
                       "nowhere (only its HMAC), so no earlier answer could be given again. A client that lost the "
-                      "answer revokes the key it cannot use (listed by its name) and creates another.")
+                      "answer revokes the key it cannot use (listed by its name) and creates another. A key acts for "
+                      "the person who made it (or who holds the key that made it): it is revoked when they leave the "
+                      "tenant, or when their role loses a scope it holds. A user's role is checked as the key is "
+                      "made: 403 details.reason role_changed when it no longer holds the scopes.")
 def create_key(body: models.ApiKeyCreate):
     return api_keys.create_key(api.tenant_context(), body)
 

@@ -1,7 +1,9 @@
-"""Registration, login, refresh, logout and me; and the command-line device login. All but me,
-complete and deny are public: not counted per credential, but those that create or check
-credentials are counted per source address in their throttle group (login also has its
-per-account-and-address failure throttle)."""
+"""Registration, login, refresh, logout and me; a forgotten password reset by e-mail; a signed-in
+person's own password, sessions and name; and the command-line device login. The routes of a
+signed-in person (me, the password's change, the sessions, complete and deny) take a credential;
+the others are public: not counted per credential, but those that create or check credentials are
+counted per source address in their throttle group (login also has its per-account-and-address
+failure throttle)."""
 
 from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
@@ -10,15 +12,19 @@ from typing import Annotated
 
 from svc_core.domain import accounts, device_login, idp_exchange
 from svc_core.domain.fields import device_login as device_login_fields
+from svc_core.domain.paging import DEFAULT_LIMIT, MAX_LIMIT
 from svc_core.http import refresh_cookie
 from svc_core.http.api import AUTHENTICATED, Api
 from svc_core.http.html_pages import load_page
-from svc_core.http.params import Body, Query
+from svc_core.http.params import Body, IdCursor, Query
 from svc_core.platform.lazy import lazy_module
 
 account_models = lazy_module("svc_core.domain.models.accounts")
 device_models = lazy_module("svc_core.domain.models.device_login")
 idp_models = lazy_module("svc_core.domain.models.idp_exchange")
+# A person's own account and a forgotten password: rare calls, loaded by the first of them.
+own_account = lazy_module("svc_core.domain.own_account")
+password_reset = lazy_module("svc_core.domain.password_reset")
 api = Api()
 # The device login's id (models.device_login.LoginId) as the query marker states it, so that polling
 # binds without pydantic; the document shows the same schema.
@@ -98,6 +104,100 @@ def me():
     return accounts.me(api.tenant_context().principal)
 
 
+def _page(loaded) -> str:
+    """A page of the service's own, drawn once with the deployment's brand, its headers set."""
+    page = loaded.page()
+    for name, value in page.headers.items():
+        api.set_response_header(name, value)
+    return page.html
+
+
+@api.patch("/api/v1/auth/me", scope=AUTHENTICATED, response_model="account_models.Me", tags=TAGS, errors=(403, 409),
+           summary="Change the signed-in user's name; answers as GET /auth/me",
+           description="The name follows registration's rules (1 to 200 characters, no control or bidirectional "
+                       "formatting character). It is the profile's, and the one each tenant's member list shows. "
+                       "403 user_required: an API key (it belongs to a tenant, not to a person).")
+def update_me(body: account_models.ProfileUpdate):
+    return own_account.update_name(api.tenant_context(), body)
+
+
+@api.post("/api/v1/auth/password/forgot", public=True, throttle="password-reset", status=202,
+          response_model="account_models.PasswordResetRequested", tags=TAGS, errors=(421,),
+          summary="Ask for a password reset link by e-mail; the same 202 whether or not the address has an account",
+          description="For an active account, a link that works once for 30 minutes is e-mailed (a newer request "
+                      "makes the earlier link dead): to the dashboard's page when the deployment has one "
+                      "(DashboardUrl/#/reset-password?token=...), else to GET /auth/password/reset-page#token=...; "
+                      "the token is always in the fragment, which a browser never sends to a server. For any other "
+                      "address nothing is sent or stored. At most 3 mails an hour go to one account: further asks "
+                      "are answered alike and send nothing. Counted per source address (password-reset group).")
+def forgot_password(body: account_models.ForgotPasswordBody):
+    return password_reset.forgot(body, api.public_base_url())
+
+
+@api.post("/api/v1/auth/password/reset", public=True, throttle="password-reset",
+          response_model="account_models.PasswordReset", tags=TAGS, errors=(403, 409, 421),
+          summary="Set a new password with the e-mailed link's token; every session of the account ends",
+          description="The password follows registration's rules (12 to 256 characters). The link works once. 404: the "
+                      "token names no live link (unknown, or a newer link was sent, or the password changed since). "
+                      "409: the link was used (details.reason used) or has expired (expired). 403 account_disabled. "
+                      "Every refresh token of the account stops at once and every access token at its next request. "
+                      "The answer names the account's e-mail address, to sign in with next.")
+def reset_password(body: account_models.ResetPasswordBody):
+    return password_reset.reset(body, api.source_ip())
+
+
+RESET_PAGE = load_page(Path(__file__).parent / "reset_page")
+
+
+@api.get("/api/v1/auth/password/reset-page", public=True, raw=True, media_type="text/html", tags=TAGS,
+         summary="The browser page a reset link opens when there is no dashboard: asks the new password twice",
+         description="The link is this page with #token=... (the fragment never reaches a server). The page calls "
+                     "POST /auth/password/reset itself.")
+def password_reset_page():
+    return _page(RESET_PAGE)
+
+
+@api.post("/api/v1/auth/password", scope=AUTHENTICATED, response_model="account_models.PasswordChanged",
+          tags=TAGS, errors=(403, 409, 429),
+          summary="Change the signed-in user's password; every other session of the account ends",
+          description="currentPassword is checked under the sign-in throttles: a wrong one is 403 "
+                      "current_password_wrong and counts as a failed sign-in of the account from this address "
+                      "(429 as a sign-in would be, details.counter account_address or account). newPassword follows "
+                      "registration's rules. The caller's session stays open; any pending reset link dies. 403 "
+                      "user_required: an API key. 409 account_in_another_region: the account lives in another cell, "
+                      "which alone checks its password (details.region); 409 changed: changed meanwhile.")
+def change_password(body: account_models.ChangePasswordBody):
+    return own_account.change_password(api.tenant_context(), body)
+
+
+@api.get("/api/v1/auth/sessions", scope=AUTHENTICATED, response_model="account_models.SignInSessionPage",
+         tags=TAGS, errors=(403,),
+         summary="List the signed-in user's open sessions, newest first; the caller's is marked current",
+         description="A session is a sign-in (a refresh-token family) whose refresh token still works. The service "
+                     "keeps no address or device of a session: the tenants it is for and its times are all there is. "
+                     "403 user_required: an API key.")
+def list_sessions(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT, cursor: IdCursor = None):
+    return own_account.list_sessions(api.tenant_context(), limit, cursor)
+
+
+@api.delete("/api/v1/auth/sessions", scope=AUTHENTICATED, response_model="account_models.OtherSessionsEnded",
+            tags=TAGS, errors=(403,),
+            summary="Sign out everywhere else: end every session of the user but the caller's",
+            description="Their refresh tokens stop at once, their access tokens at their next request. "
+                        "403 user_required: an API key.")
+def end_other_sessions():
+    return own_account.end_other_sessions(api.tenant_context())
+
+
+@api.delete("/api/v1/auth/sessions/{id}", scope=AUTHENTICATED, response_model="account_models.SignInSessionDeleted",
+            tags=TAGS, errors=(403,),
+            summary="End one of the signed-in user's sessions (the caller's own too: a sign-out)",
+            description="404: no session of the caller's has this id (another user's included). Ending an ended one "
+                        "answers the same. 403 user_required: an API key.")
+def end_session(id: str):
+    return own_account.end_session(api.tenant_context(), id)
+
+
 CLI_TAGS = ["Command-line login"]
 
 
@@ -129,9 +229,7 @@ APPROVAL_PAGE = load_page(Path(__file__).parent / "approval_page")
                      "a server). The page calls info, login (or refresh, when already signed in), and "
                      "complete or deny itself.")
 def cli_approve_page(loginId: Annotated[str | None, Query()] = None):
-    for name, value in APPROVAL_PAGE.headers.items():
-        api.set_response_header(name, value)
-    return APPROVAL_PAGE.html
+    return _page(APPROVAL_PAGE)
 
 
 @api.post("/api/v1/cli/auth/complete", scope=AUTHENTICATED, response_model="device_models.Status", tags=CLI_TAGS, errors=(409,),

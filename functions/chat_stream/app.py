@@ -14,8 +14,10 @@ Authorization header (EventSource cannot send one).
 
 from __future__ import annotations  # the models are named lazily (svc_core/domain/models)
 
+import time
 from typing import Annotated, Any
 
+from svc_core.auth import rate_limit
 from svc_core.auth.principal import Principal
 from svc_core.domain import chat_stream
 from svc_core.domain.chat_stream import EVENT_STREAM, STREAM_PATH
@@ -47,7 +49,10 @@ DESCRIPTION = (
     "`data: <json>` in id order (message_start, content_delta, tool_use, tool_result, usage, message_stop, "
     "error, done), `: keep-alive` comments every 15 s while waiting; the stream ends after `done`. "
     "With Last-Event-ID (or ?lastEventId=): every event after that id, then the new ones. 204 when there is "
-    "nothing to stream. Authenticate with the Authorization header or ?token= (POST .../stream-token). "
+    "nothing to stream. Authenticate with the Authorization header or ?token= (POST .../stream-token). A stream "
+    "fails with `event: error` without an id: `INTERNAL_ERROR` (reconnect with Last-Event-ID), or `UNAUTHORIZED` "
+    "within a second of its credential ending (the member removed or demoted, the key revoked; a reconnection "
+    "is 401). "
     + streamed.STREAM_CAP + "Streamed for real in AWS (API Gateway response streaming); buffered where streaming is off."
 )
 
@@ -77,8 +82,12 @@ def stream_chat_session(
     context = api.lambda_context()
     if context is not None and hasattr(context, "get_remaining_time_in_millis"):
         budget = min(budget, context.get_remaining_time_in_millis() / 1000 - 1)
-    events = chat_stream.collect(follower, max(0.0, budget))
+    watch = rate_limit.CredentialWatch(api.tenant_context().principal)
+    watch.next_check = time.monotonic() + settings().stream_credential_check_seconds  # admission just looked
+    events, ended = chat_stream.collect(follower, max(0.0, budget), ended=watch.ended)
     body = chat_stream.retry_line() + "".join(chat_stream.format_event(e) for e in events)
+    if ended:  # a removed member's wait answers nothing more
+        body += rate_limit.credential_ended_event()
     return Response(status_code=200, content_type=EVENT_STREAM, body=body)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations  # the models are named lazily (svc_core/doma
 import time
 from typing import Annotated, Any
 
+from svc_core.auth import rate_limit
 from svc_core.domain import event_stream, events
 from svc_core.domain.event_stream import LAST_EVENT_ID_PATTERN, STREAM_PATH, TYPES_PATTERN
 from svc_core.http import streamed
@@ -35,7 +36,9 @@ DESCRIPTION = (
     "while nothing comes. Without Last-Event-ID the stream starts with the events logged from now on; with it "
     "(or ?lastEventId=) it resumes after that event (the events of the 5 seconds before it may come again: "
     "deduplicate by id). `types`: comma-separated event names. A stream ends after 5 minutes at most; reconnect "
-    "with Last-Event-ID. "
+    "with Last-Event-ID. A credential that no longer stands (the member removed or demoted, the key revoked) ends "
+    "the stream within a second with `event: error` and `data: {\"code\": \"UNAUTHORIZED\", ...}` (no id); a "
+    "reconnection is then 401. "
     + streamed.STREAM_CAP + "Streamed for real in AWS (API Gateway response streaming); buffered where streaming is off."
 )
 
@@ -55,11 +58,18 @@ def stream_events(
     follower = _follower(types, api.header("last-event-id"), lastEventId)
     api.set_response_header("Cache-Control", "no-cache")
     deadline = time.monotonic() + BUFFERED_SECONDS
-    found = follower.step()
+    watch = rate_limit.CredentialWatch(api.tenant_context().principal)
+    watch.next_check = time.monotonic() + settings().stream_credential_check_seconds  # admission just looked
+    found, ended = follower.step(), False
     while not found and time.monotonic() < deadline:
         time.sleep(settings().event_stream_poll_ms / 1000)
+        if watch.ended():  # a removed member's wait answers nothing more
+            ended = True
+            break
         found = follower.step()
     body = event_stream.retry_line() + "".join(event_stream.format_event(e) for e in found)
+    if ended:
+        body += rate_limit.credential_ended_event()
     return Response(status_code=200, content_type=streamed.EVENT_STREAM, body=body)
 
 

@@ -21,7 +21,8 @@ TimeQuery = Annotated[str | None, Query(pattern=TIME_PATTERN, description=(
 @api.get("/api/v1/events", scope=events.SCOPE, response_model="models.EventPage", tags=TAGS,
          summary="List the tenant's events of the last 30 days, newest first",
          description="Filters: `type` (one event name), `objectId` (the project, tenant or user the event is "
-                     "about; the run of an agent.* event), `since` and `until` (the event's time, both included). "
+                     "about; the run of an agent.* event, the person (user id) of a member.* event), "
+                     "`since` and `until` (the event's time, both included). "
                      "A filtered page may hold fewer than `limit` events and still have a `nextCursor`.")
 def list_events(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
                 cursor: IdCursor = None,

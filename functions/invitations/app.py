@@ -54,10 +54,12 @@ def resend_invitation(id: str):
 
 
 @api.get("/api/v1/invitations/lookup", public=True, throttle="invitation", response_model="models.InvitationLookup",
-         tags=TAGS, errors=(404, 409),
+         tags=TAGS, errors=(403, 404, 409),
          summary="What the accept page shows about an invitation link: tenant, role, masked address, expiry",
-         description="404: the token names no live link (unknown, or replaced by a resend). 409: the invitation was "
-                     "accepted, revoked or has expired (details.reason).")
+         description="403 tenant_suspended: the tenant is suspended, so the link cannot be accepted (as accept "
+                     "answers). 404: the token names no live link (unknown, or replaced by a resend). 409: the "
+                     "invitation was accepted, revoked or has expired (details.reason), or its sender may no longer "
+                     "send it (sender_not_allowed: removed, demoted, or the key revoked).")
 def lookup_invitation(token: Annotated[str, Query(max_length=200)]):
     return invitations.lookup(token)
 
@@ -69,8 +71,11 @@ def lookup_invitation(token: Annotated[str, Query(max_length=200)]):
                       "signed-in user of that address sends their access token; an address with no account sends a "
                       "name and a new password, and the account is created in the tenant. The refresh token is also "
                       "set as the refresh_token cookie, as at /auth/login. 403 email_mismatch: the "
-                      "signed-in user's address is not the invited one. 409: the link was used, revoked or has "
-                      "expired, or the account is a member already.")
+                      "signed-in user's address is not the invited one; 403 tenant_suspended: the tenant is "
+                      "suspended (lookup answers the same); 403 with details.feature seats: the seats in use exceed "
+                      "the tenant's plan today (a downgrade since the invitation). 409: the link was used, revoked or "
+                      "has expired, the account is a member already, or the sender may no longer send it "
+                      "(sender_not_allowed: removed, demoted, or the key revoked).")
 def accept_invitation(body: models.AcceptBody):
     pair = invitations.accept(body, api.optional_principal(), api.source_ip())
     api.set_response_header("Set-Cookie", refresh_cookie.set_cookie(pair["refreshToken"], pair["refreshExpiresIn"]))
@@ -85,9 +90,10 @@ ACCEPT_PAGE = load_page(Path(__file__).parent / "accept_page")
          description="The link is this page with #token=... (the fragment never reaches a server). The page calls "
                      "lookup, then accept.")
 def invitation_accept_page():
-    for name, value in ACCEPT_PAGE.headers.items():
+    page = ACCEPT_PAGE.page()   # drawn once with the deployment's brand
+    for name, value in page.headers.items():
         api.set_response_header(name, value)
-    return ACCEPT_PAGE.html
+    return page.html
 
 
 api.snapstart()  # SnapStart's hooks (svc_core/platform/snapshot.py); a no-op outside Lambda

@@ -18,8 +18,8 @@ _RULES = ("The last owner cannot be removed or demoted (409, details.reason last
           "removing an owner needs a signed-in owner (403, details.reason owner_required); otherwise the caller "
           "must hold every scope of the member's role and of the new one (403, details.reason role_exceeds_caller).")
 _CREDENTIALS = ("The member's sign-ins holding tokens for this tenant end (their access tokens are refused from "
-                "the next request) and their command-line keys in it are revoked; API keys of other types they "
-                "created belong to the tenant and stay.")
+                "the next request) and every API key they hold in it (made by them, or by a key they held) is "
+                "revoked: cliKeysRevoked and apiKeysRevoked count them.")
 
 
 @api.get("/api/v1/members", scope="members:read", response_model="models.MemberPage", tags=TAGS,
@@ -32,7 +32,7 @@ def list_members(limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMI
 @api.patch("/api/v1/members/{userId}", scope="members:write", response_model="models.Member", tags=TAGS,
            errors=(409,), summary="Change a member's role",
            description=_RULES + " A role with fewer scopes ends the member's sign-ins holding tokens for this "
-                                "tenant and revokes their command-line keys holding a scope the new role lacks. "
+                                "tenant and revokes every API key they hold holding a scope the new role lacks. "
                                 "Emits member.role_changed.")
 def change_member_role(userId: str, body: models.MemberRoleChange):
     return members.change_role(api.tenant_context(), userId, body)

@@ -6,17 +6,16 @@ wants its type goes onto the delivery queue, so every (event, subscription) pair
 retried and given up on independently. A record whose fan-out fails is reported as a batch
 item failure and comes back; a retried fan-out may enqueue a pair it had already enqueued, so a
 consumer may see an event twice: it deduplicates by `webhook-id` (the event id), as Standard
-Webhooks asks.
+Webhooks asks. An event of a tenant that moved to another cell is sent on to that cell's webhook
+queue (svc_core/domain/webhooks.py, fan_out_message).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
-from svc_core.contracts.events import Event
 from svc_core.domain import webhooks
 from svc_core.platform.log import logger
 
@@ -24,10 +23,10 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 
 
 def fan_out(record) -> None:
-    event = Event.of(json.loads(record.body)["detail"])  # the bus's envelope around ours
-    subscriptions = webhooks.fan_out(event)
-    logger.info("event fanned out", extra={"event_id": event.id, "event_type": event.type,
-                                           "tenant_id": event.tenantId, "subscriptions": subscriptions})
+    done = webhooks.fan_out_message(record.body)
+    event = done.pop("event")
+    logger.info("event sent on to its tenant's home cell" if "sentTo" in done else "event fanned out",
+                extra={"event_id": event.id, "event_type": event.type, "tenant_id": event.tenantId, **done})
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

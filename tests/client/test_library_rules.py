@@ -15,6 +15,7 @@ from svc_client import (
     NULL,
     AccountDisabled,
     AsyncClient,
+    CellUnreachable,
     Client,
     Conflict,
     ConnectionFailed,
@@ -251,6 +252,23 @@ def test_a_connection_failure_is_retried_for_a_get_with_backoff():
     assert len(slept) == 2 and 0 <= slept[0] <= 0.5 and 0 <= slept[1] <= 1.0
 
 
+def test_connection_failures_are_retried_3_times_whatever_max_retries_allows():
+    script = Script(*[httpx.ConnectError("refused")] * 5)
+    svc, slept = client(script)
+    with pytest.raises(ConnectionFailed):
+        svc.projects.list()
+    assert RetryPolicy().max_retries == 10 and len(script.requests) == 4 and len(slept) == 3
+
+
+def test_a_tenant_moves_write_pause_is_ridden_out_with_the_defaults():
+    """Writes refused with 503 tenant_moving and Retry-After 2 for about 10 s: five refusals."""
+    moving = error("SERVICE_UNAVAILABLE", 503, "moving", {"reason": "tenant_moving"}, {"Retry-After": "2"})
+    script = Script(*[moving] * 5, envelope(PROJECT))
+    svc, slept = client(script)
+    assert svc.projects.update("proj_1", name="x").id == "proj_1"
+    assert slept == [2.0] * 5 and len(script.requests) == 6
+
+
 def test_a_connection_failure_is_not_retried_for_a_post_without_idempotency_key():
     script = Script(httpx.ReadError("reset"), envelope(PROJECT, 201))
     svc, slept = client(script)
@@ -464,12 +482,33 @@ def test_a_base_with_a_path_keeps_the_requests_path_below_it():
     assert str(script.requests[1].url) == "https://eu.svc.test/v1/api/v1/projects/proj_1"
 
 
+def test_a_chain_of_421s_is_followed_to_the_cell_that_serves():
+    """A tenant that has just moved: the entry's directory still names the old home, which names the new."""
+    moved: list[str] = []
+    script = Script(wrong_region("http://eu.svc.test"), wrong_region("http://ap.svc.test", "ap-northeast-1"),
+                    envelope(PROJECT), envelope(PROJECT))
+    svc, _ = client(script, on_moved=moved.append)
+    svc.projects.get("proj_1")
+    svc.projects.get("proj_1")
+    assert [r.url.host for r in script.requests] == ["svc.test", "eu.svc.test", "ap.svc.test", "ap.svc.test"]
+    assert moved == ["http://ap.svc.test"]   # the cell that served, once
+
+
+def test_with_max_cell_follows_0_a_421_is_not_followed_but_raised_as_cell_unreachable():
+    script = Script(wrong_region("http://eu.svc.test"))
+    svc, _ = client(script, max_cell_follows=0)
+    with pytest.raises(CellUnreachable) as raised:
+        svc.projects.get("proj_1")
+    assert (raised.value.base_url, raised.value.region, raised.value.reason) == (
+        "http://eu.svc.test", "eu-central-1", "follow_limit")
+    assert len(script.requests) == 1 and svc.base_url == BASE
+
+
 @pytest.mark.parametrize("answers", [
-    [wrong_region("http://eu.svc.test"), wrong_region("http://us.svc.test")],   # followed once only
     [error("WRONG_REGION", 421, "no url", {"region": "eu-central-1"})],
     [error("MISDIRECTED", 421, "another code", {"baseUrl": "http://x.svc.test"})],
-], ids=["twice", "no-base-url", "other-code"])
-def test_a_421_is_followed_once_and_only_when_it_names_a_cell(answers):
+], ids=["no-base-url", "other-code"])
+def test_a_421_is_followed_only_when_it_names_a_cell(answers):
     from svc_client import ApiError
     script = Script(*answers)
     svc, _ = client(script)
@@ -512,7 +551,7 @@ def test_a_followed_cell_that_cannot_be_reached_sends_the_request_back_to_the_en
     assert [r.url.host for r in script.requests] == ["svc.test", "eu.svc.test", "eu.svc.test", "svc.test",
                                                      "ap.svc.test"]
     assert script.requests[-1].content == script.requests[2].content   # the same create, sent once served
-    assert moved == ["http://eu.svc.test", BASE, "http://ap.svc.test"] and svc.base_url == "http://ap.svc.test"
+    assert moved == ["http://eu.svc.test", "http://ap.svc.test"] and svc.base_url == "http://ap.svc.test"
     assert slept == []
 
 
@@ -525,13 +564,40 @@ def test_an_entry_that_cannot_be_reached_is_a_connection_failure_not_a_loop():
 
 
 def test_the_async_client_goes_back_to_the_entry_the_same_way():
-    script = Script(wrong_region("http://eu.svc.test"), httpx.ConnectError("refused"),
+    script = Script(wrong_region("http://eu.svc.test"), envelope(PROJECT), httpx.ConnectError("refused"),
                     wrong_region("http://ap.svc.test", "ap-northeast-1"), envelope(PROJECT))
 
     async def run():
         async with AsyncClient(BASE, api_key="k", transport=httpx.MockTransport(script)) as svc:
             await svc.projects.get("proj_1")
+            await svc.projects.get("proj_1")
             return svc.base_url
 
     assert asyncio.run(run()) == "http://ap.svc.test"
-    assert [r.url.host for r in script.requests] == ["svc.test", "eu.svc.test", "svc.test", "ap.svc.test"]
+    assert [r.url.host for r in script.requests] == ["svc.test", "eu.svc.test", "eu.svc.test", "svc.test",
+                                                     "ap.svc.test"]
+
+
+def test_a_cell_a_421_named_that_cannot_be_connected_to_is_never_left_for_the_cell_that_named_it():
+    """The tenant's home is down and not failed over yet: the entry names it again and again. The
+    request is not sent back there (which only loops), and a create is not sent again at all."""
+    script = Script(wrong_region("http://eu.svc.test"), httpx.ConnectError("refused"))
+    svc, slept = client(script)
+    with pytest.raises(CellUnreachable) as raised:
+        svc.projects.create(name="Apollo", language="python")
+    assert (raised.value.base_url, raised.value.region, raised.value.reason) == (
+        "http://eu.svc.test", "eu-central-1", "unreachable")
+    assert raised.value.visited == [BASE, "http://eu.svc.test"] and "http://eu.svc.test" in str(raised.value)
+    assert isinstance(raised.value, ConnectionFailed) and slept == [] and svc.base_url == BASE
+
+
+def test_the_kept_cell_lost_and_the_entry_naming_it_again_ends_at_once():
+    script = Script(wrong_region("http://eu.svc.test"), envelope(PROJECT),     # followed to eu, kept
+                    httpx.ConnectError("refused"), wrong_region("http://eu.svc.test"))   # eu gone, entry names it
+    svc, slept = client(script)
+    svc.projects.get("proj_1")
+    with pytest.raises(CellUnreachable) as raised:
+        svc.projects.get("proj_1")
+    assert raised.value.base_url == "http://eu.svc.test" and raised.value.reason == "unreachable"
+    assert [r.url.host for r in script.requests] == ["svc.test", "eu.svc.test", "eu.svc.test", "svc.test"]
+    assert slept == []

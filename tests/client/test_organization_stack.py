@@ -60,8 +60,9 @@ def test_the_cli_covers_members_invitations_and_the_audit_log(run, account):
     assert made["status"] == "pending"
     assert made["id"] in [i["id"] for i in run.data("invitations", "list", env=env)["items"]]
     token = mailbox.token_of(mailbox.latest_link(to=email))
+    # the invitee has no account and no login here: the token and the new password are the credential
     joined = run.data("invitations", "accept", token, "--name", "Cli User", "--password", "-",
-                      input=PASSWORD + "\n", env=env)
+                      input=PASSWORD + "\n")
     assert joined["tenant"]["id"] == account["tenantId"] and "accessToken" not in str(joined)
     user_id = joined["user"]["id"]
     assert {m["userId"]: m["role"] for m in run.data("members", "list", env=env)["items"]}[user_id] == "member"

@@ -22,7 +22,7 @@ def test_the_types_check_strictly():
 def test_the_unit_tests_pass(tmp_path):
     report = tmp_path / "vitest.json"
     result = run(*npx("vitest", "run", "test/core.test.ts", "test/session.test.ts", "test/webhooks.test.ts",
-                      "test/resources.test.ts", "--reporter=json",
+                      "test/resources.test.ts", "test/cells.test.ts", "--reporter=json",
                       f"--outputFile={report}"))
     summary = json.loads(report.read_text())
     assert result.returncode == 0, [t for s in summary["testResults"] for t in s["assertionResults"]

@@ -8,24 +8,16 @@ from __future__ import annotations
 
 import re
 
-import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.dashboard import check_page
+from tests.support.dashboard import check_page, open_dialog, row_action
 
 
 @pytest.fixture
 def api(dashboard):
-    """An httpx client of the account's owner (a token minted as /auth/login mints it), to read back
-    what the pages stored."""
-    def for_account(account):
-        from svc_core.auth import tokens
-        from svc_core.auth.roles import ROLE_SCOPES
-        token, _ = tokens.mint(subject=account.user_id, tenant_id=account.tenant_id,
-                               scopes=ROLE_SCOPES["owner"], credential="user")
-        return httpx.Client(base_url=dashboard.api, headers={"Authorization": f"Bearer {token}"}, timeout=30)
-    return for_account
+    """An httpx client of the account's owner, to read back what the pages stored."""
+    return dashboard.client
 
 
 def test_projects_create_edit_and_delete(page, dashboard, api):
@@ -34,7 +26,7 @@ def test_projects_create_edit_and_delete(page, dashboard, api):
     expect(page.get_by_role("heading", name="Projects", exact=True)).to_be_visible()
     expect(page.get_by_text("No projects yet")).to_be_visible()
 
-    form = page.get_by_role("region", name="Create a project")
+    form = open_dialog(page, "Create project", "Create a project")
     form.get_by_label("Name").fill("Docs site")
     form.get_by_label("Language").fill("TypeScript")
     form.get_by_label("Description").fill("The service's documentation")
@@ -45,9 +37,9 @@ def test_projects_create_edit_and_delete(page, dashboard, api):
         [stored] = http.get("/projects").json()["data"]["items"]
     assert (stored["name"], stored["language"], stored["description"]) == \
         ("Docs site", "TypeScript", "The service's documentation")
-    check_page(page, "projects")
+    check_page(page, "projects", every_impact=True)
 
-    row.get_by_role("button", name="Edit Docs site").click()
+    row_action(page, row, "Edit")
     edit = page.get_by_role("form", name="Edit Docs site")
     edit.get_by_label("Name").fill("Docs")
     edit.get_by_label("Language").fill("")           # cleared: no language
@@ -60,7 +52,7 @@ def test_projects_create_edit_and_delete(page, dashboard, api):
         ("Docs", None, "The service's documentation")
 
     # deleting asks first; cancel keeps it
-    row.get_by_role("button", name="Delete").click()
+    row_action(page, row, "Delete…")
     page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
     expect(row).to_be_visible()
     _delete_confirmed(page, "Docs", "No projects yet")
@@ -72,7 +64,7 @@ def test_projects_create_edit_and_delete(page, dashboard, api):
 def _delete_confirmed(page, row_name: str, then_empty: str) -> None:
     """Delete the row through its button and the dialog that asks first; the list is empty after."""
     row = page.get_by_role("row", name=re.compile(row_name))
-    row.get_by_role("button", name="Delete").click()
+    row_action(page, row, "Delete…")
     page.get_by_role("dialog").get_by_role("button", name="Delete").click()
     expect(page.get_by_text(then_empty)).to_be_visible()
 
@@ -95,9 +87,9 @@ def test_an_agent_run_waits_for_approval_is_approved_rejected_and_cancelled(page
         project = http.post("/projects", json={"name": "Release", "language": "Python"}).json()["data"]
     dashboard.sign_in(page, account, "/agents")
     expect(page.get_by_text("No agents yet")).to_be_visible()
-    check_page(page, "agents")
+    check_page(page, "agents", every_impact=True)
 
-    form = page.get_by_role("region", name="Create an agent")
+    form = open_dialog(page, "Create agent", "Create an agent")
     form.get_by_label("Name").fill("Notes writer")
     form.get_by_label("System prompt").fill("You write release notes.")
     form.get_by_label("Autonomy").select_option("supervised")
@@ -194,7 +186,7 @@ def test_chat_answer_streams_in_and_is_stored(page, dashboard, api):
     account = dashboard.new_account()
     dashboard.sign_in(page, account, "/chat")
     expect(page.get_by_text("No sessions yet")).to_be_visible()
-    form = page.get_by_role("region", name="Start a session")
+    form = open_dialog(page, "Start session", "Start a session")
     form.get_by_label("Title").fill("First steps")
     form.get_by_role("button", name="Start session").click()
     expect(page.get_by_role("heading", name="First steps")).to_be_visible()
@@ -226,7 +218,7 @@ def test_chat_answer_streams_in_and_is_stored(page, dashboard, api):
 
     page.get_by_role("link", name="← Chat").click()
     expect(page.get_by_role("row", name=re.compile("First steps"))).to_be_visible()
-    check_page(page, "chat")
+    check_page(page, "chat", every_impact=True)
     _delete_confirmed(page, "First steps", "No sessions yet")
     with api(account) as http:
         assert http.get(f"/chat/sessions/{session_id}").status_code == 404
@@ -239,7 +231,7 @@ def test_chat_with_an_agent_on_a_project_shows_the_tools_it_used(page, dashboard
         project = http.post("/projects", json={"name": "Site"}).json()["data"]
         agent = http.post("/agents", json={"name": "Helper", "systemPrompt": "You help."}).json()["data"]
     dashboard.sign_in(page, account, "/chat")
-    form = page.get_by_role("region", name="Start a session")
+    form = open_dialog(page, "Start session", "Start a session")
     form.get_by_label("Project").select_option(label="Site")
     form.get_by_label("Agent").select_option(label="Helper")
     form.get_by_role("button", name="Start session").click()

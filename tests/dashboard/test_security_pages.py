@@ -7,7 +7,7 @@ import re
 import httpx
 from playwright.sync_api import expect
 
-from tests.support.dashboard import check_page
+from tests.support.dashboard import check_page, open_dialog, row_action, toast
 
 
 def test_sign_in_shows_errors_then_signs_in_survives_a_reload_and_signs_out(page, dashboard):
@@ -19,7 +19,7 @@ def test_sign_in_shows_errors_then_signs_in_survives_a_reload_and_signs_out(page
     alert = page.get_by_role("alert")
     expect(alert).to_contain_text("UNAUTHORIZED")
     expect(alert).to_contain_text(re.compile(r"Request id: \S+"))
-    check_page(page, "sign-in")
+    check_page(page, "sign-in", every_impact=True)
 
     page.get_by_label("Password").fill(account.password)
     page.get_by_role("button", name="Sign in").click()
@@ -44,20 +44,20 @@ def test_create_a_key_copy_it_use_it_rotate_and_revoke(page, dashboard):
     expect(page.get_by_role("heading", name="API keys")).to_be_visible()
     expect(page.get_by_text("No keys yet")).to_be_visible()
 
-    form = page.get_by_role("region", name="Create a key")
+    form = open_dialog(page, "Create key", "Create a key")
     form.get_by_label("Name").fill("ci deploys")
     form.get_by_label("Type").select_option("ci")
     form.get_by_label("Environment").select_option("Staging")
     form.get_by_label("projects:read").check()
     form.get_by_role("button", name="Create key").click()
 
-    reveal = page.get_by_role("region", name="The value of ci deploys")
+    reveal = form   # the value is shown in the dialog, once
     value = reveal.get_by_label("The value of ci deploys").inner_text()
     assert value.startswith("svc_ci_"), value
     reveal.get_by_role("button", name="Copy").click()
     expect(reveal.get_by_text("Copied")).to_be_visible()
     assert page.evaluate("navigator.clipboard.readText()") == value
-    check_page(page, "api-keys")
+    check_page(page, "api-keys", every_impact=True)
 
     # the value works, with the scopes chosen and no other
     with httpx.Client(base_url=dashboard.api, headers={"Authorization": f"Bearer {value}"}) as api:
@@ -67,26 +67,33 @@ def test_create_a_key_copy_it_use_it_rotate_and_revoke(page, dashboard):
     assert listed["scopes"] == ["projects:read"]
 
     reveal.get_by_role("button", name="Done").click()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(page.get_by_role("button", name="Create key")).to_be_focused()
     expect(page.get_by_text(value)).to_have_count(0)   # shown once
     row = page.get_by_role("row", name=re.compile("ci deploys"))
     expect(row).to_contain_text("Staging")
     expect(row).to_contain_text("active")
+    # made by the owner: named, the user id on hover
+    expect(row.get_by_title(account.user_id, exact=True)).to_have_text("Owner")
 
     # rotate with no overlap: a new value, shown once; the old one stops at once
-    row.get_by_label("Overlap for ci deploys").select_option("0")
-    row.get_by_role("button", name="Rotate").click()
-    page.get_by_role("dialog").get_by_role("button", name="Rotate").click()
-    rotated = page.get_by_role("region", name="The value of ci deploys").get_by_label("The value of ci deploys").inner_text()
+    row_action(page, row, "Rotate…")
+    rotation = page.get_by_role("dialog", name="Rotate ci deploys")
+    rotation.get_by_label("Overlap").select_option("0")
+    rotation.get_by_role("button", name="Rotate").click()
+    rotated = rotation.get_by_label("The new value of ci deploys").inner_text()
+    expect(rotation).to_contain_text("The earlier value no longer works.")
+    rotation.get_by_role("button", name="Done").click()
     assert rotated.startswith("svc_ci_") and rotated != value
     with httpx.Client(base_url=dashboard.api) as api:
         assert api.get("/projects", headers={"Authorization": f"Bearer {value}"}).status_code == 401
         assert api.get("/projects", headers={"Authorization": f"Bearer {rotated}"}).status_code == 200
 
     # revoking asks first; cancel changes nothing
-    row.get_by_role("button", name="Revoke").click()
+    row_action(page, row, "Revoke…")
     page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
     expect(row).to_contain_text("active")
-    row.get_by_role("button", name="Revoke").click()
+    row_action(page, row, "Revoke…")
     page.get_by_role("dialog").get_by_role("button", name="Revoke").click()
     expect(page.get_by_role("row", name=re.compile("ci deploys"))).to_contain_text("revoked")
     with httpx.Client(base_url=dashboard.api) as api:
@@ -98,7 +105,7 @@ def test_a_scope_the_user_lacks_is_refused_with_its_message(page, dashboard):
     """An error from the service is shown with its code, message and request id."""
     account = dashboard.new_account()
     dashboard.sign_in(page, account, "/settings/api-keys")
-    form = page.get_by_role("region", name="Create a key")
+    form = open_dialog(page, "Create key", "Create a key")
     form.get_by_label("Name").fill(" ")   # blank: the service refuses it, and says why
     form.get_by_role("button", name="Create key").click()
     alert = form.get_by_role("alert")
@@ -131,13 +138,13 @@ def test_the_allowlist_warns_before_shutting_out_a_key_in_use_then_saves(page, d
     expect(warning).to_contain_text("would shut out a key")
     expect(warning).to_contain_text("backend")
     expect(warning).to_contain_text("127.0.0.1")
-    check_page(page, "network-security")
+    check_page(page, "network-security", every_impact=True)
     warning.get_by_role("button", name="Keep editing").click()
     assert stored() == []   # nothing saved yet
 
     editor.fill("203.0.113.0/24\n127.0.0.1")
     page.get_by_role("button", name="Save allowlist").click()
-    expect(page.get_by_text("Saved.")).to_be_visible()
+    expect(toast(page, "The allowlist is saved.")).to_be_visible()
     assert stored() == ["203.0.113.0/24", "127.0.0.1/32"]
     expect(page.get_by_text("Currently: 203.0.113.0/24, 127.0.0.1/32")).to_be_visible()
     with httpx.Client(base_url=dashboard.api) as api:   # the key still works from where it is used

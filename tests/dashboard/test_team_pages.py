@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 
 from tests.support import mailbox
 from tests.support.browser import watched
-from tests.support.dashboard import LAPTOP, check_page
+from tests.support.dashboard import LAPTOP, check_page, open_dialog, row_action, toast
 
 
 def api_as(dashboard, account, tenant_id: str | None = None) -> httpx.Client:
@@ -27,6 +27,30 @@ def api_as(dashboard, account, tenant_id: str | None = None) -> httpx.Client:
 
 def members_of(api: httpx.Client) -> dict[str, str]:
     return {m["userId"]: m["role"] for m in api.get("/members").json()["data"]["items"]}
+
+
+def member_row(page, email: str):
+    """The row of the members table (not the invitations') of the person with that address."""
+    return page.get_by_role("region", name="Members", exact=True).get_by_role("row").filter(has_text=email)
+
+
+def invite(page, email: str, role: str) -> None:
+    """Invite someone through the heading's button and its dialog, which closes once it is sent."""
+    dialog = open_dialog(page, "Invite someone", "Invite someone")
+    dialog.get_by_label("E-mail").fill(email)
+    dialog.get_by_label("Role").select_option(role)
+    dialog.get_by_role("button", name="Invite", exact=True).click()
+    expect(toast(page, f"Invitation sent to {email}.")).to_be_visible()
+    expect(dialog).to_be_hidden()
+
+
+def menu_items(page, row) -> list[str]:
+    """What the row's actions menu offers (opened, read, closed again)."""
+    row.get_by_role("button", name=re.compile(r"^Actions for ")).click()
+    page.get_by_role("menuitem").first.wait_for()
+    items = [text.strip() for text in page.get_by_role("menuitem").all_inner_texts()]
+    page.keyboard.press("Escape")
+    return items
 
 
 @pytest.fixture
@@ -42,19 +66,15 @@ def test_invite_accept_in_the_dashboard_change_the_role_remove_and_revoke(page, 
     invitee = dashboard.new_account(name="Invitee's own")
     dashboard.sign_in(page, owner, "/settings/members")
     expect(page.get_by_role("heading", name="Members", level=1)).to_be_visible()
-    mine = page.get_by_role("row").filter(has_text=owner.email)
+    mine = member_row(page, owner.email)
     expect(mine).to_contain_text("owner")
     expect(mine).to_contain_text("(you)")
     expect(page.get_by_text("No invitations yet")).to_be_visible()
 
-    invite = page.get_by_role("region", name="Invite someone")
-    invite.get_by_label("E-mail").fill(invitee.email)
-    invite.get_by_label("Role").select_option("member")
-    invite.get_by_role("button", name="Invite").click()
-    expect(invite.get_by_role("status")).to_have_text(f"Invitation sent to {invitee.email}.")
+    invite(page, invitee.email, "member")
     pending = page.get_by_role("row").filter(has_text=invitee.email)
     expect(pending).to_contain_text("pending")
-    check_page(page, "members")
+    check_page(page, "members", every_impact=True)
 
     token = mailbox.token_of(mailbox.latest_link(to=invitee.email))
     route = f"/invitations/accept?token={quote(token, safe='')}"
@@ -80,43 +100,57 @@ def test_invite_accept_in_the_dashboard_change_the_role_remove_and_revoke(page, 
         assert members_of(api)[invitee.user_id] == "member"
 
     page.reload()
-    joined = page.get_by_role("row").filter(has_text=invitee.email).filter(has=page.get_by_role("button", name="Remove"))
+    joined = member_row(page, invitee.email)
     expect(joined).to_contain_text("member")
+    assert menu_items(page, joined) == ["Change role…", "Make owner…", "Remove…"]
+    assert menu_items(page, mine) == ["Leave tenant…"]
     expect(page.get_by_role("row").filter(has_text=invitee.email).filter(has_text="accepted")).to_be_visible()
 
-    # change their role
-    joined.get_by_label(re.compile("^Role of ")).select_option("admin")
-    joined.get_by_role("button", name="Change role").click()
+    # change their role, in the menu's small dialog
+    row_action(page, joined, "Change role…")
+    dialog = page.get_by_role("dialog", name="Change the role of Owner")
+    expect(dialog.get_by_label("Role")).to_be_focused()
+    expect(dialog.get_by_role("button", name="Change role")).to_be_disabled()   # the same role changes nothing
+    check_page(page, "members-change-role", every_impact=True)
+    page.keyboard.press("Escape")   # closed, the focus is back on the row's button
+    expect(dialog).to_be_hidden()
+    expect(joined.get_by_role("button", name=re.compile(r"^Actions for "))).to_be_focused()
+    row_action(page, joined, "Change role…")
+    dialog.get_by_label("Role").select_option("admin")
+    dialog.get_by_role("button", name="Change role").click()
+    expect(toast(page, "Owner is now an admin.")).to_be_visible()
+    expect(dialog).to_be_hidden()
     expect(joined.locator(".badge")).to_have_text("admin")
     with api_as(dashboard, owner) as api:
         assert members_of(api)[invitee.user_id] == "admin"
 
     # remove them: asked first; cancel keeps them
-    joined.get_by_role("button", name="Remove").click()
+    row_action(page, joined, "Remove…")
     page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
     with api_as(dashboard, owner) as api:
         assert invitee.user_id in members_of(api)
-    joined.get_by_role("button", name="Remove").click()
+    row_action(page, joined, "Remove…")
     page.get_by_role("dialog").get_by_role("button", name="Remove").click()
+    expect(toast(page, "Owner was removed from the tenant.")).to_be_visible()
     expect(joined).to_have_count(0)
     with api_as(dashboard, owner) as api:
         assert invitee.user_id not in members_of(api)
 
     # a second invitation: resent (a new link, the old one dead), then revoked (asked first)
     other = f"later-{secrets.token_hex(4)}@example.com"
-    invite.get_by_label("E-mail").fill(other)
-    invite.get_by_label("Role").select_option("admin")
-    invite.get_by_role("button", name="Invite").click()
-    expect(invite.get_by_role("status")).to_have_text(f"Invitation sent to {other}.")
+    invite(page, other, "admin")
     first_link = mailbox.latest_link(to=other)
     row = page.get_by_role("row").filter(has_text=other)
     expect(row).to_contain_text("pending")
-    row.get_by_role("button", name="Resend").click()
-    expect(row.get_by_role("status")).to_contain_text("Sent again")
+    assert menu_items(page, row) == ["Resend", "Revoke…"]
+    row_action(page, row, "Resend")
+    expect(toast(page, f"Invitation to {other} sent again")).to_be_visible()
     assert len(mailbox.messages(to=other)) == 2 and mailbox.latest_link(to=other) != first_link
-    row.get_by_role("button", name="Revoke").click()
+    row_action(page, row, "Revoke…")
     page.get_by_role("dialog").get_by_role("button", name="Revoke").click()
+    expect(toast(page, f"Invitation to {other} revoked.")).to_be_visible()
     expect(row).to_contain_text("revoked")
+    expect(row.get_by_role("button", name=re.compile(r"^Actions for "))).to_have_count(0)   # nothing left to do
     with api_as(dashboard, owner) as api:
         stored = {i["email"]: i["status"] for i in api.get("/invitations").json()["data"]["items"]}
         lookup = api.get("/invitations/lookup", params={"token": mailbox.token_of(mailbox.latest_link(to=other))})
@@ -124,7 +158,7 @@ def test_invite_accept_in_the_dashboard_change_the_role_remove_and_revoke(page, 
     assert lookup.status_code == 409 and lookup.json()["error"]["details"]["reason"] == "revoked"
 
     # the last owner cannot leave: the service's refusal, as it words it, with its request id
-    mine.get_by_role("button", name="Leave tenant").click()
+    row_action(page, mine, "Leave tenant…")
     page.get_by_role("dialog").get_by_role("button", name="Leave tenant").click()
     alert = mine.get_by_role("alert")
     expect(alert).to_contain_text("CONFLICT")
@@ -154,11 +188,14 @@ def test_transfer_the_ownership_and_leave_end_the_sign_ins_they_should(page, sec
     # a member sees the people but may change nothing of others; leaving asks first, then signs out
     dashboard.sign_in(second_page, leaver, "/settings/members")
     second_page.get_by_label("Tenant", exact=True).select_option(owner.tenant_id)
-    expect(second_page.get_by_role("row").filter(has_text=owner.email)).to_be_visible()
-    expect(second_page.get_by_role("button", name="Remove")).to_have_count(0)
-    expect(second_page.get_by_role("button", name="Change role")).to_have_count(0)
-    expect(second_page.get_by_role("region", name="Invite someone")).to_have_count(0)
-    second_page.get_by_role("button", name="Leave tenant").click()
+    owner_row = member_row(second_page, owner.email)
+    expect(owner_row).to_be_visible()
+    expect(owner_row.get_by_role("button", name=re.compile(r"^Actions for "))).to_have_count(0)
+    expect(member_row(second_page, heir.email).get_by_role("button", name=re.compile(r"^Actions for "))).to_have_count(0)
+    expect(second_page.get_by_role("button", name="Invite someone")).to_have_count(0)
+    own_row = member_row(second_page, leaver.email)
+    assert menu_items(second_page, own_row) == ["Leave tenant…"]
+    row_action(second_page, own_row, "Leave tenant…")
     second_page.get_by_role("dialog").get_by_role("button", name="Leave tenant").click()
     expect(second_page.get_by_role("button", name="Sign in")).to_be_visible()
     with api_as(dashboard, owner) as api:
@@ -167,11 +204,11 @@ def test_transfer_the_ownership_and_leave_end_the_sign_ins_they_should(page, sec
     # the owner hands the ownership over (asked first): the heir is an owner, the caller an admin
     # whose sign-ins into the tenant end, so the page asks to sign in again
     dashboard.sign_in(page, owner, "/settings/members")
-    heir_row = page.get_by_role("row").filter(has_text=heir.email).filter(has=page.get_by_role("button", name="Remove"))
+    heir_row = member_row(page, heir.email)
     expect(heir_row).to_contain_text("admin")
-    heir_row.get_by_role("button", name="Make owner").click()
+    row_action(page, heir_row, "Make owner…")
     page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
-    heir_row.get_by_role("button", name="Make owner").click()
+    row_action(page, heir_row, "Make owner…")
     page.get_by_role("dialog").get_by_role("button", name="Make owner").click()
     expect(page.get_by_text("Your session ended: sign in again.")).to_be_visible()
     with api_as(dashboard, heir, owner.tenant_id) as api:
@@ -180,9 +217,10 @@ def test_transfer_the_ownership_and_leave_end_the_sign_ins_they_should(page, sec
 
     # signed in again, as an admin: no ownership to hand out, the owner's row out of reach
     dashboard.sign_in(page, owner, "/settings/members")
-    expect(page.get_by_role("row").filter(has_text=owner.email).filter(has_text="(you)")).to_contain_text("admin")
-    expect(page.get_by_role("button", name="Make owner")).to_have_count(0)
-    expect(page.get_by_role("row").filter(has_text=heir.email).get_by_role("button", name="Remove")).to_have_count(0)
+    expect(member_row(page, owner.email).filter(has_text="(you)")).to_contain_text("admin")
+    expect(member_row(page, heir.email).get_by_role("button", name=re.compile(r"^Actions for "))).to_have_count(0)
+    assert menu_items(page, member_row(page, owner.email)) == ["Leave tenant…"]
+    expect(page.get_by_role("button", name="Invite someone")).to_be_visible()   # an admin invites still
     assert page.problems == []
     assert second_page.problems == []
 
@@ -218,14 +256,14 @@ def test_a_device_login_is_approved_for_the_tenant_chosen_and_another_denied(pag
     page.get_by_label("Tenant", exact=True).select_option(second["id"])
     expect(page.get_by_role("main")).to_contain_text("Side project")
     page.get_by_role("button", name="Approve").click()
-    expect(page.get_by_role("status")).to_contain_text("Approved")
+    expect(page.get_by_role("main").get_by_role("status")).to_contain_text("Approved")
     exchanged = httpx.post(f"{dashboard.api}/cli/auth/token", json={"loginId": login["loginId"], "codeVerifier": verifier})
     assert exchanged.status_code == 200, exchanged.text
     key = exchanged.json()["data"]
     assert key["token"].startswith("svc_cli_") and key["tenant"]["id"] == second["id"]
     assert key["user"]["email"] == account.email
     page.reload()
-    expect(page.get_by_role("status")).to_contain_text("signed in")   # consumed: no buttons any more
+    expect(page.get_by_role("main").get_by_role("status")).to_contain_text("signed in")   # consumed: no buttons any more
     expect(page.get_by_role("button", name="Approve")).to_have_count(0)
 
     # a link whose state is not the login's: the service refuses, and the page says so
@@ -243,7 +281,7 @@ def test_a_device_login_is_approved_for_the_tenant_chosen_and_another_denied(pag
     expect(page.get_by_text(denied["verificationCode"], exact=True)).to_be_visible()
     page.get_by_role("button", name="Deny").click()
     page.get_by_role("dialog").get_by_role("button", name="Deny").click()
-    expect(page.get_by_role("status")).to_contain_text("Denied")
+    expect(page.get_by_role("main").get_by_role("status")).to_contain_text("Denied")
     status = httpx.get(f"{dashboard.api}/cli/auth/status", params={"loginId": denied["loginId"]}).json()["data"]
     assert status == {"loginId": denied["loginId"], "status": "expired", "reason": "denied"}
     refused = httpx.post(f"{dashboard.api}/cli/auth/token",

@@ -17,9 +17,9 @@ class Recorder:
     def wrap(self, function) -> None:
         original = function.invoke
 
-        def invoke(event):
+        def invoke(event, **kwargs):
             self.events.append(event)
-            return original(event)
+            return original(event, **kwargs)
 
         function.invoke = invoke
 

@@ -138,6 +138,66 @@ def test_a_run_calls_a_tool_and_a_chat_answer_streams_metered_as_the_provider_re
     assert not run["usage"].get("estimated") and not message["usage"]["estimated"]   # measured, not estimated
 
 
+@pytest.mark.parametrize("model, api, shown", [
+    (OPENAI_MODEL, "openai", f"openai:{OPENAI_MODEL}"),
+    (ANTHROPIC_MODEL, "anthropic", ANTHROPIC_MODEL),
+    (BEDROCK_MODEL, "bedrock", BEDROCK_MODEL.removeprefix("bedrock:")),
+])
+def test_tokens_of_an_answer_that_breaks_after_the_provider_counted_them_are_billed(providers, model, api, shown):
+    """A stream cut after its usage was sent, and one followed by something of another shape: each chat
+    turn fails, and the ledger (the usage records, every one marked failed) holds what the provider
+    counted, token for token."""
+    from svc_core.data import usage_table
+    stack, proxy = providers
+    name = model.split(":", 1)[1] if ":" in model else model
+    before = proxy.usage_of(api, name)
+    messages = []
+    with client(stack) as http:
+        agent = new_agent(http, model)
+        for how in ("cut", "shape"):
+            session = http.post("/api/v1/chat/sessions", json={"agentId": agent}).json()["data"]["id"]
+            proxy.break_next(api, how)
+            sent = http.post(f"/api/v1/chat/sessions/{session}/messages", json={"content": f"Say more ({how})."})
+            assert sent.status_code == 202, sent.text
+            _, names = streamed_answer(http, session)
+            assert "error" in names, (how, names)
+            message = http.get(f"/api/v1/chat/sessions/{session}").json()["data"]["messages"][-1]
+            assert message["status"] == "failed" and message["model"] == shown, message
+            messages.append(message)
+    after = proxy.usage_of(api, name)
+    reported = (after[0] - before[0], after[1] - before[1])
+    records = [r for m in messages for r in usage_table.records_for(stack.credentials["tenantId"], m["id"])]
+    ledger = (sum(r["inputTokens"] for r in records), sum(r["outputTokens"] for r in records))
+    shown_usage = (sum(m["usage"]["inputTokens"] for m in messages), sum(m["usage"]["outputTokens"] for m in messages))
+    print(f"{api}: provider counted {reported}, ledger {ledger} in {len(records)} failed calls")
+    assert ledger == reported == shown_usage and reported[0] > 0 and reported[1] > 0, (ledger, reported, shown_usage)
+    assert len(records) == 2 and all(r["failed"] and not r["estimated"] and r["model"] == shown for r in records)
+    assert all(r["microCredits"] > 0 for r in records)
+
+
+def test_the_tenants_whole_ledger_is_what_the_provider_counted_failed_calls_included(providers):
+    """Every call this stack made went through the recording proxy: the tenant's usage records (the
+    ledger the billing debits) hold, token for token, what llm-katan counted, whichever tests ran
+    before (answers, tool calls, streams broken after their usage)."""
+    from svc_core.data import usage_table
+    stack, proxy = providers
+    with client(stack) as http:   # at least one call of each provider, one of them broken
+        for model, api in ((OPENAI_MODEL, "openai"), (ANTHROPIC_MODEL, "anthropic"), (BEDROCK_MODEL, "bedrock")):
+            session = http.post("/api/v1/chat/sessions", json={"agentId": new_agent(http, model)}).json()["data"]
+            if api == "anthropic":
+                proxy.break_next(api, "shape")
+            assert http.post(f"/api/v1/chat/sessions/{session['id']}/messages",
+                             json={"content": "One more."}).status_code == 202
+            streamed_answer(http, session["id"])
+    records = usage_table.records_between(stack.credentials["tenantId"], "2000-01-01T00:00:00.000Z", "9999-12-31~")
+    with proxy.lock:
+        counted = (sum(c.input_tokens for c in proxy.calls), sum(c.output_tokens for c in proxy.calls), len(proxy.calls))
+    ledger = (sum(r["inputTokens"] for r in records), sum(r["outputTokens"] for r in records), len(records))
+    print(f"whole ledger {ledger} (in, out, calls), provider counted {counted};"
+          f" failed calls billed: {sum(1 for r in records if r['failed'])}")
+    assert ledger == counted and any(r["failed"] for r in records), (ledger, counted)
+
+
 def run_on_a_katan(tmp_path: Path, katan_options: tuple[str, ...], key: str, **parameters: str) -> httpx.Response:
     """One run of an agent with a tool on a stack whose only model is an llm-katan's, started with these options."""
     katan, url = start_katan(tmp_path, *katan_options)
@@ -181,3 +241,20 @@ def test_a_start_with_an_unpriced_model_is_refused_before_anything_runs(tmp_path
     assert result.returncode == 2, result.stderr[-2000:]
     assert "openai:my-finetune" in result.stderr and "price" in result.stderr
     assert not (tmp_path / "c.json").exists()   # no development tenant was made
+
+
+@pytest.mark.parametrize("options", [
+    ("--model-provider", "bedrock", "--model-base-url", "http://127.0.0.1:9",
+     "--model-id", "us.anthropic.claude-haiku-4-5-20251001-v1:0", "--model-allowed-ids", "us.offline"),
+    ("--model-allowed-ids", "us.offline"),    # the offline model would answer it: still no model of any provider
+])
+def test_a_start_offering_an_id_under_an_unknown_prefix_is_refused(tmp_path, options):
+    """`us.offline` once started and was billed at the offline model's price: only Bedrock's inference
+    profiles of a priced foundation model take that model's price, anything else has none."""
+    result = subprocess.run(
+        [sys.executable, "-m", "devstack", "--port", "0", "--emulator", "moto", "--quiet",
+         "--credentials", str(tmp_path / "c.json"), *options],
+        capture_output=True, text=True, timeout=180, env={**os.environ})
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "us.offline" in result.stderr and "price" in result.stderr
+    assert not (tmp_path / "c.json").exists()

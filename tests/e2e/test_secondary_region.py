@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -259,7 +260,7 @@ def test_a_tenant_whose_home_cell_is_lost_is_failed_over_and_served_with_what_wa
     import os
     import signal
 
-    from svc_client import Client
+    from svc_client import CellUnreachable, Client
     us, eu = cells.cell(US), cells.cell(EU)
     tenant = new_tenant(us, "Lost home")
     on_growth_with_secondary(us, eu, tenant)
@@ -278,6 +279,15 @@ def test_a_tenant_whose_home_cell_is_lost_is_failed_over_and_served_with_what_wa
         os.kill(_cell_process(cells, us), signal.SIGTERM)   # the home region is lost
         gone = until(lambda: _refused(us.base_url), 60)
         assert gone, "the us-east-1 cell still answers"
+
+        # Before the failover the home is dead and the secondary sends the tenant there: the call ends
+        # with an error naming the cell, after a few requests, never bouncing between the two.
+        started = time.monotonic()
+        with pytest.raises(CellUnreachable) as unreachable:
+            svc.projects.list()
+        assert time.monotonic() - started < 30
+        assert (unreachable.value.base_url, unreachable.value.region) == (us.base_url, US)
+        assert len(unreachable.value.visited) <= 4, unreachable.value.visited
 
         done, outcome = failover(eu, tenant["id"])
         assert done.returncode == 0 and outcome is not None, done.stdout + done.stderr

@@ -14,12 +14,12 @@ import threading
 import time
 import uuid
 
-import httpx
 import pytest
 
 from svc_core.platform import ids
 from tests.support.cells import TwoCells
 from tests.support.functions import ROOT
+from tests.support.moving import Routed, events, move_of, objects, tenant_items
 from tests.support.waiting import until as _until
 from tests.support.webhook_receiver import Receiver, new_secret
 
@@ -40,49 +40,6 @@ def cells(tmp_path_factory):
         patch.setenv("TENANT_POLICY_CACHE_SECONDS", str(POLICY_CACHE_SECONDS))
         with TwoCells(tmp_path_factory.mktemp("cells")).start() as pair:
             yield pair
-
-
-class Routed:
-    """An HTTP client of a tenant that follows a 421 to the cell it names, as the library does."""
-
-    def __init__(self, base_url: str, key: str) -> None:
-        self.base_url, self.key, self.moves = base_url, key, []
-        self.http = httpx.Client(timeout=30, headers={"Authorization": f"Bearer {key}"})
-
-    def call(self, method: str, path: str, **kwargs) -> httpx.Response:
-        answer = self.http.request(method, self.base_url + path, **kwargs)
-        if answer.status_code == 421:
-            self.base_url = answer.json()["error"]["details"]["baseUrl"]
-            self.moves.append(self.base_url)
-            answer = self.http.request(method, self.base_url + path, **kwargs)
-        return answer
-
-
-def _tenant_items(cell, table: str, tenant_id: str) -> list[dict]:
-    client, name, items, start = cell.dynamodb(), cell.environment[table], [], None
-    while True:
-        page = client.scan(TableName=name, **({"ExclusiveStartKey": start} if start else {}))
-        items += [i for i in page["Items"] if i.get("tenantId", {}).get("S") == tenant_id]
-        start = page.get("LastEvaluatedKey")
-        if not start:
-            return items
-
-
-def _objects(cell, prefix: str) -> dict[str, str]:
-    s3, bucket = cell.client("s3"), cell.environment["PROJECT_FILES_BUCKET"]
-    return {o["Key"]: o["ETag"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])}
-
-
-def _events(routed: Routed) -> list[dict]:
-    found, cursor = [], None
-    while True:
-        page = routed.call("GET", "/api/v1/events", params={"limit": 100, **({"cursor": cursor} if cursor else {})})
-        assert page.status_code == 200, page.text
-        data = page.json()["data"]
-        found += data["items"]
-        cursor = data.get("nextCursor")
-        if not cursor:
-            return found
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +83,7 @@ def test_a_tenant_moves_to_the_other_cell_whole_while_it_reads_and_writes(cells,
             body = f"file {n} ".encode() * 40
             us.client("s3").put_object(Bucket=us.environment["PROJECT_FILES_BUCKET"], Key=f"{prefix}f{n:02d}.txt", Body=body)
             written[f"{prefix}f{n:02d}.txt"] = hashlib.md5(body).hexdigest()
-        before = {"projects": len(_tenant_items(us, "PROJECTS_TABLE", tenant_id))}
+        before = {"projects": len(tenant_items(us, "PROJECTS_TABLE", tenant_id))}
         assert before["projects"] == PROJECTS + 1
 
         # A worker that fails mid-copy: a secret whose sealed value opens nowhere stops it at the
@@ -143,7 +100,7 @@ def test_a_tenant_moves_to_the_other_cell_whole_while_it_reads_and_writes(cells,
         again = routed.call("POST", f"/api/v1/regions/migrations/{tenant_id}", json={"toRegion": EU})
         assert again.status_code == 409 and again.json()["error"]["details"]["reason"] == "move_under_way"
 
-        stuck = _until(lambda: (m := _move(routed, tenant_id)) and m.get("error") and m)
+        stuck = _until(lambda: (m := move_of(routed, tenant_id)) and m.get("error") and m)
         assert stuck and "SecretsTable" not in stuck["tables"] and stuck["tables"]["ProjectsTable"]["copied"] == PROJECTS + 1
         assert stuck["status"] == "copying"
         copied_first = set(stuck["tables"])
@@ -173,7 +130,7 @@ def test_a_tenant_moves_to_the_other_cell_whole_while_it_reads_and_writes(cells,
         # The worker's message comes back only after its visibility timeout: a new one resumes the move now.
         sqs = us.client("sqs")
         sqs.send_message(QueueUrl=us.environment["TENANT_MOVE_QUEUE_URL"], MessageBody=json.dumps({"tenantId": tenant_id}))
-        done = _until(lambda: (m := _move(routed, tenant_id)) and m["status"] in ("done", "failed") and m, seconds=300)
+        done = _until(lambda: (m := move_of(routed, tenant_id)) and m["status"] in ("done", "failed") and m, seconds=300)
         time.sleep(1)
         stop.set()
         for thread in threads:
@@ -186,14 +143,16 @@ def test_a_tenant_moves_to_the_other_cell_whole_while_it_reads_and_writes(cells,
         assert {t for t, v in done["tables"].items() if v["copiedInRun"] == 1} == copied_first
         assert done["tables"]["SecretsTable"]["copiedInRun"] == 2 and done["runs"] >= 2
         assert done["tables"]["ProjectsTable"]["verified"] == PROJECTS + 1
-        assert len(_tenant_items(eu, "PROJECTS_TABLE", tenant_id)) == PROJECTS + 1
-        assert _tenant_items(us, "PROJECTS_TABLE", tenant_id) == []
-        moved_files = _objects(eu, prefix)
+        assert len(tenant_items(eu, "PROJECTS_TABLE", tenant_id)) == PROJECTS + 1
+        assert tenant_items(us, "PROJECTS_TABLE", tenant_id) == []
+        moved_files = objects(eu, prefix)
         assert {k: v.strip('"') for k, v in moved_files.items()} == written
-        assert done["files"]["copied"] == FILES and _objects(us, f"tenants/{tenant_id}/") == {}
+        assert done["files"]["copied"] == FILES and objects(us, f"tenants/{tenant_id}/") == {}
 
         # The tenant is served by the new cell: its URL, its secret (sealed again there) and its files.
-        info = routed.call("GET", "/api/v1/routing-info").json()["data"]
+        info = routed.call("GET", "/api/v1/routing-info")
+        assert info.status_code == 200, info.text
+        info = info.json()["data"]
         assert (info["homeRegion"], info["servingRegion"], routed.base_url) == (EU, EU, eu.base_url)
         listed = routed.call("GET", "/api/v1/secrets").json()["data"]["items"]
         assert [s["name"] for s in listed] == ["MOVED_SECRET"]
@@ -220,7 +179,7 @@ def test_a_tenant_moves_to_the_other_cell_whole_while_it_reads_and_writes(cells,
         assert done["writesPausedMs"] / 1000 < PAUSE_BOUND_SECONDS and longest < PAUSE_BOUND_SECONDS
 
         # Every event, recorded before, during or after the move, delivered once.
-        event_ids = {e["id"] for e in _events(routed) if e["type"] in ("project.created", "project.updated")}
+        event_ids = {e["id"] for e in events(routed) if e["type"] in ("project.created", "project.updated")}
         accepted = sum(1 for a in writes if a[2] == 200) + 1   # the renames and the first project
         assert len(event_ids) == accepted
         delivered = _until(lambda: (got := receiver.wait_for(accepted, 1)) and len(got) >= accepted and got, 60)
@@ -238,13 +197,6 @@ def test_a_tenant_moves_to_the_other_cell_whole_while_it_reads_and_writes(cells,
         receiver.stop()
         errors = [line for line in cells.process.lines if "ERROR" in line or "Error" in line]
         print("".join(errors[-40:]))   # the cells' failures, if any, for whoever reads a failed run
-
-
-def _move(routed: Routed, tenant_id: str) -> dict | None:
-    """The move as GET answers it; None for an answer of another kind (a 503 would be a fault: said so)."""
-    answer = routed.call("GET", f"/api/v1/regions/migrations/{tenant_id}")
-    assert answer.status_code in (200, 421), answer.text
-    return answer.json()["data"] if answer.status_code == 200 else None
 
 
 def _longest_refusal(writes: list[tuple[float, str, int, str]]) -> float:

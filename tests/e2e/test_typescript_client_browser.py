@@ -1,22 +1,20 @@
 """The TypeScript client in headless Chromium, from another origin than the API (the local stack's
 CORS allows the page's origin): sign in, list, create, stream a chat answer across a dropped
 connection, refresh before expiry, and onUnauthorized after logout; the access token never reaches
-the page's storage or cookies. The bundle is the package's own, built by its esbuild."""
+the page's storage or cookies. From a page on the API's site (both on 127.0.0.1: the refresh cookie,
+SameSite=Strict, goes with its requests) with the README's session, `exchange: (s) => s.refresh()`:
+a reload keeps the session (nothing is in memory after it: the cookie restores it), and a refresh
+token spent elsewhere (another tab) makes the next request throw Unauthorized and calls
+`onUnauthorized`, once per request given up on. The bundle is the package's own, built by its esbuild."""
 
 from __future__ import annotations
-
-import subprocess
-import threading
-from functools import partial
-from http.server import SimpleHTTPRequestHandler
 
 import pytest
 
 from devstack.bootstrap import bootstrap
-from devstack.loopback_server import LoopbackHTTPServer
 from devstack.stack import LocalStack
 from tests.support.dropping_proxy import DroppingProxy
-from tests.support.typescript import PACKAGE, npx
+from tests.support.typescript import bundle_site
 
 PAGE = """<!doctype html><meta charset="utf-8"><title>client</title>
 <script type="module">
@@ -52,28 +50,59 @@ window.scenario = async ({ baseUrl, email, password }) => {
 window.ready = true;
 </script>"""
 
+SAME_SITE_PAGE = """<!doctype html><meta charset="utf-8"><title>client</title>
+<script type="module">
+import { Client, Session, Unauthorized } from "./client.js";
+let skew = 0, unauthorized = 0;
+const session = new Session({ now: () => Date.now() + skew, onUnauthorized: () => { unauthorized++; },
+                              exchange: (s) => s.refresh() });        // the README's browser session
+let made;
+const client = (baseUrl) => (made ??= new Client({ baseUrl, session }));
+window.signIn = async ({ baseUrl, email, password }) => {
+  await client(baseUrl).session.login(email, password);
+  return (await client(baseUrl).me()).user.email;
+};
+window.afterReload = async ({ baseUrl }) => {
+  const held = { signedIn: session.signedIn, refreshToken: session.refreshToken ?? null };
+  const me = await client(baseUrl).me();            // no token in memory: the exchange's refresh sends the cookie
+  return { held, email: me.user.email, signedIn: session.signedIn, unauthorized };
+};
+window.spentElsewhere = async ({ baseUrl, email, password }) => {
+  const grant = await client(baseUrl).session.login(email, password);
+  // another tab refreshes with this refresh token: spent, the one this page holds is used up
+  const other = await fetch(`${baseUrl}/api/v1/auth/refresh`, {
+    method: "POST", credentials: "omit", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ refreshToken: grant.refreshToken }) });
+  skew = grant.expiresIn * 1000;                    // this page's access token has expired
+  const outcomes = [];
+  for (let i = 0; i < 2; i++) {
+    try { await client(baseUrl).me(); outcomes.push("answered"); }
+    catch (e) { outcomes.push(e instanceof Unauthorized ? `Unauthorized ${e.status}` : String(e)); }
+  }
+  return { other: other.status, outcomes, unauthorized };
+};
+window.ready = true;
+</script>"""
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """The page and the bundle, served from http://localhost:PORT (another site than 127.0.0.1)."""
-    root = tmp_path_factory.mktemp("site")
-    subprocess.run(npx("esbuild", "src/index.ts", "--bundle", "--format=esm", "--platform=browser",
-                       "--target=es2022", f"--outfile={root / 'client.js'}"), cwd=PACKAGE, check=True,
-                   capture_output=True)
-    (root / "index.html").write_text(PAGE)
-    handler = partial(SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *args: None
-    server = LoopbackHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://localhost:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with bundle_site(tmp_path_factory.mktemp("site"), PAGE, "localhost") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
-def cross_origin_stack(site, tmp_path_factory):
+def same_site(tmp_path_factory):
+    """The session's page and the bundle, served from http://127.0.0.1:PORT (the API's site)."""
+    with bundle_site(tmp_path_factory.mktemp("same-site"), SAME_SITE_PAGE, "127.0.0.1") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def cross_origin_stack(site, same_site, tmp_path_factory):
     stack = LocalStack(port=0, log=lambda _m: None, containers=2,
-                       parameters={"LogLevel": "ERROR", "AllowedOrigins": site})
+                       parameters={"LogLevel": "ERROR", "AllowedOrigins": f"{site},{same_site}"})
     stack.start()
     stack.credentials = bootstrap(stack.base_url, tmp_path_factory.mktemp("creds") / "dev-credentials.json")
     proxy = DroppingProxy(stack.base_url).start()
@@ -98,3 +127,33 @@ def test_the_client_in_chromium_from_another_origin(page, site, cross_origin_sta
     assert result["refreshed"] and result["refreshedUser"] == user["email"]
     assert result["status"] == 401 and result["unauthorized"] == 1
     assert result["token"] not in result["stored"] and result["stored"] == "{}{}"
+
+
+def _open(page, site):
+    page.goto(f"{site}/index.html")
+    page.wait_for_function("window.ready === true")
+
+
+def test_a_reload_keeps_the_session_through_the_refresh_cookie(page, same_site, cross_origin_stack):
+    user = cross_origin_stack[0].credentials["user"]
+    config = {"baseUrl": cross_origin_stack[0].base_url, "email": user["email"], "password": user["password"]}
+    _open(page, same_site)
+    assert page.evaluate("(c) => window.signIn(c)", config) == user["email"]
+    page.reload()
+    page.wait_for_function("window.ready === true")
+    result = page.evaluate("(c) => window.afterReload(c)", config)
+    # nothing survived in memory (so `s.refreshToken ? s.refresh() : null` could not restore it) ...
+    assert result["held"] == {"signedIn": False, "refreshToken": None}
+    # ... and the exchange's refresh, with the cookie, did
+    assert result["email"] == user["email"] and result["signedIn"] and result["unauthorized"] == 0
+    assert page.problems == []
+
+
+def test_a_refresh_token_spent_elsewhere_calls_on_unauthorized(page, same_site, cross_origin_stack):
+    user = cross_origin_stack[0].credentials["user"]
+    config = {"baseUrl": cross_origin_stack[0].base_url, "email": user["email"], "password": user["password"]}
+    _open(page, same_site)
+    result = page.evaluate("(c) => window.spentElsewhere(c)", config)
+    assert result["other"] == 200
+    assert result["outcomes"] == ["Unauthorized 401", "Unauthorized 401"]
+    assert result["unauthorized"] == 2

@@ -414,3 +414,23 @@ def test_no_password_reaches_a_log_line_even_at_debug(stack, caplog, capsys):
     assert login(email="dbg@example.com", password=secret_password + "x").status == 401
     assert any(r.levelno == logging.DEBUG for r in caplog.records)  # debug lines were written
     assert secret_password not in caplog.text and secret_password not in capsys.readouterr().out
+
+
+def test_an_ended_session_is_told_in_a_session_s_words_not_an_api_key_s(stack):
+    register()
+    pair = login().data
+    assert call("auth", "Auth-Logout", body={"refreshToken": pair["refreshToken"]}).status == 200
+    answer = projects(pair["accessToken"])
+    assert answer.status == 401 and answer.error["details"]["reason"] == "session_ended"
+    assert "sign in again" in answer.error["message"] and "API key" not in answer.error["message"]
+
+
+def test_a_revoked_api_key_is_still_told_as_an_api_key(stack):
+    _, admin = stack.tenant_with_key(["keys:read", "keys:write", "projects:read"])
+    body = {"name": "CI deploys", "type": "ci", "environment": "Production", "scopes": ["projects:read"]}
+    made = call("api_keys", "ApiKeys-CreateKey", token=admin, body=body).data
+    assert projects(made["key"]).status == 200                # counted: its counter exists
+    assert call("api_keys", "ApiKeys-RevokeKey", token=admin, path_params={"id": made["id"]}).status == 200
+    answer = projects(made["key"])
+    assert answer.status == 401 and "API key" in answer.error["message"]
+    assert answer.error["details"].get("reason") != "session_ended"

@@ -155,6 +155,36 @@ def test_a_deleted_projects_files_are_deleted_from_the_platform_bucket_and_only_
     assert file_in_bucket(tenant, kept, "docs/notes.md") == "kept at home"
 
 
+def _versions_under(prefix: str) -> list[str]:
+    """Every version and delete marker in the platform bucket under the prefix, as 'key version' lines."""
+    from svc_core.adapters import aws
+    from svc_core.platform.config import settings
+    answer = aws.client("s3").list_object_versions(Bucket=settings().project_files_bucket, Prefix=prefix)
+    return sorted(f"{v['Key']} {v['VersionId']}" for v in [*answer.get("Versions", []), *answer.get("DeleteMarkers", [])])
+
+
+def test_a_deleted_projects_files_leave_no_version_behind_in_the_versioned_platform_bucket(stack):
+    """The bucket keeps versions: a file overwritten, and one deleted before the project (its delete marker
+    and the content behind it), are gone with the project; the kept project's versions stay."""
+    from svc_core.adapters import aws
+    from svc_core.platform.config import settings
+    s3, bucket = aws.client("s3"), settings().project_files_bucket
+    tenant, key = stack.tenant_with_key()
+    agent_id = new_agent(key)["id"]
+    gone, kept = project_api.create(key, name="Gone")["id"], project_api.create(key, name="Kept")["id"]
+    for project_id in (gone, kept):
+        run_script(key, agent_id, project_id)
+        files = f"tenants/{tenant}/projects/{project_id}/files/"
+        s3.put_object(Bucket=bucket, Key=files + "docs/notes.md", Body=b"second version")
+        s3.put_object(Bucket=bucket, Key=files + "old.md", Body=b"deleted before")
+        s3.delete_object(Bucket=bucket, Key=files + "old.md")
+        assert len(_versions_under(files)) == 4   # notes.md twice, old.md and its delete marker
+    kept_before = _versions_under(f"tenants/{tenant}/projects/{kept}/")
+    _delete_and_clean_up(key, gone)
+    assert _versions_under(f"tenants/{tenant}/projects/{gone}/") == []
+    assert _versions_under(f"tenants/{tenant}/projects/{kept}/") == kept_before
+
+
 def test_a_deleted_projects_files_are_deleted_from_the_tenants_own_s3_bucket(stack, s3):
     bucket = s3.new_bucket()
     tenant, key, project_id, agent_id = byos_tenant(stack, {

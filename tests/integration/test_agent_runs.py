@@ -17,7 +17,7 @@ import pytest
 
 from svc_core.adapters.models.registry import scripted
 from svc_core.adapters.models.scripted import ScriptedProvider, text_answer, tool_answer
-from svc_core.platform.errors import ModelThrottled
+from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 from tests.support import projects as project_api
 from tests.support.functions import call
 from tests.support.projects import assert_envelope, assert_error, outbox_events
@@ -193,12 +193,55 @@ def test_a_model_failure_mid_run_fails_it_and_keeps_the_usage(stack):
     run = reply.data
     assert reply.status == 201 and run["status"] == "failed", reply
     assert run["error"]["code"] == "MODEL_THROTTLED" and run["completed_at"]
+    assert run["error"]["retryAfterSeconds"] == 10   # the provider said nothing: the default wait
     assert json.loads(run["steps"][1]["result"])["id"] == project_id
     assert len(usage_table.records_for(tenant, run["id"])) == 1
     assert run["usage"]["inputTokens"] == 10
     failed = [e for e in outbox_events() if e["data"].get("runId") == run["id"] and e["type"] == "agent.failed"]
     assert len(failed) == 1 and failed[0]["data"]["error"]["code"] == "MODEL_THROTTLED"
     assert failed[0]["tenantId"] == tenant
+
+
+def test_a_call_that_failed_after_the_provider_counted_tokens_is_billed_and_marked_failed(stack):
+    from svc_core.adapters.models.base import Received
+    from svc_core.data import usage_table
+    tenant, key, project_id, agent_id = setup(stack)
+    received = Received(HAIKU, "bedrock")
+    received.report({"inputTokens": 700, "outputTokens": 30})
+    broken = received.attach(ModelUnavailable("The model's answer arrived damaged; try again.",
+                                              {"model": HAIKU, "reason": "bad_stream"}), {"messages": []})
+    reply, _ = run_with([tool_answer("read_project", {}), broken], key, agent_id, project_id)
+    run = reply.data
+    assert reply.status == 201 and run["status"] == "failed" and run["error"]["code"] == "MODEL_UNAVAILABLE"
+    records = usage_table.records_for(tenant, run["id"])
+    assert [(r["inputTokens"], r["outputTokens"], r["failed"]) for r in records] == [(10, 5, False), (700, 30, True)]
+    assert run["usage"] == {"inputTokens": 710, "outputTokens": 35,
+                            "microCredits": sum(r["microCredits"] for r in records)}
+
+
+def test_after_a_fallback_the_run_names_the_model_that_answered_as_its_usage_does(stack):
+    from svc_core.adapters.models.registry import WithFallback
+    from svc_core.data import usage_table
+    tenant, key, project_id, agent_id = setup(stack)
+    fallback_model = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+    provider = WithFallback(ScriptedProvider([ModelThrottled()], model_id=HAIKU),
+                            ScriptedProvider([text_answer("Done by the fallback.")], model_id=fallback_model))
+    with scripted(provider):
+        reply = execute(key, agent_id, project_id, "Say hello.")
+    run = reply.data
+    assert reply.status == 201 and run["status"] == "completed" and run["model"] == fallback_model, run
+    assert [r["model"] for r in usage_table.records_for(tenant, run["id"])] == [fallback_model]
+
+
+def test_a_run_the_model_provider_throttled_says_how_long_the_provider_asked_to_wait(stack):
+    _, key, project_id, agent_id = setup(stack)
+    reply, _ = run_with([ModelThrottled(retry_after_seconds=42)], key, agent_id, project_id)
+    run = reply.data
+    assert reply.status == 201 and run["status"] == "failed"
+    assert run["error"] == {"code": "MODEL_THROTTLED", "message": ModelThrottled.default_message,
+                            "retryAfterSeconds": 42}
+    unavailable, _ = run_with([ModelUnavailable()], key, agent_id, project_id)
+    assert "retryAfterSeconds" not in unavailable.data["error"]
 
 
 def test_a_secret_value_goes_to_the_model_only(stack):

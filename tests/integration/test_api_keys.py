@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime, timedelta
 
 import httpx
 import pytest
@@ -178,9 +179,9 @@ def test_a_cached_record_does_not_keep_a_revoked_key_alive(stack):
     target = create(admin, scopes=["projects:read"]).data
     assert works(target["key"])
     secret_hash = authenticate.hash_key(target["key"])
-    assert secret_hash in authenticate._key_cache
+    assert secret_hash in {hashed for _function, hashed in authenticate._key_cache}
     api_keys_table.revoke(api_keys_table.get(tenant, target["id"]), int(timeutil.now()))
-    assert secret_hash in authenticate._key_cache  # nothing told this container
+    assert secret_hash in {hashed for _function, hashed in authenticate._key_cache}  # nothing told this container
     assert not works(target["key"])
     assert works(admin)
 
@@ -203,6 +204,22 @@ def test_rotate_overlap_keeps_the_old_value_until_it_ends(stack, monkeypatch):
     assert not works(target["key"])
     assert works(new)
     assert get(admin, target["id"]).data["status"] == "active"
+
+
+def test_a_rotated_key_names_its_earlier_values_and_when_each_stops(stack, monkeypatch):
+    clock = Clock(monkeypatch)
+    _, admin = stack.tenant_with_key(ADMIN)
+    target = create(admin, scopes=["projects:read"]).data
+    assert target["earlierValues"] == []
+    rotated = rotate(admin, target["id"], {"overlapSeconds": 3600}).data
+    ends = datetime.fromisoformat(rotated["rotated_at"]) + timedelta(seconds=3600)
+    assert rotated["earlierValues"] == [{"hint": target["hint"], "worksUntil": timeutil.iso(ends.timestamp())}]
+    assert get(admin, target["id"]).data["earlierValues"] == rotated["earlierValues"]
+    clock.travel(3601)
+    assert get(admin, target["id"]).data["earlierValues"] == []
+    rotate(admin, target["id"], {"overlapSeconds": 60})
+    assert revoke(admin, target["id"]).status == 200
+    assert get(admin, target["id"]).data["earlierValues"] == []
 
 
 def test_rotate_without_a_body_overlaps_one_day(stack, monkeypatch):
@@ -269,7 +286,7 @@ def test_overlap_zero_ends_every_earlier_value_in_a_container_that_cached_them(s
     key_id, chain = _chain(admin, 3600, 3600)
     assert [works(v) for v in chain] == [True, True, True]
     cached = dict(authenticate._key_cache)
-    assert all(authenticate.hash_key(v) in cached for v in chain)
+    assert all(authenticate.hash_key(v) in {hashed for _function, hashed in cached} for v in chain)
     rotated = rotate(admin, key_id, {"overlapSeconds": 0})
     assert rotated.status == 200, rotated
     authenticate._key_cache.update(cached)  # as this container held them before the rotation
@@ -495,7 +512,7 @@ def test_a_weaker_key_cannot_rotate_or_revoke_a_stronger_one(stack, action):
 def test_a_key_of_another_user_cannot_rotate_or_revoke_a_users_cli_key(stack, action):
     tenant, admin = stack.tenant_with_key()
     _, target = cli_key_of(stack, tenant)
-    other_user = stack.user_token(tenant, "owner")
+    other_user = stack.user_token(tenant, "owner", member=True)
     others_key = create(other_user, type="sdk").data["key"]  # every scope, made by another user
     refused = change(action, others_key, target["id"])
     assert refused.status == 403 and refused.error["details"]["reason"] == "cli_key_of_another_user", refused
@@ -530,7 +547,7 @@ def test_an_admin_user_cannot_revoke_a_cli_key_holding_a_scope_the_admin_lacks(s
 
 def test_the_user_of_a_cli_key_may_rotate_it_by_token_by_itself_or_by_another_of_their_keys(stack):
     tenant, admin_key = stack.tenant_with_key()
-    user = stack.user_token(tenant, "admin", user_id="usr_01J00000000000000000000ADA")
+    user = stack.user_token(tenant, "admin", user_id="usr_01J00000000000000000000ADA", member=True)
     target = stack.new_key(tenant, ["keys:write", "projects:read"], key_type="cli",
                            created_by="usr_01J00000000000000000000ADA")
     by_token = rotate(user, target["id"], {"overlapSeconds": 0})
@@ -562,7 +579,7 @@ def test_a_cli_key_made_through_the_api_belongs_to_its_caller(stack):
     """Any caller with keys:write may make a cli key (scopes within its own); it belongs to the
     caller, whose credentials alone rotate it."""
     tenant, operator_key = stack.tenant_with_key()
-    user = stack.user_token(tenant, "admin", user_id="usr_01J00000000000000000000ADA")
+    user = stack.user_token(tenant, "admin", user_id="usr_01J00000000000000000000ADA", member=True)
     mine = create(user, type="cli", scopes=["projects:read"])
     assert mine.status == 201 and mine.data["createdBy"] == "usr_01J00000000000000000000ADA", mine
     assert rotate(user, mine.data["id"]).status == 200

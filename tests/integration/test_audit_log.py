@@ -311,9 +311,17 @@ def read(token: str, **query) -> Any:
     return api("audit", "Audit-ListAuditLog", token, query={k: str(v) for k, v in query.items()} or None)
 
 
+def test_an_entry_made_outside_a_request_reads_with_request_id_null_as_the_document_requires(stack):
+    """The service's own change (an operator's plan) has no request: its entry answers requestId null,
+    a field the document requires, not an entry without it."""
+    _, key, _ = enterprise_tenant(stack)
+    (entry,) = [e for e in ok(read(key["key"]))["items"] if e["action"] == "billing.plan_changed"]
+    assert "requestId" in entry and entry["requestId"] is None
+
+
 def test_filters_and_pages_newest_first(stack):
     tenant_id, key, _ = enterprise_tenant(stack)
-    owner = stack.user_token(tenant_id, "owner", "usr_01JD2Q7ZB6V8S3K4X9W2M5N7PA")
+    owner = stack.user_token(tenant_id, "owner", "usr_01JD2Q7ZB6V8S3K4X9W2M5N7PA", member=True)
     made = []
     for n in range(3):
         made.append(ok(api("api_keys", "ApiKeys-CreateKey", key["key"], body={
@@ -323,7 +331,8 @@ def test_filters_and_pages_newest_first(stack):
     ok(api("api_keys", "ApiKeys-RevokeKey", owner, path_params={"id": made[0]["id"]}))
     everything = stored_entries(tenant_id)
     newest_first = sorted(everything, key=lambda e: e["id"], reverse=True)
-    shown = [{k: v for k, v in e.items() if k != "ttl"} for e in newest_first]
+    # As shown: without the ttl, and requestId null where none was stored (an entry made outside a request).
+    shown = [{"requestId": None, **{k: v for k, v in e.items() if k != "ttl"}} for e in newest_first]
 
     assert ok(read(owner))["items"] == shown and ok(read(key["key"]))["nextCursor"] is None
     pages, cursor = [], None

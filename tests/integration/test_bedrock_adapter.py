@@ -246,3 +246,34 @@ def test_a_silent_bedrock_is_given_up_when_the_budget_is_spent_not_after_read_ti
         assert len(server.received) == 1           # a timeout spends the budget: no second attempt
     assert failed.value.details == {"model": MODEL, "reason": "timeout"}
     aws.reset_clients()
+
+
+def test_what_a_stream_had_received_before_it_failed_is_billed_as_a_failed_call():
+    """An exception frame after text: an estimate of the request and of that text; a damaged frame
+    after the metadata: its counts as Bedrock reported them. Either is a result marked failed."""
+    from svc_core.adapters.models.base import billable, estimated_usage
+    client, _ = streaming_client(b"".join(TOOL_STREAM[:3]) + exception("throttlingException", AWS_TEXT))
+    with pytest.raises(ModelThrottled) as early:
+        list(BedrockProvider(MODEL, client=client).converse_stream(REQUEST))
+    received = billable(early.value)
+    assert received.failed and received.model_id == MODEL and received.usage["estimated"]
+    assert received.usage["outputTokens"] == estimated_usage(REQUEST, "Reading it.")["outputTokens"]
+    damaged = bytearray(TOOL_STREAM[0])
+    damaged[-1] ^= 0xFF
+    client, _ = streaming_client(b"".join(TOOL_STREAM) + bytes(damaged))
+    with pytest.raises(ModelUnavailable) as late:
+        list(BedrockProvider(MODEL, client=client).converse_stream(REQUEST))
+    assert late.value.details["reason"] == "bad_stream"
+    usage = billable(late.value).usage
+    assert (usage["inputTokens"], usage["outputTokens"], usage["estimated"]) == (50, 20, False)
+
+
+def test_a_throttled_answers_retry_after_reaches_the_caller_capped():
+    client = bedrock_client()
+    with Stubber(client) as stub:
+        for wait in ("7", "5", "3600"):   # the last answer's wait is the one the caller is told, at most 60 s
+            stub.add_client_error("converse", service_error_code="ThrottlingException", service_message=AWS_TEXT,
+                                  http_status_code=429, response_meta={"HTTPHeaders": {"retry-after": wait}})
+        with pytest.raises(ModelThrottled) as raised:
+            BedrockProvider(MODEL, client=client).converse(REQUEST)
+    assert raised.value.details["retryAfterSeconds"] == 60 and raised.value.headers["Retry-After"] == "60"

@@ -1,10 +1,11 @@
 """A cancelled transaction publishes nothing, on both engines, for every write that carries an
 outbox event. Each operation runs through its real handler while every TransactWriteItems is made
-to fail by one more item: a ConditionCheck that cannot hold. DynamoDB then cancels the whole
-transaction itself. Afterwards the outbox stream, read as the local stack reads it (on moto, with
-its guard against the records moto writes for cancelled transactions), holds no event for it,
-nothing of the change is stored, and the answer is no 5xx. A real event written after it still
-arrives: the stream goes on."""
+to fail by a condition that cannot hold, added to its outbox event's put (an item the function's
+role may write: an extra ConditionCheck on the outbox would be refused by the role, as on AWS, before
+DynamoDB could cancel anything). DynamoDB then cancels the whole transaction itself. Afterwards
+the outbox stream, read as the local stack reads it (on moto, with its guard against the records
+moto writes for cancelled transactions), holds no event for it, nothing of the change is stored,
+and the answer is no 5xx. A real event written after it still arrives: the stream goes on."""
 
 from __future__ import annotations
 
@@ -29,9 +30,17 @@ def every_transaction_cancelled(stack):
     client = aws.client("dynamodb")
 
     def add_failing_check(params, **_):
-        params["TransactItems"] = list(params["TransactItems"]) + [{"ConditionCheck": {
-            "TableName": settings().outbox_table, "Key": {"id": {"S": "evt_never_written"}},
-            "ConditionExpression": "attribute_exists(id)"}}]
+        items = []
+        for item in params["TransactItems"]:
+            put = item.get("Put")
+            if put and put["TableName"] == settings().outbox_table:
+                condition = put.get("ConditionExpression")
+                never = "attribute_exists(#neverWritten)"
+                item = {"Put": {**put, "ConditionExpression": f"({condition}) AND {never}" if condition else never,
+                                "ExpressionAttributeNames": {**put.get("ExpressionAttributeNames", {}),
+                                                             "#neverWritten": "neverWritten"}}}
+            items.append(item)
+        params["TransactItems"] = items
 
     client.meta.events.register("before-parameter-build.dynamodb.TransactWriteItems", add_failing_check)
     try:

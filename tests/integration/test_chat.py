@@ -493,8 +493,10 @@ def test_a_model_failure_mid_turn_ends_it_failed_with_the_usage_so_far(stack, tu
     events = stored_events(tenant, session["id"])
     assert names(events)[-3:] == ["usage", "error", "done"] and "message_stop" not in names(events)
     assert events[-2]["data"]["code"] == "MODEL_THROTTLED" and events[-1]["data"]["status"] == "failed"
+    assert events[-2]["data"]["retryAfterSeconds"] == 10   # the provider's wait (it said none here)
     answer = read(key, session["id"])["messages"][-1]
     assert answer["status"] == "failed" and answer["error"]["code"] == "MODEL_THROTTLED"
+    assert answer["error"]["retryAfterSeconds"] == 10
     assert answer["usage"]["inputTokens"] == 10 and answer["usage"]["microCredits"] > 0
     assert_metered(tenant, answer, calls=1)
     # the session is free again
@@ -697,3 +699,20 @@ def test_a_deleted_sessions_messages_and_events_are_deleted_by_the_cleanup_its_s
     assert [m["role"] for m in read(key, kept["id"])["messages"]] == ["user", "assistant"]
     assert names(stored_events(tenant, kept["id"]))[-1] == "done"
     assert handler(event, None) == {"batchItemFailures": []}
+
+
+def test_after_a_fallback_the_stream_the_message_and_the_usage_name_the_model_that_answered(stack, turns):
+    from svc_core.adapters.models.registry import WithFallback
+    tenant, key = stack.tenant_with_key()
+    session = new_session(key)
+    send(key, session["id"])
+    fallback_model = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+    provider = WithFallback(ScriptedProvider([ModelUnavailable(details={"reason": "service_error"})], HAIKU),
+                            ScriptedProvider([text_answer("From the fallback.")], fallback_model))
+    with scripted(provider):
+        turns.run()
+    events = stored_events(tenant, session["id"])
+    assert events[0]["event"] == "message_start" and events[0]["data"]["model"] == fallback_model, events[0]
+    answer = read(key, session["id"])["messages"][-1]
+    assert (answer["status"], answer["model"]) == ("completed", fallback_model)
+    assert [r["model"] for r in usage_records(tenant, answer["id"])] == [fallback_model]

@@ -37,6 +37,18 @@ def test_the_build_and_its_config_are_uploaded_with_their_types_and_caching(emul
     assert config == {"apiBaseUrl": "https://abc.execute-api.us-east-1.amazonaws.com/v1"}
 
 
+def test_config_json_carries_the_stacks_brand_parameters(emulator, build):
+    s3 = boto3.client("s3", endpoint_url=emulator.endpoint, region_name="us-east-1")
+    s3.create_bucket(Bucket="branded-files")
+    stack = {"Parameters": [{"ParameterKey": "BrandName", "ParameterValue": "Acme Cloud"},
+                            {"ParameterKey": "BrandColor", "ParameterValue": "#c0ffee"},
+                            {"ParameterKey": "Stage", "ParameterValue": "prod"}]}
+    dashboard.upload(s3, "branded-files", build, "https://api.example.com", dashboard.brand_of(stack))
+    config = json.loads(s3.get_object(Bucket="branded-files", Key="config.json")["Body"].read())
+    assert config["brand"] == {"name": "Acme Cloud", "color": "#c0ffee", "logo": "brand/logo.svg",
+                               "favicon": "brand/favicon.svg"}   # a stack deployed before BrandLogo: its default
+
+
 def test_index_and_config_are_invalidated_at_cloudfront(emulator):
     cloudfront = boto3.client("cloudfront", endpoint_url=emulator.endpoint, region_name="us-east-1")
     distribution = cloudfront.create_distribution(DistributionConfig={

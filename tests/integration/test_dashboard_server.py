@@ -40,7 +40,9 @@ def test_the_local_server_serves_the_build_config_and_headers(served):
     assert status == 200 and headers["Cache-Control"].endswith("immutable")
     assert headers["Content-Type"].startswith("text/javascript")
     status, headers, body = _get(f"{served.url}/config.json")
-    assert json.loads(body) == {"apiBaseUrl": "http://127.0.0.1:3000"} and headers["Cache-Control"] == "no-store"
+    assert json.loads(body) == {"apiBaseUrl": "http://127.0.0.1:3000", "brand": {
+        "name": "svc", "logo": "brand/logo.svg", "favicon": "brand/favicon.svg", "color": "#0b5cad"}}
+    assert headers["Cache-Control"] == "no-store"
 
 
 def test_the_local_server_serves_nothing_outside_the_build(served):
@@ -58,3 +60,15 @@ def test_a_server_that_never_served_stops_at_once(tmp_path):
     stopping.start()
     stopping.join(timeout=10)
     assert not stopping.is_alive()
+
+
+def test_the_brand_is_in_config_json_and_a_logos_host_in_img_src(tmp_path):
+    (tmp_path / "index.html").write_text("<!doctype html><title>x</title>")
+    brand = {"name": "Acme Cloud", "logo": "https://cdn.example.com/acme.svg", "color": "#c0ffee"}
+    server = dashboard.DashboardServer(port=0, root=tmp_path, brand=brand).start("http://127.0.0.1:3000")
+    try:
+        _, headers, body = _get(f"{server.url}/config.json")
+        assert json.loads(body)["brand"] == {**brand, "favicon": "brand/favicon.svg"}
+        assert "img-src 'self' data: cdn.example.com;" in headers["Content-Security-Policy"]
+    finally:
+        server.stop()

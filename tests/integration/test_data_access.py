@@ -418,7 +418,8 @@ def test_api_key_rotate_swaps_secrets_on_the_list_it_read(data_backend, clock):
 
     second_hash = secrets.token_hex(32)
     updated = api_keys_table.rotate(read, second_hash, "svc_ci_...2222", T0 + 3600, T0 + 10)
-    assert updated["secrets"] == [{"hash": second_hash, "notAfter": T0 + 30 * 86400},
+    # Each new value keeps its hint (a key's earlier values are named by it while they still work).
+    assert updated["secrets"] == [{"hash": second_hash, "notAfter": T0 + 30 * 86400, "hint": "svc_ci_...2222"},
                                   {"hash": first_hash, "notAfter": T0 + 3600}]
     assert api_keys_table.get("ten_A", record["id"]) == stored_record(updated)
     assert updated["hint"] == "svc_ci_...2222" and updated["rotatedAt"] == T0 + 10
@@ -438,8 +439,8 @@ def test_api_key_rotate_swaps_secrets_on_the_list_it_read(data_backend, clock):
     third_hash = secrets.token_hex(32)
     again = api_keys_table.rotate(api_keys_table.get("ten_A", record["id"]), third_hash, "svc_ci_...3333",
                                   T0 + 8000, T0 + 7200)
-    assert again["secrets"] == [{"hash": third_hash, "notAfter": T0 + 30 * 86400},
-                                {"hash": second_hash, "notAfter": T0 + 8000}]
+    assert again["secrets"] == [{"hash": third_hash, "notAfter": T0 + 30 * 86400, "hint": "svc_ci_...3333"},
+                                {"hash": second_hash, "notAfter": T0 + 8000, "hint": "svc_ci_...2222"}]
     assert api_keys_table.get("ten_A", record["id"]) == stored_record(again)
     assert api_keys_table.find_secret(first_hash)["notAfter"] == T0 + 3600
 
@@ -453,7 +454,7 @@ def test_api_key_rotate_ends_every_earlier_secret_by_the_new_overlap(data_backen
     assert [s["notAfter"] for s in record["secrets"]] == [None, T0 + 3610, T0 + 3600]
     # A shorter overlap shortens the earlier ones' too, on the record and on each secret's own item.
     record = api_keys_table.rotate(record, fourth_hash, "svc_ci_...4444", T0 + 20, T0 + 20)
-    assert record["secrets"] == [{"hash": fourth_hash, "notAfter": None}]
+    assert record["secrets"] == [{"hash": fourth_hash, "notAfter": None, "hint": "svc_ci_...4444"}]
     assert api_keys_table.get("ten_A", record["id"]) == stored_record(record)
     assert [secret_item(data_backend, h)["notAfter"] for h in (first_hash, second_hash, third_hash)] == [T0 + 20] * 3
     assert "notAfter" not in secret_item(data_backend, fourth_hash)
@@ -491,7 +492,8 @@ def test_api_key_concurrent_rotations_of_one_version_let_exactly_one_win(data_ba
     assert sorted(results) == ["ConditionFailed"] * 7 + ["ok"]
     winner = new_hashes[results.index("ok")]
     stored = api_keys_table.get("ten_A", record["id"])
-    assert stored["secrets"] == [{"hash": winner, "notAfter": None}, {"hash": first_hash, "notAfter": T0 + 600}]
+    assert stored["secrets"] == [{"hash": winner, "notAfter": None, "hint": f"svc_ci_...{new_hashes.index(winner):04d}"},
+                                 {"hash": first_hash, "notAfter": T0 + 600}]
     assert [h for h in new_hashes if secret_item(data_backend, h) is not None] == [winner]
 
 

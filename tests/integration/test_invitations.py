@@ -16,6 +16,7 @@ import pytest
 
 from svc_core.adapters import aws
 from svc_core.adapters.dynamo import from_item
+from svc_core.auth.roles import ROLE_SCOPES
 from svc_core.data import users_table
 from svc_core.domain import invitations
 from svc_core.domain.tenants import create_tenant_with_owner
@@ -60,8 +61,8 @@ class Org:
     def sign_in(self) -> None:
         """Access tokens minted now (after the clock travelled, the earlier ones have expired)."""
         self.owner = self.stack.user_token(self.tenant_id, "owner", self.owner_id)
-        self.admin = self.stack.user_token(self.tenant_id, "admin")
-        self.member = self.stack.user_token(self.tenant_id, "member")
+        self.admin = self.stack.user_token(self.tenant_id, "admin", member=True)
+        self.member = self.stack.user_token(self.tenant_id, "member", member=True)
 
     def invite(self, email: str, role: str = "member", token: str | None = None):
         return api("CreateInvitation", token or self.owner, body={"email": email, "role": role})
@@ -420,13 +421,97 @@ def test_an_unsent_email_is_answered_503_and_the_invitation_can_be_resent(stack,
     assert invitations.ACCEPT_PAGE in mailbox.latest_link(to=address)
 
 
-def test_an_invitation_into_a_suspended_tenant_is_not_accepted(stack):
+def test_an_invitation_into_a_suspended_tenant_is_not_accepted_and_its_lookup_says_so(stack):
     from svc_core.domain.tenants import set_status
     org = Org(stack)
     address = unique("suspended")
     view, token = org.invited(address)
+    assert lookup(token).status == 200
     set_status(org.tenant_id, "suspended")
     refused = accept(token, name="Sue", password=PASSWORD)
-    assert assert_error(refused, 403, "FORBIDDEN")["tenantId"] == org.tenant_id
+    details = assert_error(refused, 403, "FORBIDDEN")
+    assert details == {"reason": "tenant_suspended", "tenantId": org.tenant_id}
+    looked_up = lookup(token)   # the page that shows the link says what accepting it would answer
+    assert assert_error(looked_up, 403, "FORBIDDEN") == details and looked_up.error["message"] == refused.error["message"]
     assert users_table.id_for_email(address) is None
     assert table_item(settings().invitations_table, {"tenantId": org.tenant_id, "id": view["id"]})["status"] == "pending"
+    set_status(org.tenant_id, "active")
+    assert lookup(token).status == 200
+
+
+# ---- the sender's standing, and the plan's seats today ----------------------------------------------------
+
+def test_a_removed_or_demoted_senders_invitation_is_refused(stack):
+    from tests.integration.test_members import change, remove
+    from tests.integration.test_members import org as organization
+    from tests.support.regions import set_plan
+    tenant_id, owner, (admin, other) = organization("admin", "admin")
+    set_plan(tenant_id, "starter")  # seats for the two invitations
+    sent = {}
+    for person in (admin, other):  # each invites an address of their own, as an admin
+        address = unique("second")
+        made = api("CreateInvitation", person.token(tenant_id), body={"email": address, "role": "admin"})
+        assert made.status == 201, made
+        sent[person.id] = (address, mailbox.token_of(mailbox.latest_link(to=address)))
+    assert remove(owner.token(tenant_id), admin.id).status == 200
+    assert change(owner.token(tenant_id), other.id, "member").status == 200  # a member invites no one
+    for person in (admin, other):
+        address, token = sent[person.id]
+        assert assert_error(lookup(token), 409, "CONFLICT")["reason"] == "sender_not_allowed"
+        refused = accept(token, name="Second Self", password=PASSWORD)
+        assert assert_error(refused, 409, "CONFLICT")["reason"] == "sender_not_allowed"
+        assert users_table.id_for_email(address) is None  # nothing was made
+
+
+def test_an_invitation_sent_by_a_key_since_revoked_is_refused(stack):
+    org = Org(stack)
+    key = stack.new_key(org.tenant_id, ["members:read", "members:write", *sorted(ROLE_SCOPES["member"])])
+    address = unique("by-key")
+    assert org.invite(address, token=key["key"]).status == 201
+    token = mailbox.token_of(mailbox.latest_link(to=address))
+    assert lookup(token).status == 200
+    assert call("api_keys", "ApiKeys-RevokeKey", token=org.key, path_params={"id": key["id"]}).status == 200
+    refused = accept(token, name="Kay", password=PASSWORD)
+    assert assert_error(refused, 409, "CONFLICT")["reason"] == "sender_not_allowed"
+
+
+def test_a_sender_demoted_as_the_invitation_is_accepted_wins_over_it(stack, monkeypatch):
+    """The sender's role is checked in the acceptance's own transaction: a demotion that commits between
+    the read and the write makes the acceptance fail, never half made."""
+    from tests.integration.test_members import change
+    from tests.integration.test_members import org as organization
+    tenant_id, owner, (admin,) = organization("admin")
+    address = unique("raced")
+    assert api("CreateInvitation", admin.token(tenant_id), body={"email": address, "role": "admin"}).status == 201
+    token = mailbox.token_of(mailbox.latest_link(to=address))
+    checks = invitations._sender_checks
+
+    def then_demoted(record, now):
+        found = checks(record, now)  # the sender read as an admin...
+        assert change(owner.token(tenant_id), admin.id, "member").status == 200  # ...and demoted at once
+        return found
+
+    monkeypatch.setattr(invitations, "_sender_checks", then_demoted)
+    refused = accept(token, name="Ray", password=PASSWORD)
+    monkeypatch.undo()
+    assert assert_error(refused, 409, "CONFLICT")["reason"] == "sender_not_allowed"
+    assert users_table.id_for_email(address) is None
+
+
+def test_a_plan_downgraded_since_the_invitations_leaves_no_seat_beyond_it(stack):
+    from tests.support.regions import set_plan
+    org = Org(stack)
+    set_plan(org.tenant_id, "starter")  # 10 seats
+    invited = [org.invited(unique(f"d{i}")) for i in range(4)]
+    assert org.seats() == 5
+    set_plan(org.tenant_id, "free")  # 3 seats: 5 in use
+    refused = accept(invited[0][1], name="Dee", password=PASSWORD)
+    assert assert_error(refused, 403, "FORBIDDEN") == {"feature": "seats", "limit": 3, "currentPlan": "free",
+                                                      "requiredPlan": "starter"}
+    assert users_table.id_for_email(invited[0][0]["email"]) is None
+    for view, _ in invited[2:]:  # the owners free two seats: 3 in use, this invitation's among them
+        assert api("RevokeInvitation", org.owner, path_params={"id": view["id"]}).status == 200
+    assert accept(invited[0][1], name="Dee", password=PASSWORD).status == 200
+    assert org.seats() == 3
+    assert accept(invited[1][1], name="Dot", password=PASSWORD).status == 200  # still within the plan's 3
+    assert org.seats() == 3

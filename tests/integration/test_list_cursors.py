@@ -17,7 +17,7 @@ from svc_core.contracts import cursors
 from svc_core.platform import ids
 from tests.support.functions import call
 from tests.support.projects import assert_error
-from tests.support.route_objects import make_each
+from tests.support.route_objects import PERSONAL, make_each, personal_token
 from tests.support.stack import provisioned_stack
 
 
@@ -35,7 +35,7 @@ def make_tenant(stack) -> dict:
     """A tenant, its key, and one object of each collection a list is under (the agent's creation is
     an event too: the events list has something on each side of most positions)."""
     tenant_id, key = stack.tenant_with_key()
-    return {"key": key, **make_each(PARENTS, tenant_id, key)}
+    return {"key": key, "tenantId": tenant_id, **make_each(PARENTS, tenant_id, key)}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,9 @@ def listed(tenant, function, event, path, cursor, **query):
     parents = [segment for segment, nxt in zip(path.split("/"), path.split("/")[1:], strict=False) if nxt.startswith("{")]
     assert all(p in tenant for p in parents), f"no object of {parents} to list under for {path}"
     path_params = {"id": tenant[parents[0]]} if parents else None
-    return call(function, event, token=tenant["key"], path_params=path_params,
+    if event in PERSONAL and event not in tenant:   # a person's own list: their token (made once per tenant)
+        tenant[event] = personal_token(tenant["tenantId"])
+    return call(function, event, token=tenant.get(event, tenant["key"]), path_params=path_params,
                 query={"cursor": cursor, "limit": "2", **query})
 
 

@@ -30,6 +30,7 @@ from svc_core.data import (
     projects_table,
     runs_table,
     secrets_table,
+    sessions_table,
     tenants_table,
     users_table,
     webhook_deliveries_table,
@@ -83,6 +84,11 @@ def _member(tenant, user_id):
     transact([users_table.put_membership(user_id, tenant, "member", "2026-11-26T00:00:00.000Z")])
 
 
+def _session(user, session_id):
+    sessions_table.create({"id": session_id, "userId": user, "tenantId": "ten_x", "tokenHash": "-", "generation": 1,
+                           "created_at": "2026-11-26T00:00:00.000Z", "expiresAt": int(time.time()) + 86400})
+
+
 def _members(tenant, limit, after):
     found, last = users_table.members_of(tenant, limit, after)
     return [{**m, "id": m["userId"]} for m in found], last
@@ -114,6 +120,9 @@ LISTS = {
                                                 lambda t, limit, after: chat_messages_table.list_for_session(
                                                     t, SESSION, limit, after)),
     "GET /api/v1/members": ("usr", _member, _members),   # on an index, by user id
+    # A person's own sessions: "the tenant" here is the user whose sessions they are (the byUser index).
+    "GET /api/v1/auth/sessions": ("ses", _session,
+                                  lambda user, limit, after: sessions_table.page_for_user(user, limit, after, time.time())),
 }
 # The lists that read oldest first; every other list is newest first.
 OLDEST_FIRST = {"GET /api/v1/chat/sessions/{id}/messages", "GET /api/v1/members"}

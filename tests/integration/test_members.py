@@ -337,19 +337,21 @@ def test_removal_ends_the_members_sign_ins_for_the_tenant_and_their_cli_keys_the
     cli_here = stack.new_key(tenant_id, sorted(ROLE_SCOPES["member"]), key_type="cli", created_by=member.id)
     cli_there = stack.new_key(member.personal, sorted(ROLE_SCOPES["member"]), key_type="cli", created_by=member.id)
     their_ci_key = stack.new_key(tenant_id, ["projects:read"], key_type="ci", created_by=member.id)
+    their_ci_key_there = stack.new_key(member.personal, ["projects:read"], key_type="ci", created_by=member.id)
     assert all(works(t) for t in (here["accessToken"], moved_here.data["accessToken"], cli_here["key"]))
     seats = counter(tenant_id, "seatsUsed")
 
     done = remove(owner.token(tenant_id), member.id)
     assert done.status == 200, done
-    assert done.data == {"userId": member.id, "removed": True, "sessionsEnded": 2, "cliKeysRevoked": 1}
+    assert done.data == {"userId": member.id, "removed": True, "sessionsEnded": 2, "cliKeysRevoked": 1,
+                         "apiKeysRevoked": 1}
     # At once: the next request with their access tokens is 401, their refresh tokens are refused.
     assert not works(here["accessToken"]) and not works(moved_here.data["accessToken"])
     assert refresh(here["refreshToken"]).status == 401
     assert refresh(moved_here.data["refreshToken"], member.personal).status == 401
-    assert not works(cli_here["key"])
-    # What is not this tenant's stays: their own tenant's sign-in and CLI key, the tenant's CI key.
-    assert works(elsewhere["accessToken"]) and works(cli_there["key"]) and works(their_ci_key["key"])
+    assert not works(cli_here["key"]) and not works(their_ci_key["key"])
+    # What is not this tenant's stays: their own tenant's sign-in and keys.
+    assert works(elsewhere["accessToken"]) and works(cli_there["key"]) and works(their_ci_key_there["key"])
     # A new sign-in or refresh into the tenant is refused: they are no member.
     assert refresh(elsewhere["refreshToken"], tenant_id).status == 403
     refused_login = call("auth", "Auth-Login", body={"email": member.email, "password": PASSWORD, "tenantId": tenant_id})
@@ -377,7 +379,8 @@ def test_a_member_leaves_and_their_token_stops_at_once(stack):
     seats = counter(tenant_id, "seatsUsed")
     left = leave(session["accessToken"])
     assert left.status == 200, left
-    assert left.data == {"userId": member.id, "removed": True, "sessionsEnded": 1, "cliKeysRevoked": 0}
+    assert left.data == {"userId": member.id, "removed": True, "sessionsEnded": 1, "cliKeysRevoked": 0,
+                         "apiKeysRevoked": 0}
     assert not works(session["accessToken"]) and refresh(session["refreshToken"]).status == 401
     assert role_of(tenant_id, member.id) is None and counter(tenant_id, "seatsUsed") == seats - 1
     assert outbox(stack, "member.removed")[0]["data"]["reason"] == "left"
@@ -394,6 +397,65 @@ def test_a_demotion_ends_the_sign_ins_and_the_cli_keys_above_the_new_role(stack)
     assert not works(session["accessToken"]) and refresh(session["refreshToken"]).status == 401
     assert not works(strong) and works(weak)
     assert admin.sign_in(tenant_id)["tenant"]["role"] == "member"
+
+
+def create_key(token, scopes, key_type="sdk"):
+    reply = call("api_keys", "ApiKeys-CreateKey", token=token,
+                 body={"name": "their key", "type": key_type, "environment": "Production", "scopes": scopes})
+    assert reply.status == 201, reply
+    return reply.data
+
+
+def invite(token, email, role):
+    return call("invitations", "Invitations-CreateInvitation", token=token, body={"email": email, "role": role})
+
+
+def test_a_demoted_admins_key_cannot_promote_him_back(stack):
+    tenant_id, owner, (admin,) = org("admin")
+    token = admin.token(tenant_id)
+    key = create_key(token, ["members:read", "members:write", *sorted(ROLE_SCOPES["admin"] - {"members:read",
+                                                                                              "members:write"})])
+    made_by_key = create_key(key["key"], ["members:write", "members:read", "projects:read"], key_type="ci")
+    weak = create_key(token, ["projects:read"], key_type="ci")  # within the member's role: it stays
+    assert change(owner.token(tenant_id), admin.id, "member").status == 200
+    for value in (key["key"], made_by_key["key"]):
+        again = change(value, admin.id, "admin")
+        assert again.status == 401, again
+    assert role_of(tenant_id, admin.id) == "member"
+    assert works(weak["key"])
+    revoked = {e["target"]["id"] for e in audit_entries(stack, "api_key.revoked")}
+    assert {key["id"], made_by_key["id"]} <= revoked and weak["id"] not in revoked
+
+
+def test_a_removed_admins_keys_cannot_invite_him_back(stack):
+    tenant_id, owner, (admin,) = org("admin")
+    token = admin.token(tenant_id)
+    key = create_key(token, sorted(ROLE_SCOPES["admin"]))
+    cli = create_key(token, ["members:write", "members:read"], key_type="cli")
+    made_by_key = create_key(key["key"], sorted(ROLE_SCOPES["member"] | {"members:write"}), key_type="int")
+    done = remove(owner.token(tenant_id), admin.id)
+    assert done.status == 200, done
+    assert done.data["apiKeysRevoked"] == 2 and done.data["cliKeysRevoked"] == 1, done
+    for value in (key["key"], cli["key"], made_by_key["key"]):
+        again = invite(value, admin.email, "member")
+        assert again.status == 401, again
+        assert not works(value)
+    # Another holder's key (here the test's operator) is not touched.
+    operator = stack.new_key(tenant_id, sorted(ROLE_SCOPES["admin"]))
+    assert works(operator["key"])
+
+
+def test_a_key_is_not_made_beyond_the_makers_current_role(stack):
+    """A token minted before a demotion (or a removal) that reached the key's creation: the key's own
+    transaction checks the maker's role now."""
+    tenant_id, owner, (admin,) = org("admin")
+    from svc_core.auth import tokens
+    stale, _ = tokens.mint(subject=admin.id, tenant_id=tenant_id, scopes=ROLE_SCOPES["admin"], credential="user")
+    assert change(owner.token(tenant_id), admin.id, "member").status == 200
+    refused(call("api_keys", "ApiKeys-CreateKey", token=stale,
+                 body={"name": "k", "type": "sdk", "environment": "Production", "scopes": ["members:write"]}),
+            403, "role_changed")
+    assert create_key(stale, ["projects:read"])["createdBy"] == admin.id  # within the role left: made
 
 
 def test_a_promotion_leaves_the_sign_ins_and_the_next_refresh_has_the_new_scopes(stack):

@@ -42,25 +42,37 @@ def emf_lines(text: str) -> list[dict]:
     return found
 
 
-def metric(records: list[dict], name: str, **dimensions: str) -> list[dict]:
-    return [r for r in records if name in r and all(r.get(k) == v for k, v in dimensions.items())]
+def metric(records: list[dict], name: str, **fields: str) -> list[dict]:
+    return [r for r in records if name in r and all(r.get(k) == v for k, v in fields.items())]
 
 
-def test_a_request_emits_requests_and_latency_by_route_and_status_class(stack, capsys):
+def series(record: dict) -> tuple:
+    """What CloudWatch bills a metric by: its namespace, name and dimensions with their values."""
+    (directive,) = record["_aws"]["CloudWatchMetrics"]
+    dimensions = tuple((name, record[name]) for dimension_set in directive["Dimensions"] for name in dimension_set)
+    return directive["Namespace"], tuple(m["Name"] for m in directive["Metrics"]), dimensions
+
+
+def test_a_request_emits_requests_and_latency_by_status_class_with_its_route_as_a_field(stack, capsys):
     _, key = stack.tenant_with_key()
     capsys.readouterr()
     reply = call("projects", "Projects-ListProjects", token=key)
     missing = call("projects", "Projects-GetProject", token=key, path_params={"id": "proj_01J00000000000000000000000"})
+    project_api.create(key, name="Apollo")
     assert (reply.status, missing.status) == (200, 404)
     records = emf_lines(capsys.readouterr().out)
-    [listed] = metric(records, "Requests", Route="GET /api/v1/projects", StatusClass="2xx")
+    [listed] = metric(records, "Requests", route="GET /api/v1/projects", StatusClass="2xx")
     assert listed["Requests"] == [1.0] and listed["Latency"][0] > 0 and listed["status"] == 200
-    [got] = metric(records, "Requests", Route="GET /api/v1/projects/{id}", StatusClass="4xx")
+    [got] = metric(records, "Requests", route="GET /api/v1/projects/{id}", StatusClass="4xx")
     assert got["status"] == 404
+    [created] = metric(records, "Requests", route="POST /api/v1/projects", StatusClass="2xx")
+    # Two routes, one metric: the route is no dimension (each route would be a metric billed monthly).
+    assert series(listed) == series(created) != series(got)
+    assert ("StatusClass", "2xx") in series(listed)[2]
     assert metric(records, "RateLimitRefusals") == []
 
 
-def test_a_rate_limit_refusal_is_counted_by_route(stack, capsys, monkeypatch):
+def test_a_rate_limit_refusal_is_counted_with_its_route_as_a_field(stack, capsys, monkeypatch):
     Clock(monkeypatch).mid_window()  # the three requests share one window
     monkeypatch.setenv("RATE_LIMIT_PER_WINDOW", "2")
     config.settings.cache_clear()
@@ -69,8 +81,9 @@ def test_a_rate_limit_refusal_is_counted_by_route(stack, capsys, monkeypatch):
     config.settings.cache_clear()
     assert statuses == [200, 200, 429]
     records = emf_lines(capsys.readouterr().out)
-    [refused] = metric(records, "RateLimitRefusals", Route="GET /api/v1/projects")
-    assert refused["RateLimitRefusals"] == [1.0]
+    [refused] = metric(records, "RateLimitRefusals", route="GET /api/v1/projects")
+    assert refused["RateLimitRefusals"] == [1.0] and refused["status"] == 429
+    assert not any(name in ("route", "Route") for name, _ in series(refused)[2])
 
 
 def test_a_webhook_delivery_emits_its_outcome_and_latency(stack, capsys):
@@ -111,4 +124,4 @@ def test_an_agent_run_emits_its_outcome_tokens_and_debited_credits(stack, capsys
     assert sum(r["ModelOutputTokens"][0] for r in tokens) == sum(u["outputTokens"] for u in usage) > 0
     debited = metric(records, "CreditsDebited", Source="run")
     assert sum(r["CreditsDebited"][0] for r in debited) == sum(u["microCredits"] for u in usage) > 0
-    assert metric(records, "Requests", Route="POST /api/v1/agents/{id}/execute", StatusClass="2xx")
+    assert metric(records, "Requests", route="POST /api/v1/agents/{id}/execute", StatusClass="2xx")

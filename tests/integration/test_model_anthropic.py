@@ -192,3 +192,21 @@ def test_a_stream_cut_before_its_end_is_a_damaged_answer():
         with pytest.raises(ModelUnavailable) as failed:
             list(provider(server).converse_stream(ask()))
     assert failed.value.details["reason"] == "bad_stream"
+
+
+def test_what_a_stream_had_received_before_it_failed_is_billed_as_a_failed_call():
+    """An overloaded_error after some text: the input message_start reported, the output it reported
+    plus an estimate of the text after it; cut after message_delta: the counts as reported."""
+    from svc_core.adapters.models.base import billable, estimated_usage
+    with serving([sse_reply(recorded.ANTHROPIC_OVERLOADED_STREAM),
+                  sse_reply(recorded.ANTHROPIC_TEXT_STREAM[:-1] + ["data: {broken\n\n"])]) as server:
+        with pytest.raises(ModelThrottled) as overloaded:
+            list(provider(server).converse_stream(ask()))
+        with pytest.raises(ModelUnavailable) as broken:
+            list(provider(server).converse_stream(ask()))
+    early = billable(overloaded.value)
+    assert early.failed and early.usage["estimated"]
+    assert early.usage["inputTokens"] == 472 and early.usage["cacheReadInputTokens"] == 2048
+    assert early.usage["outputTokens"] == 1 + estimated_usage(ask(), "Low water")["outputTokens"]
+    late = billable(broken.value).usage
+    assert (late["inputTokens"], late["outputTokens"], late["estimated"]) == (472, 89, False)

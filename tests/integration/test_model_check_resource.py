@@ -55,3 +55,21 @@ def test_a_deploy_offering_an_unpriced_model_fails_and_says_which(cloudformation
     assert "openai:my-finetune" in answers[0]["Reason"] and "gpt-4.1-mini" not in answers[0]["Reason"]
     assert "MODEL_PROVIDER" in answers[2]["Reason"]
     assert {a["PhysicalResourceId"] for a in answers} == {"model-check"}
+
+
+def test_a_deploy_offering_a_model_under_an_unknown_prefix_fails(cloudformation):
+    """Only Bedrock's inference profiles of a priced foundation model take its price: `us.offline`,
+    `global.openai:...` and `eu.anthropic:...` have none, and the deploy says which."""
+    url, answers = cloudformation
+    handler = load_function("model_check").lambda_handler
+    for provider, allowed in (("bedrock", "us.offline"), ("bedrock", "global.openai:gpt-4.1-nano"),
+                              ("openai", "bedrock:eu.anthropic:claude-haiku-4-5"), ("offline", "us.offline")):
+        handler(event(url, "Create", ModelProvider=provider, ModelId="us.anthropic.claude-haiku-4-5-20251001-v1:0"
+                      if provider == "bedrock" else "offline" if provider == "offline" else "gpt-4.1-mini",
+                      ModelAllowedIds=allowed, ModelFallbackId=""), None)
+    handler(event(url, "Create", ModelProvider="bedrock", ModelId="eu.anthropic.claude-haiku-4-5-20251001-v1:0",
+                  ModelAllowedIds="global.anthropic.claude-sonnet-4-5-20250929-v1:0", ModelFallbackId=""), None)
+    assert [a["Status"] for a in answers] == ["FAILED"] * 4 + ["SUCCESS"]
+    for answer, named in zip(answers, ("us.offline", "global.openai:gpt-4.1-nano",
+                                       "eu.anthropic:claude-haiku-4-5", "us.offline"), strict=False):
+        assert named in answer["Reason"] and "price" in answer["Reason"], answer["Reason"]

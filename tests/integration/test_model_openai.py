@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from svc_core.adapters.models.base import assemble
+from svc_core.adapters.models.base import assemble, billable, estimated_usage
 from svc_core.adapters.models.openai import OpenAIProvider
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 from tests.support import model_api_payloads as recorded
@@ -265,3 +265,46 @@ def test_a_refusal_before_a_stream_raises_when_the_stream_is_asked_for():
         with pytest.raises(ModelUnavailable) as failed:
             provider(server).converse_stream(ask())
     assert failed.value.details["reason"] == "credentials"
+
+
+def test_what_a_broken_stream_had_received_is_billed_as_a_failed_call():
+    """Cut before its usage: the text streamed is billed as an estimate (with the request's), marked
+    failed; cut after it (before [DONE]) or followed by a chunk of another shape: the server's counts."""
+    pieces = recorded.OPENAI_TEXT_STREAM
+    with serving([sse_reply(pieces[:4]), sse_reply([*pieces[:-1], "data: {not json\n\n"])]) as server:
+        with pytest.raises(ModelUnavailable) as early:
+            list(provider(server).converse_stream(ask()))
+        with pytest.raises(ModelUnavailable) as late:
+            list(provider(server).converse_stream(ask()))
+    streamed = "".join(piece for piece in recorded._pieces(recorded.OPENAI_TEXT, 7)[:3])   # after the role
+    received = billable(early.value)
+    assert received.failed and received.model_id == "gpt-4o-2024-08-06" and received.usage["estimated"]
+    assert received.usage["outputTokens"] == estimated_usage(ask(), streamed)["outputTokens"] > 0
+    assert received.usage["inputTokens"] == estimated_usage(ask(), "")["inputTokens"]
+    counted = billable(late.value).usage
+    assert (counted["inputTokens"] + counted["cacheReadInputTokens"], counted["outputTokens"]) == (1117, 46)
+    assert not counted["estimated"] and late.value.details["reason"] == "bad_stream"
+
+
+def test_a_refusal_before_any_answer_bills_nothing_and_an_answer_of_another_shape_bills_its_counts():
+    with serving([json_reply(recorded.OPENAI_401, 401),
+                  json_reply({"id": "x", "object": "chat.completion", "choices": [],
+                              "usage": {"prompt_tokens": 30, "completion_tokens": 7}})]) as server:
+        with pytest.raises(ModelUnavailable) as refused:
+            provider(server).converse(ask())
+        with pytest.raises(ModelUnavailable) as odd:
+            provider(server).converse(ask())
+    assert billable(refused.value) is None
+    assert odd.value.details["reason"] == "model_error"
+    assert (billable(odd.value).usage["inputTokens"], billable(odd.value).usage["outputTokens"]) == (30, 7)
+
+
+def test_a_providers_long_retry_after_is_capped_and_a_missing_one_is_10_seconds():
+    with serving([json_reply(recorded.OPENAI_429, 429, {"retry-after": "3600"}),
+                  json_reply(recorded.OPENAI_429, 429)]) as server:
+        with pytest.raises(ModelThrottled) as long_wait:
+            provider(server, budget_seconds=0.2).converse(ask())
+        with pytest.raises(ModelThrottled) as no_wait:
+            provider(server, budget_seconds=0.2).converse(ask())
+    assert long_wait.value.details["retryAfterSeconds"] == 60 and long_wait.value.headers["Retry-After"] == "60"
+    assert no_wait.value.details["retryAfterSeconds"] == 10

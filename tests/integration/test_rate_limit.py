@@ -164,7 +164,7 @@ def test_a_revoked_keys_401_carries_the_headers_too(stack, clock):
     cached, uncached = stack.new_key(tenant, ["projects:read"]), stack.new_key(tenant, ["projects:read"])
     assert list_projects(cached["key"]).status == 200
     api_keys_table.revoke(api_keys_table.get(tenant, cached["id"]), int(clock.value))
-    assert authenticate.hash_key(cached["key"]) in authenticate._key_cache
+    assert authenticate.hash_key(cached["key"]) in {hashed for _function, hashed in authenticate._key_cache}
     assert call("api_keys", "ApiKeys-RevokeKey", token=admin, path_params={"id": uncached["id"]}).status == 200
     for victim in (cached, uncached):
         reply = list_projects(victim["key"])
@@ -202,6 +202,35 @@ def test_a_tenants_keys_together_hit_its_ceiling_and_another_tenant_is_unaffecte
     assert other.headers["x-ratelimit-limit"] == str(limit)
     clock.travel(50)  # the next window: the tenant's keys work again
     assert list_projects(keys[-1]).status == 200
+
+
+def test_a_ceiling_counted_on_several_items_is_never_exceeded_and_each_refusal_is_a_full_shard(stack, atomic_stack, limit,
+                                                                                              clock, monkeypatch):
+    """The enterprise plan's ceiling is counted on 4 items (rate_limit.tenant_counter_shards); here a small
+    ceiling is, by lowering what one item is given to take. On DynamoDB Local: concurrent writers to one
+    item lose a count on moto, which does not make a condition check and its write one step."""
+    from svc_core.auth import rate_limit
+    from svc_core.contracts import plans
+    from svc_core.data import rate_limits_table
+    ceiling = limit * plans.TENANT_CEILING_MULTIPLE                      # 100 a window
+    monkeypatch.setattr(rate_limit, "COUNTER_WRITES_PER_SECOND", 0.45)   # 100 / 60 s / 0.45: 4 shards of 25
+    assert rate_limit.tenant_counter_shards(ceiling, 60) == 4
+    tenant, first = stack.tenant_with_key()
+    keys = [first] + [stack.new_key(tenant)["key"] for _ in range(plans.TENANT_CEILING_MULTIPLE)]
+    with ThreadPoolExecutor(8) as pool:   # 120 at once from 8 writers: each key within its own 20
+        answers = list(pool.map(list_projects, [key for key in keys for _ in range(limit)]))
+    start = rate_limit.window_start(clock.value, 60)
+    hits = [rate_limits_table.hits_in(rate_limit.tenant_key(tenant, shard), start) for shard in range(4)]
+    assert sum(hits) == len(answers) and all(hits), hits                 # every request counted on one shard
+    accepted = [a for a in answers if a.status == 200]
+    refused = [a for a in answers if a.status == 429]
+    assert len(accepted) + len(refused) == len(answers)
+    assert len(accepted) == sum(min(h, 25) for h in hits) <= ceiling      # a shard takes its share, no more
+    assert len(refused) == sum(max(h - 25, 0) for h in hits) >= len(answers) - ceiling
+    for answer in refused:
+        assert answer.error["details"] == {"limit": ceiling, "resetAt": window_end(clock.value), "counter": "tenant"}
+        assert answer.headers["x-ratelimit-remaining"] == "0"
+    assert rate_limits_table.hits_in(rate_limit.tenant_key(tenant, 4), start) == 0   # no fifth shard
 
 
 def test_the_headers_show_the_counter_with_the_fewest_remaining(stack, limit, clock):

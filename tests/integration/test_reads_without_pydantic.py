@@ -15,7 +15,7 @@ import pytest
 
 from devstack import routes
 from tests.support.functions import api_event
-from tests.support.route_objects import MADE, make_each
+from tests.support.route_objects import MADE, credential_for, make_each
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "shared" / "python"
@@ -44,7 +44,7 @@ def made(emulator):
     from tests.support.stack import provisioned_stack
     for stack in provisioned_stack(emulator):
         tenant_id, key = stack.tenant_with_key()
-        yield key, make_each(MADE, tenant_id, key), dict(os.environ)
+        yield key, {**make_each(MADE, tenant_id, key), "tenantId": tenant_id}, dict(os.environ)
 
 
 def _first_request(directory: str, event: dict, environment: dict, tmp_path: Path) -> dict:
@@ -61,7 +61,8 @@ def _first_request(directory: str, event: dict, environment: dict, tmp_path: Pat
 def test_a_functions_first_read_loads_no_pydantic(made, tmp_path, directory, event_name, resource):
     key, ids, environment = made
     path_params = {"id": ids[resource]} if resource else None
-    answered = _first_request(directory, api_event(event_name, token=key, path_params=path_params),
+    token = credential_for(event_name, ids["tenantId"], key)
+    answered = _first_request(directory, api_event(event_name, token=token, path_params=path_params),
                               environment, tmp_path)
     assert answered["status"] in (200, 204)
     assert answered["pydantic"] is False

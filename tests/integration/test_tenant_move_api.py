@@ -10,7 +10,7 @@ import json
 import pytest
 
 from svc_core.auth import tenant_policy
-from svc_core.data import directory_table
+from svc_core.data import cell_queues, directory_table
 from svc_core.platform.config import settings
 from tests.support.projects import assert_error
 from tests.support.regions import MISSING_TENANT, get_prefs, patch_prefs, regions_api
@@ -48,8 +48,11 @@ def test_a_move_is_recorded_queued_and_answered_once_at_a_time(stack, setting):
     assert start(key, tenant, {"toRegion": "us-east-1"}).error["details"]["reason"] == "same_region"
     assert start(key, tenant, {"toRegion": "eu-central-1"}).error["details"]["reason"] == "cell_unknown"
     assert_error(start(key, tenant, {"toRegion": "eu-west-1"}), 400, "VALIDATION_ERROR")   # no cell there
-    directory_table.put_cell_resources("eu-central-1", {"tables": {"TenantsTable": "t"}, "bucket": "b",
-                                                        "dataKey": "alias/k"})
+    published = {"tables": {"TenantsTable": "t"}, "bucket": "b", "dataKey": "alias/k"}
+    directory_table.put_cell_resources("eu-central-1", published)   # as a cell deployed before its queues were
+    assert start(key, tenant, {"toRegion": "eu-central-1"}).error["details"]["reason"] == "cell_unknown"
+    directory_table.put_cell_resources("eu-central-1", {**published, "queues": {
+        q: f"https://sqs.eu-central-1.amazonaws.com/123456789012/{q}" for q in cell_queues.WEBHOOK_QUEUES}})
     reply = start(key, tenant, {"toRegion": "eu-central-1"})
     assert reply.status == 202, reply
     assert (reply.data["status"], reply.data["fromRegion"], reply.data["toRegion"]) == ("pending", "us-east-1",

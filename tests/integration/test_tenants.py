@@ -151,7 +151,9 @@ def test_another_container_applies_an_allowlist_within_the_cache_time(stack, mon
     assert call("projects", "Projects-ListProjects", token=key, source_ip="192.0.2.1").status == 200  # cached
     from svc_core.data import tenants_table
     tenants_table.set_section(tenant_id, "settings", {"ipAllowlist": ["203.0.113.0/24"]}, "2026-01-01T00:00:00Z")
-    assert tenant_policy.policy_of(tenant_id).allowlist == ()  # this container still holds the old policy
+    from devstack import iam
+    with iam.acting_as("ProjectsFunction"):  # the projects function's container still holds the old policy
+        assert tenant_policy.policy_of(tenant_id).allowlist == ()
     now[0] += 61
     assert call("projects", "Projects-ListProjects", token=key, source_ip="192.0.2.1").status == 403
 

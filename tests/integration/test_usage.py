@@ -42,7 +42,8 @@ def test_every_call_of_a_run_is_recorded_and_totalled(stack):
     assert [r["microCredits"] for r in stored] == [1400, 1700]              # oldest first
     assert set(stored[0]) == {"tenantId", "source", "sourceId", "model", "inputTokens", "outputTokens",
                               "cacheReadTokens", "cacheWriteTokens", "estimated", "priceVersion", "microCredits",
-                              "created_at"}
+                              "created_at", "failed"}
+    assert stored[0]["failed"] is False
     assert stored[0]["model"] == HAIKU and stored[0]["priceVersion"] == metering.CURRENT
 
 

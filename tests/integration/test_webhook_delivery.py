@@ -160,6 +160,109 @@ def test_a_500_is_retried_with_the_same_webhook_id_until_it_succeeds(stack, path
     assert webhooks_table.get(tenant_id, webhook_id).get("failingSince") is None  # the streak ended
 
 
+def test_a_receive_that_made_no_attempt_leaves_no_gap_in_the_attempt_numbers(stack, path, receivers):
+    """The residency audit receives every message and puts it back (one receive more, no attempt):
+    the attempt after it is numbered on from the last one made, not from the receive count."""
+    tenant_id = stack.new_tenant()
+    receiver = receivers(lambda n, d: (500, {}) if n <= 2 else (200, {}))
+    webhook_id = register(tenant_id, receiver.url, receiver.secret)
+    path.publish(project_event(tenant_id))
+    path.pump(until=lambda: len(receiver.deliveries) == 1)   # attempt 1 failed; its retry is due at once
+    queue = path.urls["WebhookDeliveryQueue"]
+    looked = path.sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=2,
+                                      AttributeNames=["ApproximateReceiveCount"])["Messages"]
+    assert [m["Attributes"]["ApproximateReceiveCount"] for m in looked] == ["2"]   # a receive with no attempt
+    path.sqs.change_message_visibility(QueueUrl=queue, ReceiptHandle=looked[0]["ReceiptHandle"], VisibilityTimeout=0)
+    path.pump(until=lambda: len(receiver.deliveries) == 3)
+    log = attempts(tenant_id, webhook_id)
+    assert [(a["attempt"], a["outcome"]) for a in log] == [(1, "retrying"), (2, "retrying"), (3, "delivered")]
+
+
+def test_a_first_receive_that_waits_for_another_copys_claim_leaves_no_gap(stack, path, receivers):
+    """A delivery whose first receive here meets a claim it does not hold (another copy sending, or a
+    claim copied from the cell a move came from) makes no attempt: the next receive is attempt 1, not
+    2 (seen in CI: a moved tenant's event numbered 1, 2, 4, 5)."""
+    from svc_core.data import webhook_deliveries_table
+    tenant_id = stack.new_tenant()
+    receiver = receivers()
+    webhook_id = register(tenant_id, receiver.url, receiver.secret)
+    event = project_event(tenant_id)
+    assert webhook_deliveries_table.claim(webhook_id, event.id, time.time(), 1.0) == "claimed"   # another copy's
+    path.publish(event)
+    path.pump(timeout=30, until=lambda: len(receiver.deliveries) == 1)
+    log = attempts(tenant_id, webhook_id)
+    assert [(a["attempt"], a["outcome"]) for a in log] == [(1, "delivered")]
+    assert webhook_deliveries_table.parked(webhook_id, event.id, None) is None   # its wait ended with it
+
+
+def _two_copies_after_attempt_1(stack, path, receivers):
+    """A delivery to a receiver that always fails: attempt 1 made (its wait recorded, due at once), then
+    two copies of its message received at once: (tenant, receiver, webhook, message, receipt handles)."""
+    from svc_core.domain import webhook_delivery
+    tenant_id = stack.new_tenant()
+    receiver = receivers(lambda n, d: (500, {}))
+    webhook_id = register(tenant_id, receiver.url, receiver.secret)
+    message = webhook_delivery_queue.delivery_message(project_event(tenant_id), webhook_id)
+    queue = path.urls["WebhookDeliveryQueue"]
+
+    def received() -> str:
+        return path.sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=2, VisibilityTimeout=120)["Messages"][0][
+            "ReceiptHandle"]
+
+    body = message.to_json()
+    path.sqs.send_message(QueueUrl=queue, MessageBody=body)
+    with pytest.raises(webhook_delivery.RetryLater):
+        webhook_delivery.process(body, 1, received())
+    assert int(webhook_deliveries_table.parked(webhook_id, message.event.id, None)["attempt"]) == 1
+    path.sqs.send_message(QueueUrl=queue, MessageBody=body)
+    return tenant_id, receiver, webhook_id, message, (received(), received())
+
+
+def test_a_copy_that_takes_the_claim_after_another_copys_failed_attempt_numbers_on_from_it(stack, path, receivers,
+                                                                                            monkeypatch):
+    """Two copies of one delivery on the queue (a publisher's retried call, a redelivered message): one
+    has read the recorded wait (1 attempt) when the other makes attempt 2 and gives the claim back. The
+    copy that claims next is attempt 3; numbered from what it read before it claimed, it was 2 again
+    (seen in CI: a moved tenant's event numbered 1, 2, 3, 4, 5, 5)."""
+    from svc_core.domain import webhook_delivery
+    tenant_id, receiver, webhook_id, message, (first_copy, second_copy) = _two_copies_after_attempt_1(
+        stack, path, receivers)
+    body = message.to_json()
+    claim = webhook_deliveries_table.claim
+
+    def the_other_copy_first(*args, **kwargs):   # the second copy claims just after the first copy's attempt
+        monkeypatch.setattr(webhook_deliveries_table, "claim", claim)
+        with pytest.raises(webhook_delivery.RetryLater):
+            webhook_delivery.process(body, 2, first_copy)               # attempt 2
+        return claim(*args, **kwargs)
+
+    monkeypatch.setattr(webhook_deliveries_table, "claim", the_other_copy_first)
+    with pytest.raises(webhook_delivery.RetryLater, match="attempt 3 failed"):
+        webhook_delivery.process(body, 2, second_copy)
+    assert [a["attempt"] for a in attempts(tenant_id, webhook_id)] == [1, 2, 3]
+    waiting = webhook_deliveries_table.parked(webhook_id, message.event.id, None)
+    assert int(waiting["attempt"]) == 3 and waiting["receiptHandle"] == second_copy
+    assert len(receiver.deliveries) == 3
+
+
+def test_a_wait_for_a_claim_never_lowers_the_attempts_another_copy_recorded(data_backend):
+    """A copy waiting for another's claim records its wait only over fewer attempts (or none): the
+    copy that holds the claim may have recorded its attempt (and its longer wait's handle) meanwhile."""
+    webhook_id, event_id = "whk_01PARKED", "evt_01PARKED"
+    webhook_deliveries_table.park("ten_1", webhook_id, event_id, None, 3, time.time() + 600, "handle-of-attempt-3")
+    assert webhook_deliveries_table.park("ten_1", webhook_id, event_id, None, 2, time.time() + 5, "waiting-copy",
+                                         only_raising=True) is False
+    assert webhook_deliveries_table.park("ten_1", webhook_id, event_id, None, 3, time.time() + 5, "waiting-copy",
+                                         only_raising=True) is False
+    kept = webhook_deliveries_table.parked(webhook_id, event_id, None)
+    assert (int(kept["attempt"]), kept["receiptHandle"]) == (3, "handle-of-attempt-3")
+    assert webhook_deliveries_table.park("ten_1", webhook_id, event_id, None, 4, time.time() + 5, "waiting-copy",
+                                         only_raising=True) is True
+    assert webhook_deliveries_table.parked(webhook_id, event_id, None)["receiptHandle"] == "waiting-copy"
+    assert webhook_deliveries_table.park("ten_1", webhook_id, "evt_01NONE", None, 0, time.time() + 5, "first",
+                                         only_raising=True) is True   # none recorded: its first receive's
+
+
 def test_retry_after_of_a_429_holds_the_message_back(stack, path, receivers):
     tenant_id = stack.new_tenant()
     receiver = receivers(lambda n, d: (429, {"Retry-After": "1"}) if n == 1 else (200, {}))
@@ -170,8 +273,11 @@ def test_retry_after_of_a_429_holds_the_message_back(stack, path, receivers):
     for poller in path.pollers.values():
         poller.poll_once(wait_seconds=0)
     assert len(receiver.deliveries) == 1          # hidden for Retry-After, not the schedule's 0 s
-    path.pump(timeout=6)
-    assert len(receiver.deliveries) == 2
+    try:
+        path.pump(timeout=6, until=lambda: len(receiver.deliveries) == 2)
+    except AssertionError:  # what became of the message, to tell a lost one from a late one
+        raise AssertionError(f"no second delivery; log {attempts(tenant_id, webhook_id)}, "
+                             f"in flight {path.in_flight()}, dead letters {path.dead_letters()}") from None
     first, second = attempts(tenant_id, webhook_id)
     assert first["outcome"] == "retrying" and first["statusCode"] == 429
     waited = receiver.deliveries[1].received_at - receiver.deliveries[0].received_at

@@ -14,6 +14,7 @@ import pytest
 
 from tests.support.ci import in_ci
 
+EXPECT_TIMEOUT_MS = 20_000
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # Without the background-networking flags Chromium keeps dialling Google, which this network refuses.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
@@ -26,7 +27,10 @@ def browser():
         if in_ci():
             pytest.fail(f"{CHROMIUM} is missing: scripts/bootstrap_browser.sh should have installed it")
         pytest.skip(f"{CHROMIUM} is not installed (scripts/bootstrap_browser.sh installs it)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+    # An expectation ends as soon as it holds; Playwright's 5 s were too short for a page whose API
+    # answers slowly on a loaded machine (seen in CI: an overview's card not yet there after 5 s).
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield launched
@@ -36,7 +40,7 @@ def browser():
 def watched(opened):
     """The page, collecting console errors (a CSP refusal is one) and uncaught script errors in
     `page.problems`; not the browser's notes on answers such as the expected 401 of the silent refresh
-    or the 404 of /favicon.ico."""
+    (or a page without an icon's 404 of /favicon.ico: the dashboard has its icon)."""
     opened.problems = []
     opened.on("console", lambda message: message.type == "error"
               and not message.text.startswith("Failed to load resource")

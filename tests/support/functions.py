@@ -16,11 +16,33 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @cache
 def load_function(directory: str):
+    """The function's handler module, imported as its container would (its import's AWS calls and
+    every call of its lambda_handler made under the function's IAM role: devstack/iam.py)."""
+    from devstack import iam
+    logical_id = function_of(directory)
     path = ROOT / "functions" / directory / "app.py"
     spec = importlib.util.spec_from_file_location(f"fn_{directory}_app", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with iam.acting_as(logical_id):
+        spec.loader.exec_module(module)
+    handler = getattr(module, "lambda_handler", None)
+    if handler is not None:
+        def lambda_handler(event, context, _handler=handler):
+            with iam.acting_as(logical_id):
+                return _handler(event, context)
+        module.lambda_handler = lambda_handler
     return module
+
+
+@cache
+def function_of(directory: str) -> str:
+    """The template's logical id of the function whose code is functions/<directory>."""
+    from devstack.template import load
+    for logical_id, resource in load()["Resources"].items():
+        if resource["Type"] == "AWS::Serverless::Function" and \
+                resource["Properties"].get("CodeUri", "").rstrip("/") == f"functions/{directory}":
+            return logical_id
+    raise LookupError(f"no function of template.yaml has its code in functions/{directory}")
 
 
 def served_routes() -> dict[tuple[str, str], Any]:

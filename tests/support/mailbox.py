@@ -14,14 +14,14 @@ from devstack.mailbox import Mail
 
 
 def messages(to: str | None = None, *, endpoint: str | None = None) -> list[Mail]:
-    """Every message sent (to the address), oldest first."""
-    return mailbox.read(endpoint or os.environ["AWS_ENDPOINT_URL"], to)
+    """Every message sent (to the address), newest first (every page)."""
+    return list(mailbox.every(endpoint or os.environ["AWS_ENDPOINT_URL"], to))
 
 
 def latest(to: str, *, endpoint: str | None = None) -> Mail:
     found = messages(to, endpoint=endpoint)
     assert found, f"no mail was sent to {to}"
-    return found[-1]
+    return found[0]
 
 
 def latest_link(to: str, *, endpoint: str | None = None) -> str:

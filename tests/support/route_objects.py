@@ -36,3 +36,32 @@ def make(collection: str, tenant_id: str, key: str) -> str:
 def make_each(collections: Iterable[str], tenant_id: str, key: str) -> dict[str, str]:
     """collection -> the id of one new object of it, for each collection."""
     return {collection: make(collection, tenant_id, key) for collection in collections}
+
+
+# The lists of a person's own account (their sessions): a user's access token reads them, an API key is
+# refused (403 user_required), so the tests that call every list send these a user's token instead.
+PERSONAL = {"Auth-ListSessions"}
+
+
+def personal_token(tenant_id: str) -> str:
+    """An access token of a user of the tenant signed in twice (two open sessions), as /auth/login mints
+    it for the later one."""
+    from svc_core.auth import tokens
+    from svc_core.auth.roles import ROLE_SCOPES
+    from svc_core.data import sessions_table
+    from svc_core.platform import ids, timeutil
+    from tests.support.stack import set_up_writes
+    user_id, now = ids.new_id("usr"), timeutil.now()
+    session_ids = [ids.new_id("ses") for _ in range(2)]
+    with set_up_writes():
+        for session_id in session_ids:
+            sessions_table.create({"id": session_id, "userId": user_id, "tenantId": tenant_id, "tokenHash": "-",
+                                   "generation": 1, "created_at": timeutil.iso(now), "expiresAt": int(now) + 86400})
+    token, _ = tokens.mint(subject=user_id, tenant_id=tenant_id, scopes=ROLE_SCOPES["owner"], credential="user",
+                           extra={"sid": session_ids[-1]})
+    return token
+
+
+def credential_for(event: str, tenant_id: str, key: str) -> str:
+    """What the tests that call every list send for this list: the tenant's key, or a person's token."""
+    return personal_token(tenant_id) if event in PERSONAL else key

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from devstack.provision import provision, run_custom_resources
+from devstack import iam
+from devstack.provision import assigned_names, provision, run_custom_resources
 
 
 class Provisioned:
@@ -110,6 +113,7 @@ class Stack:
             for name, value in self.environment.items():
                 monkeypatch.setenv(name, value)
             self.forget_caches()
+            self.enforce_roles(DEFAULT_PARAMETERS)
             return
         self.endpoint = target
         # As the local stack: BYOS endpoints on loopback (the test storage servers) are allowed.
@@ -119,6 +123,12 @@ class Stack:
             monkeypatch.setenv(name, value)
         self.forget_caches()
         run_custom_resources(parameters)
+        self.enforce_roles(parameters)
+
+    def enforce_roles(self, parameters: dict[str, str]) -> None:
+        """Every function the tests run holds only its role's permissions, as on AWS (devstack/iam.py;
+        DEVSTACK_IAM=off turns it off)."""
+        self.iam = iam.install(parameters, assigned_names(self.endpoint)) if iam.enabled() else None
 
     @staticmethod
     def forget_caches() -> None:
@@ -138,8 +148,9 @@ class Stack:
         from svc_core.data.common import transact
         from svc_core.platform import ids, timeutil
         tenant_id = ids.new_id("ten")
-        transact([tenants_table.put_new({"id": tenant_id, "name": name, "plan": plan, "status": "active",
-                                         "created_at": timeutil.iso(timeutil.now())})])
+        with set_up_writes():
+            transact([tenants_table.put_new({"id": tenant_id, "name": name, "plan": plan, "status": "active",
+                                             "created_at": timeutil.iso(timeutil.now())})])
         return tenant_id
 
     def new_key(self, tenant_id: str, scopes: list[str] | None = None, key_type: str = "sdk",
@@ -148,18 +159,26 @@ class Stack:
         login issues a user's CLI key; returns its view with 'key'."""
         from svc_core.auth.scopes import ALL_SCOPES
         from svc_core.domain.api_keys import issue_key
-        return issue_key(tenant_id=tenant_id, created_by=created_by, name="test key", key_type=key_type,
-                         environment="Development", scopes=sorted(ALL_SCOPES) if scopes is None else scopes,
-                         expires_in_days=expires_in_days)
+        with set_up_writes():
+            return issue_key(tenant_id=tenant_id, created_by=created_by, name="test key", key_type=key_type,
+                             environment="Development", scopes=sorted(ALL_SCOPES) if scopes is None else scopes,
+                             expires_in_days=expires_in_days)
 
     @staticmethod
-    def user_token(tenant_id: str, role: str, user_id: str | None = None) -> str:
-        """A signed-in user's access token with the scopes of the role, as /auth/login mints it."""
+    def user_token(tenant_id: str, role: str, user_id: str | None = None, member: bool = False) -> str:
+        """A signed-in user's access token with the scopes of the role, as /auth/login mints it; with
+        member, the user's membership of that role is stored too (what a key the user makes, or an
+        invitation the user sends, is checked against)."""
         from svc_core.auth import tokens
         from svc_core.auth.roles import ROLE_SCOPES
-        from svc_core.platform import ids
-        token, _ = tokens.mint(subject=user_id or ids.new_id("usr"), tenant_id=tenant_id,
-                               scopes=ROLE_SCOPES[role], credential="user")
+        from svc_core.platform import ids, timeutil
+        user_id = user_id or ids.new_id("usr")
+        if member:
+            from svc_core.data import users_table
+            from svc_core.data.common import transact
+            with set_up_writes():
+                transact([users_table.put_membership(user_id, tenant_id, role, timeutil.iso(timeutil.now()))])
+        token, _ = tokens.mint(subject=user_id, tenant_id=tenant_id, scopes=ROLE_SCOPES[role], credential="user")
         return token
 
     def tenant_with_key(self, scopes: list[str] | None = None) -> tuple[str, str]:
@@ -169,6 +188,46 @@ class Stack:
     def client(self, service: str):
         from svc_core.adapters import aws
         return aws.client(service)
+
+
+SET_UP_READ_SECONDS = 300   # a set-up write waits this long for its one answer, however busy the machine
+
+
+@contextmanager
+def set_up_writes() -> Iterator[None]:
+    """The tests' own set-up writes (a tenant, a key) sent once and waited for, never sent again.
+
+    The moto server keeps no TransactWriteItems ClientRequestToken: a create that botocore sends again
+    after a read timeout (a busy machine) runs a second time there and fails its own "must not exist"
+    condition, where DynamoDB would recognise the token and answer the first attempt's success. The set-up
+    is not what a test tests, so here it is made immune rather than faithful: its DynamoDB client has one
+    attempt and a read timeout no load reaches, so a slow emulator makes the set-up slower, never failed.
+    The client is botocore's own, as an operator's tool would make it (no function's handlers)."""
+    import os
+
+    from svc_core.adapters import aws
+    where = (os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL"),
+             os.environ.get("AWS_REGION", "us-east-1"))
+    if where not in _set_up_clients:
+        import botocore.session
+        from botocore.config import Config
+        _set_up_clients[where] = botocore.session.get_session().create_client(
+            "dynamodb", region_name=where[1], endpoint_url=where[0], config=Config(
+                retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=10,
+                read_timeout=SET_UP_READ_SECONDS))
+    made, layer_client = _set_up_clients[where], aws.client
+
+    def client(service: str, read_timeout: float | None = None):
+        return made if service == "dynamodb" else layer_client(service, read_timeout)
+
+    aws.client = client
+    try:
+        yield
+    finally:
+        aws.client = layer_client
+
+
+_set_up_clients: dict[tuple[str | None, str], Any] = {}
 
 
 def provisioned_stack(emulator):

@@ -14,6 +14,9 @@ from typing import Any
 from tests.support.functions import ROOT
 
 READY = "local stack ready"
+# How long a stopping stack may take before it is killed: its emulators, DynamoDB Local and the
+# dashboard end one after another, each in seconds on a quiet machine, many more under load.
+STOP_SECONDS = 90
 
 
 class StackProcess:
@@ -38,7 +41,7 @@ class StackProcess:
     def output(self) -> str:
         return "".join(self.lines)
 
-    def wait_ready(self, timeout: float = 90) -> dict[str, Any]:
+    def wait_ready(self, timeout: float = 180) -> dict[str, Any]:
         """The credentials the stack wrote, once it says it is ready."""
         if not self._ready.wait(timeout) or not any(line.startswith(READY) for line in self.lines):
             self.stop()
@@ -50,7 +53,7 @@ class StackProcess:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
-                self.process.wait(timeout=30)
+                self.process.wait(timeout=STOP_SECONDS)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()

@@ -163,9 +163,9 @@ def test_the_buffered_answer_collects_until_done_or_its_budget(monkeypatch):
     store.add(1, ["message_start", "content_delta"])
     clock = Clock()
     follower = chat_stream.Follower(context(), SESSION, 0)
-    events = chat_stream.collect(follower, 2.0, sleep=clock.sleep, clock=clock)
+    events, _ = chat_stream.collect(follower, 2.0, sleep=clock.sleep, clock=clock)
     assert [e["id"] for e in events] == [1, 2] and not follower.finished
     assert 2.0 <= clock.now - 1000.0 < 2.2  # it waited out its budget, polling, never sleeping past it
     store.add(3, ["done"])
-    assert [e["id"] for e in chat_stream.collect(follower, 2.0, sleep=clock.sleep, clock=clock)] == [3]
+    assert [e["id"] for e in chat_stream.collect(follower, 2.0, sleep=clock.sleep, clock=clock)[0]] == [3]
     assert follower.finished

@@ -13,8 +13,8 @@ def _headers_policy() -> dict:
 
 def test_the_deployment_and_the_local_server_send_the_same_content_security_policy():
     template, values = _headers_policy()["SecurityHeadersConfig"]["ContentSecurityPolicy"]["ContentSecurityPolicy"]["Fn::Sub"]
-    assert template.replace("${ApiOrigin}", "https://api.example.com") == \
-        dashboard.content_security_policy("https://api.example.com")
+    assert template.replace("${ApiOrigin}", "https://api.example.com").replace("${LogoSource}", "cdn.example.com") == \
+        dashboard.content_security_policy("https://api.example.com", "cdn.example.com")
     with_domain = Resolver({"PublicBaseUrl": "https://api.example.com"}).resolve(values["ApiOrigin"])
     without = Resolver({}).resolve(values["ApiOrigin"])
     assert with_domain == "https://api.example.com"

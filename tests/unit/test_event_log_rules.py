@@ -20,6 +20,9 @@ def test_the_object_of_an_event_is_its_run_for_agent_events_else_its_id():
     assert events.object_id_of(event("project.updated", {"id": "proj_1", "runId": "x"})) == "proj_1"
     assert events.object_id_of(event("agent.failed", {"runId": "run_1", "agentId": "agt_1"})) == "run_1"
     assert events.object_id_of(event("tenant.created", {"name": "no id"})) is None
+    # A member's events are found by the person's user id, as user.created is.
+    assert events.object_id_of(event("member.added", {"userId": "usr_1", "role": "member"})) == "usr_1"
+    assert events.object_id_of(event("member.role_changed", {"userId": "usr_1", "role": "admin"})) == "usr_1"
 
 
 def test_a_time_range_is_the_range_of_ids_of_its_milliseconds():

@@ -72,10 +72,46 @@ def test_every_offered_model_needs_a_price_and_the_refusal_names_each_missing_on
     assert "openai:my-finetune" in str(refused.value) and metering.CURRENT in str(refused.value)
 
 
-def test_an_unpriced_model_is_refused_before_the_provider_is_ever_made(monkeypatch):
+@pytest.mark.parametrize("model_id", [
+    "us.offline", "global.openai:gpt-4.1-nano", "eu.anthropic:claude-haiku-4-5", "us.openai:llama3.1",
+    "apac.offline", "us.anthropic.claude-unknown-v1:0", "xx.anthropic.claude-haiku-4-5-20251001-v1:0",
+    "us.us.anthropic.claude-haiku-4-5-20251001-v1:0",
+])
+def test_a_price_is_the_exact_ids_or_a_bedrock_inference_profiles_of_its_model_and_nothing_else(model_id):
+    with pytest.raises(metering.UnpricedModel):
+        metering.price_of(model_id)
+    for profile in ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global"):
+        assert metering.price_of(f"{profile}.anthropic.claude-haiku-4-5-20251001-v1:0") == \
+            metering.price_of("anthropic.claude-haiku-4-5-20251001-v1:0")
+    assert metering.profile_model("global.openai:gpt-4.1-nano") is None
+    assert metering.profile_model(HAIKU) == "anthropic.claude-haiku-4-5-20251001-v1:0"
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "openai", "anthropic", "offline"])
+def test_an_id_with_an_unknown_prefix_is_refused_whichever_provider_answers_it(provider):
+    """The deploy check, the local stack's start and the check before a call (check_models) all
+    refuse it: `us.offline` is no model of any provider, even where the offline model would answer."""
+    for model_id in ("us.offline", "global.openai:gpt-4.1-nano", "eu.anthropic:claude-haiku-4-5",
+                     "bedrock:us.offline"):
+        settings = settings_with(model_provider=provider, model_id="offline" if provider == "offline" else HAIKU,
+                                 model_allowed_ids=f"bedrock:{HAIKU}" if provider != "bedrock" else "",
+                                 model_fallback_id=model_id)
+        if provider in ("openai", "anthropic"):
+            settings.model_id = f"bedrock:{HAIKU}"
+        assert metering.unpriced_models(settings), (provider, model_id)
+        with pytest.raises(ModelConfigurationError, match="no price"):
+            metering.check_models(settings)
+    fine = settings_with(model_provider=provider, model_id=f"bedrock:{HAIKU}",
+                         model_allowed_ids="bedrock:eu.anthropic.claude-haiku-4-5-20251001-v1:0")
+    assert metering.unpriced_models(fine) == []
+
+
+@pytest.mark.parametrize("provider, model_id", [("openai", "not-in-the-table"), ("bedrock", "us.offline"),
+                                                ("bedrock", "global.openai:gpt-4.1-nano")])
+def test_an_unpriced_model_is_refused_before_the_provider_is_ever_made(monkeypatch, provider, model_id):
     made = []
     monkeypatch.setattr(registry, "_new_provider", lambda ref, settings: made.append(ref))
-    settings = settings_with(model_id="not-in-the-table")
+    settings = settings_with(model_provider=provider, model_id=model_id)
     with pytest.raises(ModelConfigurationError):
         metering.require_priced_models(settings)
     assert made == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from devstack import openapi
+from devstack.provision import shared_environment
 from devstack.template import Resolver
 from tests.support.functions import load_function, served_routes
 
@@ -32,6 +33,11 @@ PUBLIC |= {"/api/v1/auth/exchange", "/api/v1/cli/auth/start", "/api/v1/cli/auth/
            "/api/v1/cli/auth/token", "/api/v1/cli/auth/approve"}
 # The invitee's side: the link's token is the credential (docs/invitations.md).
 PUBLIC |= {"/api/v1/invitations/lookup", "/api/v1/invitations/accept", "/api/v1/invitations/accept-page"}
+# A forgotten password: the address asks, the e-mailed link's token is the credential (docs/authentication.md).
+PUBLIC |= {"/api/v1/auth/password/forgot", "/api/v1/auth/password/reset", "/api/v1/auth/password/reset-page"}
+# A person's own password, sessions and name (PATCH /auth/me): a signed-in user, checked in the domain
+# (svc_core/domain/own_account.py refuses API keys).
+ANY_CREDENTIAL |= {"/api/v1/auth/password", "/api/v1/auth/sessions", "/api/v1/auth/sessions/{id}"}
 
 
 def test_the_committed_document_is_what_the_code_generates():
@@ -144,7 +150,10 @@ def test_a_functions_own_variables_are_the_defaults_the_local_stack_runs_with(mo
     own = [(logical_id, name, str(value))
            for logical_id, resource in resolver.of_type("AWS::Serverless::Function").items()
            for name, value in ((resource["Properties"].get("Environment") or {}).get("Variables") or {}).items()
-           if name not in globals_env and not name.startswith("AWS_")]  # AWS_*: the Lambda Web Adapter's
+           if name not in globals_env and not name.startswith(("AWS_", "BRAND_"))]
+    # AWS_*: the Lambda Web Adapter's. BRAND_*: the local stack gives them to every function (devstack/provision.py).
+    assert {k for k in shared_environment(resolver) if k.startswith("BRAND_")} == \
+        {"BRAND_NAME", "BRAND_LOGO", "BRAND_FAVICON", "BRAND_COLOR", "BRAND_FILES_URL"}
     assert own, "no function sets a variable of its own: this test checks nothing"
     for logical_id, name, value in own:
         monkeypatch.delenv(name, raising=False)

@@ -217,7 +217,21 @@ def test_the_binding_allowance_is_the_one_exceeded_else_the_one_with_fewest_rema
     assert rate_limit.binding(rate_limit.Allowance(limit=10, hits=9, reset=60), tenant).counter == "credential"
     full = rate_limit.Allowance(limit=50, hits=51, reset=60, counter="tenant")
     assert rate_limit.binding(key, full) is full and full.headers()["X-RateLimit-Remaining"] == "0"
-    assert rate_limit.tenant_key("ten_1") == "tenant#ten_1"
+    assert rate_limit.tenant_key("ten_1") == "tenant#ten_1" == rate_limit.tenant_key("ten_1", 0)
+    assert rate_limit.tenant_key("ten_1", 3) == "tenant#ten_1#3"
+
+
+def test_only_a_ceiling_near_what_one_item_takes_is_counted_on_several():
+    from svc_core.contracts import plans
+    shards = {plan: rate_limit.tenant_counter_shards(plans.tenant_requests_per_window(plan), 60) for plan in plans.PLANS}
+    # enterprise: 100,000 a minute, 1,667 a second, over one item's 1,000: on 4 items of 417 a second each
+    assert plans.tenant_requests_per_window("enterprise") == 100_000 and shards["enterprise"] == 4
+    assert {plan: n for plan, n in shards.items() if plan != "enterprise"} == {"free": 1, "starter": 1, "growth": 1}
+    assert rate_limit.tenant_counter_shards(30_000, 60) == 1 and rate_limit.tenant_counter_shards(30_001, 60) == 2
+    # API Gateway's 10,000 a second for the account fill 20 at most (the benchmarks' 1,000,000 a
+    # minute base gives enterprise 100 million a minute: 3,334 items uncapped, each window's first
+    # request on each of them two writes)
+    assert rate_limit.tenant_counter_shards(600_000, 60) == 20 == rate_limit.tenant_counter_shards(10**8, 60)
     assert rate_limit.address_key("sign-in", "192.0.2.1") == "addr#sign-in#192.0.2.1"
 
 

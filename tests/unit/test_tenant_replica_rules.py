@@ -99,6 +99,18 @@ def test_other_tenants_changes_and_tables_a_move_does_not_copy_stay_here(cell):
     assert (ages, failed, written) == ([], None, [])
 
 
+def test_a_deliverys_wait_names_this_cells_queue_and_is_never_carried_its_attempt_is(cell):
+    homes, _, written = cell
+    homes[T] = {"homeRegion": "us-east-1", "secondaryRegion": "eu-central-1"}
+    wait = {"webhookId": "whk_1", "attemptKey": "!waiting#evt_1", "tenantId": T, "receiptHandle": "handle"}
+    attempt = {"webhookId": "whk_1", "attemptKey": "0001#evt_1#01", "tenantId": T, "outcome": "retrying"}
+    ages, failed = replicas.carry_records([_record("WebhookDeliveriesTable", "INSERT", wait),
+                                           _record("WebhookDeliveriesTable", "REMOVE", None, wait, sequence="2"),
+                                           _record("WebhookDeliveriesTable", "INSERT", attempt, sequence="3")])
+    assert failed is None and len(ages) == 1
+    assert written == [("put", "eu-central-1", "WebhookDeliveriesTable", to_item(attempt))]
+
+
 def test_the_tenant_item_is_marked_as_the_copy_and_a_copy_is_never_carried_on(cell):
     homes, _, written = cell
     homes[T] = {"homeRegion": "us-east-1", "secondaryRegion": "eu-central-1"}

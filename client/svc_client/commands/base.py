@@ -16,7 +16,7 @@ from rich.table import Table
 
 from svc_client._core import DEFAULT_BASE_URL, base_url_from
 from svc_client.client import Client
-from svc_client.errors import ApiError, ConnectionFailed, StreamInterrupted, SvcError
+from svc_client.errors import ApiError, CellUnreachable, ConnectionFailed, StreamInterrupted, SvcError
 from svc_client.models import ApiModel, Page
 from svc_client.store import (
     CredentialStore,
@@ -266,7 +266,7 @@ def _fail(state: State | None, error: Exception) -> None:
                 err.print(hint, markup=False)
         sys.exit(EXIT_CODES.get(error.code, 1))
     message = str(error)
-    if isinstance(error, ConnectionFailed):
+    if isinstance(error, ConnectionFailed) and not isinstance(error, CellUnreachable):
         message = f"Cannot reach the service: {error}. Is --base-url right (and the service running)?"
     if json_mode:
         click.echo(json.dumps({"error": {"code": type(error).__name__, "message": message}}), err=True)
@@ -329,12 +329,15 @@ def _paging(function: Callable) -> Callable:
     function = click.option("--cursor", help="Start after this nextCursor of an earlier page.")(function)
     function = click.option("--all", "all_items", is_flag=True, help="Every item, page after page.")(function)
     return click.option("--limit", type=click.IntRange(1),
-                        help="At most this many items (default: one page).")(function)
+                        help="At most this many items (default: one page; for a filtered list, the first "
+                             "page with a match).")(function)
 
 
 def _collect(fetch: Callable[..., Page[Any]], limit: int | None, all_items: bool, cursor: str | None,
              *arguments: Any) -> dict[str, Any]:
-    """Pages of up to 100 until --limit items are in, or every page with --all; nextCursor goes on
+    """Pages of up to 100 until --limit items are in, or every page with --all; without either, the
+    first page that holds an item (a filtered list, such as the audit log's or the event log's, may
+    answer an empty page with a nextCursor when its matches are further on). nextCursor goes on
     after the last item shown."""
     items: list[Any] = []
     while True:
@@ -342,7 +345,8 @@ def _collect(fetch: Callable[..., Page[Any]], limit: int | None, all_items: bool
         page = fetch(*arguments, limit=size, cursor=cursor)
         items.extend(page.items)
         cursor = page.next_cursor
-        if not cursor or not (all_items or (limit and len(items) < limit)):
+        wanted = all_items or (len(items) < limit if limit else not items)
+        if not cursor or not wanted:
             return {"items": items, "nextCursor": cursor}
 
 

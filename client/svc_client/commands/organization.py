@@ -37,8 +37,8 @@ _call_command(members, "role", [click.argument("user_id"), click.argument("role"
               example=("svc members role usr_... admin",))
 _call_command(members, "remove", click.argument("user_id"), lambda svc, id: svc.members.remove(id),
               lambda r: f"Removed {r.user_id}: {r.sessions_ended} sign-in(s) ended, "
-                        f"{r.cli_keys_revoked} command-line key(s) revoked.",
-              "Remove a member: their sign-ins for this tenant end and their command-line keys are revoked.",
+                        f"{r.cli_keys_revoked} command-line key(s) and {r.api_keys_revoked} other API key(s) revoked.",
+              "Remove a member: their sign-ins for this tenant end and every API key they hold there is revoked.",
               example=("svc members remove usr_... --yes",), confirm="Remove member {user_id} from the tenant")
 
 
@@ -87,7 +87,8 @@ def invitations_accept(state: State, token: str, name: str | None, password: str
         if not sys.stdin.isatty():
             raise click.UsageError("Give the password: --password - reads it from standard input.")
         password = click.prompt("Password", hide_input=True, err=True)
-    with state.client() as svc:
+    # The link's token and the password are the credential: no login or API key is needed (nor sent).
+    with state.client(authenticated=False) as svc:
         grant = svc.invitations.accept(token, password, name)
     joined = {"user": grant.user, "tenant": grant.tenant}   # the session's tokens stay out of the output
     state.emit(joined, lambda j: state.out.print(

@@ -18,6 +18,7 @@ export type ChatSession = Schemas["ChatSession"];
 export type ChatMessage = Schemas["ChatMessage"];
 export type ApiKey = Schemas["ApiKey"];
 export type Me = Schemas["Me"];
+export type SignInSession = Schemas["SignInSession"];
 
 /** A page of a list: its items and the cursor of the next page (null: the last). */
 export interface Page<T> {
@@ -44,17 +45,28 @@ export class Client {
   readonly members: Members;
   readonly invitations: Invitations;
   readonly billing: Billing;
+  readonly account: Account;
 
   constructor(options: ClientOptions) {
     this.transport = new Transport(options);
     this.session = options.session;
     if (this.session) {
       // The session's own calls (login, refresh, exchange, logout) carry no session token of their
-      // own making and never run the exchange: a bare transport, with the browser's credentials.
-      const bare = new Transport({ ...options, session: undefined, apiKey: undefined, credentials: "include" });
+      // own making and never run the exchange: a bare transport, with the browser's credentials. It
+      // keeps the account's cell (which holds the session; a 421 there is followed as any), apart
+      // from the tenant's where the other calls go.
+      const bare = new Transport({ ...options, session: undefined, apiKey: undefined, credentials: "include",
+                                   onMoved: undefined });
       this.session.transport = {
         post: async (path, body, bearer) => {
+          const before = bare.baseUrl;
           const answer = await bare.send("POST", path, { body, headers: bearer ? { authorization: `Bearer ${bearer}` } : {} });
+          // A login served by another cell (the account's): the tenant's calls start there too while
+          // they know no other cell (the workspace made with the account lives there; the entry's
+          // directory may not know a new tenant yet).
+          if (path === "/auth/login" && bare.baseUrl !== before && this.transport.baseUrl === this.transport.entryUrl) {
+            this.transport.useCell(bare.baseUrl);
+          }
           return await answer.response.json() as { data: unknown };
         },
       };
@@ -70,6 +82,7 @@ export class Client {
     this.members = new Members(this);
     this.invitations = new Invitations(this);
     this.billing = new Billing(this);
+    this.account = new Account(this);
   }
 
   /** Any operation of the document by its operationId, typed from the document. */
@@ -287,6 +300,36 @@ export class Billing extends Resource {
   }
   iterateInvoices(): AsyncGenerator<ItemOf<"list_invoices">> {
     return this.client.paginate("list_invoices");
+  }
+}
+
+/** The signed-in user's own account: password, sessions, name (a user's token; an API key is refused, 403
+ * user_required). A forgotten password is the session's (`Session.forgotPassword`, `resetPassword`): those
+ * calls need no sign-in. */
+export class Account extends Resource {
+  /** A new password; every other session of the account ends, this one stays. A wrong current password is
+   * Forbidden (details.reason current_password_wrong) and counts as a failed sign-in. */
+  changePassword(currentPassword: string, newPassword: string): Promise<DataOf<"change_password">> {
+    return this.client.call("change_password", { body: { currentPassword, newPassword } });
+  }
+  /** The open sessions, newest first; `current` marks the caller's. */
+  sessions(query: { limit?: number; cursor?: string } = {}): Promise<Page<SignInSession>> {
+    return this.client.call("list_sessions", { query }) as Promise<Page<SignInSession>>;
+  }
+  iterateSessions(query: { limit?: number } = {}): AsyncGenerator<SignInSession> {
+    return this.client.paginate("list_sessions", { query }) as AsyncGenerator<SignInSession>;
+  }
+  /** End one session (NotFound for another user's); ending the caller's own is a sign-out. */
+  endSession(id: string): Promise<DataOf<"end_session">> {
+    return this.client.call("end_session", { path: { id } });
+  }
+  /** Sign out everywhere else: every session but the caller's. */
+  endOtherSessions(): Promise<DataOf<"end_other_sessions">> {
+    return this.client.call("end_other_sessions");
+  }
+  /** The user's name; answers as me(). */
+  updateProfile(body: Body<"update_me">): Promise<Me> {
+    return this.client.call("update_me", { body: body! }) as Promise<Me>;
   }
 }
 

@@ -38,7 +38,8 @@ export class NotFound extends ApiError {}
 export class Conflict extends ApiError {}
 export class PaymentRequired extends ApiError {}
 export class RateLimited extends ApiError {}
-/** 421: the tenant lives in another cell; `details.baseUrl` names it (the client follows it once). */
+/** 421: the tenant lives in another cell; `details.baseUrl` names it. The client follows it by itself
+ * (at most `maxCellFollows` times per call); one is thrown only when it names no cell to go to. */
 export class WrongRegion extends ApiError {}
 export class ServiceUnavailable extends ApiError {}
 export class ServerError extends ApiError {}
@@ -58,6 +59,30 @@ export class ConnectionError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "ConnectionError";
+  }
+}
+
+/**
+ * The request could not be brought to the cell that holds its tenant (or account), so no answer of the
+ * service came: the cell a 421 WRONG_REGION named gave none (`reason` "unreachable": its region down,
+ * or not reachable from here; `cause` says how), or the cells sent the request on more times than
+ * `maxCellFollows` allows (`reason` "follow_limit": cells that disagree, e.g. while a tenant moves).
+ * `baseUrl` and `region` name that cell; `visited` lists the base URLs the call was sent to, in order.
+ */
+export class CellUnreachable extends ConnectionError {
+  readonly baseUrl: string;
+  readonly region: string | undefined;
+  readonly reason: "unreachable" | "follow_limit";
+  readonly visited: string[];
+
+  constructor(message: string, cell: { baseUrl: string; region: string | undefined; reason: "unreachable" | "follow_limit";
+                                       visited: string[] }, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "CellUnreachable";
+    this.baseUrl = cell.baseUrl;
+    this.region = cell.region;
+    this.reason = cell.reason;
+    this.visited = cell.visited;
   }
 }
 

@@ -1,6 +1,8 @@
-export { Agents, ApiKeys, Billing, Chat, Client, Events, Invitations, Members, Projects, Secrets, Tenants, Webhooks } from "./client.js";
-export type { Agent, ApiKey, ChatMessage, ChatSession, Me, Page, Project, Run } from "./client.js";
-export { API_PREFIX, Transport } from "./core.js";
+export { Account, Agents, ApiKeys, Billing, Chat, Client, Events, Invitations, Members, Projects, Secrets, Tenants, Webhooks } from "./client.js";
+export type { Agent, ApiKey, ChatMessage, ChatSession, Me, Page, Project, Run, SignInSession } from "./client.js";
+export {
+  API_PREFIX, DEFAULT_MAX_CELL_FOLLOWS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_TIME_SECONDS, Transport,
+} from "./core.js";
 export type { CallArgs, CallInput, ClientOptions, DataOf } from "./core.js";
 export * from "./errors.js";
 export { OPERATIONS } from "./operations.js";

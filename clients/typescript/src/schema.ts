@@ -179,7 +179,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key (its value is returned this once)
-         * @description Not replayable with an Idempotency-Key, unlike the other creates: a key's value is stored nowhere (only its HMAC), so no earlier answer could be given again. A client that lost the answer revokes the key it cannot use (listed by its name) and creates another.
+         * @description Not replayable with an Idempotency-Key, unlike the other creates: a key's value is stored nowhere (only its HMAC), so no earlier answer could be given again. A client that lost the answer revokes the key it cannot use (listed by its name) and creates another. A key acts for the person who made it (or who holds the key that made it): it is revoked when they leave the tenant, or when their role loses a scope it holds. A user's role is checked as the key is made: 403 details.reason role_changed when it no longer holds the scopes.
          */
         post: operations["create_key"];
         delete?: never;
@@ -337,6 +337,90 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        /**
+         * Change the signed-in user's name; answers as GET /auth/me
+         * @description The name follows registration's rules (1 to 200 characters, no control or bidirectional formatting character). It is the profile's, and the one each tenant's member list shows. 403 user_required: an API key (it belongs to a tenant, not to a person).
+         */
+        patch: operations["update_me"];
+        trace?: never;
+    };
+    "/api/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the signed-in user's password; every other session of the account ends
+         * @description currentPassword is checked under the sign-in throttles: a wrong one is 403 current_password_wrong and counts as a failed sign-in of the account from this address (429 as a sign-in would be, details.counter account_address or account). newPassword follows registration's rules. The caller's session stays open; any pending reset link dies. 403 user_required: an API key. 409 account_in_another_region: the account lives in another cell, which alone checks its password (details.region); 409 changed: changed meanwhile.
+         */
+        post: operations["change_password"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/password/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password reset link by e-mail; the same 202 whether or not the address has an account
+         * @description For an active account, a link that works once for 30 minutes is e-mailed (a newer request makes the earlier link dead): to the dashboard's page when the deployment has one (DashboardUrl/#/reset-password?token=...), else to GET /auth/password/reset-page#token=...; the token is always in the fragment, which a browser never sends to a server. For any other address nothing is sent or stored. At most 3 mails an hour go to one account: further asks are answered alike and send nothing. Counted per source address (password-reset group).
+         */
+        post: operations["forgot_password"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with the e-mailed link's token; every session of the account ends
+         * @description The password follows registration's rules (12 to 256 characters). The link works once. 404: the token names no live link (unknown, or a newer link was sent, or the password changed since). 409: the link was used (details.reason used) or has expired (expired). 403 account_disabled. Every refresh token of the account stops at once and every access token at its next request. The answer names the account's e-mail address, to sign in with next.
+         */
+        post: operations["reset_password"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/password/reset-page": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The browser page a reset link opens when there is no dashboard: asks the new password twice
+         * @description The link is this page with #token=... (the fragment never reaches a server). The page calls POST /auth/password/reset itself.
+         */
+        get: operations["password_reset_page"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -375,6 +459,50 @@ export interface paths {
          */
         post: operations["register"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the signed-in user's open sessions, newest first; the caller's is marked current
+         * @description A session is a sign-in (a refresh-token family) whose refresh token still works. The service keeps no address or device of a session: the tenants it is for and its times are all there is. 403 user_required: an API key.
+         */
+        get: operations["list_sessions"];
+        put?: never;
+        post?: never;
+        /**
+         * Sign out everywhere else: end every session of the user but the caller's
+         * @description Their refresh tokens stop at once, their access tokens at their next request. 403 user_required: an API key.
+         */
+        delete: operations["end_other_sessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of the signed-in user's sessions (the caller's own too: a sign-out)
+         * @description 404: no session of the caller's has this id (another user's included). Ending an ended one answers the same. 403 user_required: an API key.
+         */
+        delete: operations["end_session"];
         options?: never;
         head?: never;
         patch?: never;
@@ -634,7 +762,7 @@ export interface paths {
         };
         /**
          * Stream a chat session's answer as Server-Sent Events
-         * @description Server-Sent Events: `retry:` first, then each stored event of the turn as `id: <n>`, `event: <name>`, `data: <json>` in id order (message_start, content_delta, tool_use, tool_result, usage, message_stop, error, done), `: keep-alive` comments every 15 s while waiting; the stream ends after `done`. With Last-Event-ID (or ?lastEventId=): every event after that id, then the new ones. 204 when there is nothing to stream. Authenticate with the Authorization header or ?token= (POST .../stream-token). A credential may hold 10 streams open at once and a tenant 50 (the chat and event streams together, by default): one more is 429 RATE_LIMIT_EXCEEDED with `details.counter` `credential_streams` or `tenant_streams`, and Retry-After. Streamed for real in AWS (API Gateway response streaming); buffered where streaming is off.
+         * @description Server-Sent Events: `retry:` first, then each stored event of the turn as `id: <n>`, `event: <name>`, `data: <json>` in id order (message_start, content_delta, tool_use, tool_result, usage, message_stop, error, done), `: keep-alive` comments every 15 s while waiting; the stream ends after `done`. With Last-Event-ID (or ?lastEventId=): every event after that id, then the new ones. 204 when there is nothing to stream. Authenticate with the Authorization header or ?token= (POST .../stream-token). A stream fails with `event: error` without an id: `INTERNAL_ERROR` (reconnect with Last-Event-ID), or `UNAUTHORIZED` within a second of its credential ending (the member removed or demoted, the key revoked; a reconnection is 401). A credential may hold 10 streams open at once and a tenant 50 (the chat and event streams together, by default): one more is 429 RATE_LIMIT_EXCEEDED with `details.counter` `credential_streams` or `tenant_streams`, and Retry-After. Streamed for real in AWS (API Gateway response streaming); buffered where streaming is off.
          */
         get: operations["stream_chat_session"];
         put?: never;
@@ -839,7 +967,7 @@ export interface paths {
         };
         /**
          * List the tenant's events of the last 30 days, newest first
-         * @description Filters: `type` (one event name), `objectId` (the project, tenant or user the event is about; the run of an agent.* event), `since` and `until` (the event's time, both included). A filtered page may hold fewer than `limit` events and still have a `nextCursor`.
+         * @description Filters: `type` (one event name), `objectId` (the project, tenant or user the event is about; the run of an agent.* event, the person (user id) of a member.* event), `since` and `until` (the event's time, both included). A filtered page may hold fewer than `limit` events and still have a `nextCursor`.
          */
         get: operations["list_events"];
         put?: never;
@@ -859,7 +987,7 @@ export interface paths {
         };
         /**
          * Stream the tenant's events as Server-Sent Events
-         * @description Server-Sent Events: `retry:` first, then each event of the tenant's log as it is logged: `id: <event id>`, `event: <type>`, `data: <the event's JSON, as the webhooks carry it>`, oldest first; `: keep-alive` comments while nothing comes. Without Last-Event-ID the stream starts with the events logged from now on; with it (or ?lastEventId=) it resumes after that event (the events of the 5 seconds before it may come again: deduplicate by id). `types`: comma-separated event names. A stream ends after 5 minutes at most; reconnect with Last-Event-ID. A credential may hold 10 streams open at once and a tenant 50 (the chat and event streams together, by default): one more is 429 RATE_LIMIT_EXCEEDED with `details.counter` `credential_streams` or `tenant_streams`, and Retry-After. Streamed for real in AWS (API Gateway response streaming); buffered where streaming is off.
+         * @description Server-Sent Events: `retry:` first, then each event of the tenant's log as it is logged: `id: <event id>`, `event: <type>`, `data: <the event's JSON, as the webhooks carry it>`, oldest first; `: keep-alive` comments while nothing comes. Without Last-Event-ID the stream starts with the events logged from now on; with it (or ?lastEventId=) it resumes after that event (the events of the 5 seconds before it may come again: deduplicate by id). `types`: comma-separated event names. A stream ends after 5 minutes at most; reconnect with Last-Event-ID. A credential that no longer stands (the member removed or demoted, the key revoked) ends the stream within a second with `event: error` and `data: {"code": "UNAUTHORIZED", ...}` (no id); a reconnection is then 401. A credential may hold 10 streams open at once and a tenant 50 (the chat and event streams together, by default): one more is 429 RATE_LIMIT_EXCEEDED with `details.counter` `credential_streams` or `tenant_streams`, and Retry-After. Streamed for real in AWS (API Gateway response streaming); buffered where streaming is off.
          */
         get: operations["stream_events"];
         put?: never;
@@ -942,7 +1070,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation: join the tenant and sign in to it (the answer /auth/login gives)
-         * @description The invited address's account signs in with its password (the sign-in throttles apply), or a signed-in user of that address sends their access token; an address with no account sends a name and a new password, and the account is created in the tenant. The refresh token is also set as the refresh_token cookie, as at /auth/login. 403 email_mismatch: the signed-in user's address is not the invited one. 409: the link was used, revoked or has expired, or the account is a member already.
+         * @description The invited address's account signs in with its password (the sign-in throttles apply), or a signed-in user of that address sends their access token; an address with no account sends a name and a new password, and the account is created in the tenant. The refresh token is also set as the refresh_token cookie, as at /auth/login. 403 email_mismatch: the signed-in user's address is not the invited one; 403 tenant_suspended: the tenant is suspended (lookup answers the same); 403 with details.feature seats: the seats in use exceed the tenant's plan today (a downgrade since the invitation). 409: the link was used, revoked or has expired, the account is a member already, or the sender may no longer send it (sender_not_allowed: removed, demoted, or the key revoked).
          */
         post: operations["accept_invitation"];
         delete?: never;
@@ -980,7 +1108,7 @@ export interface paths {
         };
         /**
          * What the accept page shows about an invitation link: tenant, role, masked address, expiry
-         * @description 404: the token names no live link (unknown, or replaced by a resend). 409: the invitation was accepted, revoked or has expired (details.reason).
+         * @description 403 tenant_suspended: the tenant is suspended, so the link cannot be accepted (as accept answers). 404: the token names no live link (unknown, or replaced by a resend). 409: the invitation was accepted, revoked or has expired (details.reason), or its sender may no longer send it (sender_not_allowed: removed, demoted, or the key revoked).
          */
         get: operations["lookup_invitation"];
         put?: never;
@@ -1056,7 +1184,7 @@ export interface paths {
         put?: never;
         /**
          * Leave the tenant (a signed-in user; an API key gets 403)
-         * @description The last owner cannot leave (409, details.reason last_owner). The member's sign-ins holding tokens for this tenant end (their access tokens are refused from the next request) and their command-line keys in it are revoked; API keys of other types they created belong to the tenant and stay. The caller's own token is refused from the next request. Emits member.removed.
+         * @description The last owner cannot leave (409, details.reason last_owner). The member's sign-ins holding tokens for this tenant end (their access tokens are refused from the next request) and every API key they hold in it (made by them, or by a key they held) is revoked: cliKeysRevoked and apiKeysRevoked count them. The caller's own token is refused from the next request. Emits member.removed.
          */
         post: operations["leave_tenant"];
         delete?: never;
@@ -1097,14 +1225,14 @@ export interface paths {
         post?: never;
         /**
          * Remove a member from the tenant
-         * @description The last owner cannot be removed or demoted (409, details.reason last_owner). Making, unmaking or removing an owner needs a signed-in owner (403, details.reason owner_required); otherwise the caller must hold every scope of the member's role and of the new one (403, details.reason role_exceeds_caller). The member's sign-ins holding tokens for this tenant end (their access tokens are refused from the next request) and their command-line keys in it are revoked; API keys of other types they created belong to the tenant and stay. Frees a seat. Emits member.removed.
+         * @description The last owner cannot be removed or demoted (409, details.reason last_owner). Making, unmaking or removing an owner needs a signed-in owner (403, details.reason owner_required); otherwise the caller must hold every scope of the member's role and of the new one (403, details.reason role_exceeds_caller). The member's sign-ins holding tokens for this tenant end (their access tokens are refused from the next request) and every API key they hold in it (made by them, or by a key they held) is revoked: cliKeysRevoked and apiKeysRevoked count them. Frees a seat. Emits member.removed.
          */
         delete: operations["remove_member"];
         options?: never;
         head?: never;
         /**
          * Change a member's role
-         * @description The last owner cannot be removed or demoted (409, details.reason last_owner). Making, unmaking or removing an owner needs a signed-in owner (403, details.reason owner_required); otherwise the caller must hold every scope of the member's role and of the new one (403, details.reason role_exceeds_caller). A role with fewer scopes ends the member's sign-ins holding tokens for this tenant and revokes their command-line keys holding a scope the new role lacks. Emits member.role_changed.
+         * @description The last owner cannot be removed or demoted (409, details.reason last_owner). Making, unmaking or removing an owner needs a signed-in owner (403, details.reason owner_required); otherwise the caller must hold every scope of the member's role and of the new one (403, details.reason role_exceeds_caller). A role with fewer scopes ends the member's sign-ins holding tokens for this tenant and revokes every API key they hold holding a scope the new role lacks. Emits member.role_changed.
          */
         patch: operations["change_member_role"];
         trace?: never;
@@ -1834,6 +1962,11 @@ export interface components {
             /** Created At */
             created_at: string;
             /**
+             * Earliervalues
+             * @description The values a rotation replaced that still work, in their overlap (newest first): each one's hint and when it stops; empty for a key not rotated, past its overlaps, revoked or expired
+             */
+            earlierValues?: components["schemas"]["EarlierValue"][];
+            /**
              * Environment
              * @enum {string}
              */
@@ -1932,6 +2065,11 @@ export interface components {
             createdBy: string;
             /** Created At */
             created_at: string;
+            /**
+             * Earliervalues
+             * @description The values a rotation replaced that still work, in their overlap (newest first): each one's hint and when it stops; empty for a key not rotated, past its overlaps, revoked or expired
+             */
+            earlierValues?: components["schemas"]["EarlierValue"][];
             /**
              * Environment
              * @enum {string}
@@ -2566,6 +2704,16 @@ export interface components {
             data: components["schemas"]["BillingUsageSeries"];
             meta: components["schemas"]["Meta"];
         };
+        /** ChangePasswordBody */
+        ChangePasswordBody: {
+            /** Currentpassword */
+            currentPassword: string;
+            /**
+             * Newpassword
+             * @description 12 to 256 characters, as registration asks
+             */
+            newPassword: string;
+        };
         /** ChatError */
         ChatError: {
             /**
@@ -2575,6 +2723,11 @@ export interface components {
             code: string;
             /** Message */
             message: string;
+            /**
+             * Retryafterseconds
+             * @description MODEL_THROTTLED only: the seconds the model provider asked to wait (its Retry-After, at most 60; 10 when it said none)
+             */
+            retryAfterSeconds?: number | null;
         };
         /** ChatMessage */
         ChatMessage: {
@@ -3053,6 +3206,19 @@ export interface components {
             data: components["schemas"]["DeliveryPage"];
             meta: components["schemas"]["Meta"];
         };
+        /** EarlierValue */
+        EarlierValue: {
+            /**
+             * Hint
+             * @description The value's prefix and last four characters (None for a value rotated out before they were kept)
+             */
+            hint: string | null;
+            /**
+             * Worksuntil
+             * @description When the value stops working
+             */
+            worksUntil: string;
+        };
         /** ErrorBody */
         ErrorBody: {
             /** Code */
@@ -3154,6 +3320,15 @@ export interface components {
         FlowStartedResponse: {
             data: components["schemas"]["FlowStarted"];
             meta: components["schemas"]["Meta"];
+        };
+        /** ForgotPasswordBody */
+        ForgotPasswordBody: {
+            /**
+             * Email
+             * @description The account's address, as at sign-in (compared normalised)
+             * @example ada@example.com
+             */
+            email: string;
         };
         /** GcsStorageBody */
         GcsStorageBody: {
@@ -3472,6 +3647,11 @@ export interface components {
         /** MemberRemoved */
         MemberRemoved: {
             /**
+             * Apikeysrevoked
+             * @description The other API keys the member held in this tenant (made by them, or by a key they held), revoked: a key never outlives its holder's membership
+             */
+            apiKeysRevoked: number;
+            /**
              * Clikeysrevoked
              * @description The member's command-line keys (svc_cli_) in this tenant, revoked
              */
@@ -3610,6 +3790,21 @@ export interface components {
          * @description POST start takes no fields (an empty object, or no body).
          */
         OAuthStartBody: Record<string, never>;
+        /** OtherSessionsEnded */
+        OtherSessionsEnded: {
+            /**
+             * Currentsessionid
+             * @description The caller's session, which stays open (null: none)
+             */
+            currentSessionId: string | null;
+            /** Sessionsended */
+            sessionsEnded: number;
+        };
+        /** OtherSessionsEndedResponse */
+        OtherSessionsEndedResponse: {
+            data: components["schemas"]["OtherSessionsEnded"];
+            meta: components["schemas"]["Meta"];
+        };
         /** OwnershipTransfer */
         OwnershipTransfer: {
             /**
@@ -3627,6 +3822,60 @@ export interface components {
         /** OwnershipTransferredResponse */
         OwnershipTransferredResponse: {
             data: components["schemas"]["OwnershipTransferred"];
+            meta: components["schemas"]["Meta"];
+        };
+        /** PasswordChanged */
+        PasswordChanged: {
+            /**
+             * Currentsessionid
+             * @description The caller's session, which stays open (null: the token names no session, as an identity provider's exchange's)
+             */
+            currentSessionId: string | null;
+            /**
+             * Sessionsended
+             * @description How many other sessions of the account were open and are now ended
+             */
+            sessionsEnded: number;
+        };
+        /** PasswordChangedResponse */
+        PasswordChangedResponse: {
+            data: components["schemas"]["PasswordChanged"];
+            meta: components["schemas"]["Meta"];
+        };
+        /** PasswordReset */
+        PasswordReset: {
+            /**
+             * Email
+             * @description The account's address: sign in with it and the new password
+             */
+            email: string;
+            /**
+             * Sessionsended
+             * @description How many of the account's sessions were open and are now ended
+             */
+            sessionsEnded: number;
+        };
+        /** PasswordResetRequested */
+        PasswordResetRequested: {
+            /**
+             * Email
+             * @description The address as sent: the answer is the same whether or not it has an account
+             */
+            email: string;
+            /**
+             * Expiresin
+             * @description Seconds a link e-mailed now works (once): 1800
+             */
+            expiresIn: number;
+        };
+        /** PasswordResetRequestedResponse */
+        PasswordResetRequestedResponse: {
+            data: components["schemas"]["PasswordResetRequested"];
+            meta: components["schemas"]["Meta"];
+        };
+        /** PasswordResetResponse */
+        PasswordResetResponse: {
+            data: components["schemas"]["PasswordReset"];
             meta: components["schemas"]["Meta"];
         };
         /** PlanDetails */
@@ -3898,6 +4147,14 @@ export interface components {
             /** @enum {unknown} */
             secondaryRegion?: null;
         }));
+        /** ProfileUpdate */
+        ProfileUpdate: {
+            /**
+             * Name
+             * @example Ada King
+             */
+            name: string & unknown;
+        };
         /** Project */
         Project: {
             /**
@@ -4195,6 +4452,21 @@ export interface components {
             data: components["schemas"]["Replay"];
             meta: components["schemas"]["Meta"];
         };
+        /** ResetPasswordBody */
+        ResetPasswordBody: {
+            /**
+             * Password
+             * @description The new password (12 to 256 characters, as registration asks)
+             * @example correct horse battery staple
+             */
+            password: string;
+            /**
+             * Token
+             * @description The token of the e-mailed link (its token= part): prt_<id>.<secret>
+             * @example prt_01JD2Q7ZB6V8S3K4X9W2M5N7PA.0a8bM1cHrEexampleOnlyxXxXxXxXxXxXxXxXxXxXx1
+             */
+            token: string & unknown;
+        };
         /** RoutingInfo */
         RoutingInfo: {
             /** Apiversion */
@@ -4326,6 +4598,11 @@ export interface components {
             code: string;
             /** Message */
             message: string;
+            /**
+             * Retryafterseconds
+             * @description MODEL_THROTTLED only: the seconds the model provider asked to wait (its Retry-After, at most 60; 10 when it said none)
+             */
+            retryAfterSeconds?: number | null;
         };
         /** RunPage */
         RunPage: {
@@ -4529,6 +4806,68 @@ export interface components {
              * @example Europe/Berlin
              */
             timezone?: string | null;
+        };
+        /** SignInSession */
+        SignInSession: {
+            /**
+             * Created At
+             * @description ISO 8601 UTC: when it began (the sign-in)
+             */
+            created_at: string;
+            /**
+             * Current
+             * @description Whether the caller's access token is of this session
+             */
+            current: boolean;
+            /**
+             * Currenttenantid
+             * @description The tenant of its latest access token (a refresh may switch)
+             */
+            currentTenantId: string;
+            /**
+             * Expires At
+             * @description ISO 8601 UTC: when its refresh token stops working (30 days after the sign-in); its last access token works 15 minutes more at most
+             */
+            expires_at: string;
+            /**
+             * Id
+             * @example ses_01JD2Q7ZB6V8S3K4X9W2M5N7PA
+             */
+            id: string;
+            /**
+             * Last Refreshed At
+             * @description ISO 8601 UTC: its latest refresh, its start if none (an open client refreshes every 15 minutes)
+             */
+            last_refreshed_at: string;
+            /**
+             * Tenantid
+             * @description The tenant it signed in to
+             */
+            tenantId: string;
+        };
+        /** SignInSessionDeleted */
+        SignInSessionDeleted: {
+            /** Deleted */
+            deleted: boolean;
+            /** Id */
+            id: string;
+        };
+        /** SignInSessionDeletedResponse */
+        SignInSessionDeletedResponse: {
+            data: components["schemas"]["SignInSessionDeleted"];
+            meta: components["schemas"]["Meta"];
+        };
+        /** SignInSessionPage */
+        SignInSessionPage: {
+            /** Items */
+            items: components["schemas"]["SignInSession"][];
+            /** Nextcursor */
+            nextCursor: string | null;
+        };
+        /** SignInSessionPageResponse */
+        SignInSessionPageResponse: {
+            data: components["schemas"]["SignInSessionPage"];
+            meta: components["schemas"]["Meta"];
         };
         /** StartBody */
         StartBody: {
@@ -7002,7 +7341,7 @@ export interface operations {
                 /** @description only entries by this user (usr_...) or API key (key_...) */
                 actor?: string | null;
                 /** @description only entries of this action */
-                action?: ("api_key.created" | "api_key.rotated" | "api_key.revoked" | "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "ownership.transferred" | "tenant.created" | "tenant.settings_changed" | "tenant.region_preferences_changed" | "tenant.move_started" | "tenant.failed_over" | "tenant.storage_changed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "secret.created" | "secret.updated" | "secret.deleted" | "billing.credits_purchased" | "billing.gift_card_redeemed" | "billing.plan_changed" | "user.signed_in") | null;
+                action?: ("api_key.created" | "api_key.rotated" | "api_key.revoked" | "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "ownership.transferred" | "tenant.created" | "tenant.settings_changed" | "tenant.region_preferences_changed" | "tenant.move_started" | "tenant.failed_over" | "tenant.storage_changed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "secret.created" | "secret.updated" | "secret.deleted" | "billing.credits_purchased" | "billing.gift_card_redeemed" | "billing.plan_changed" | "user.signed_in" | "user.password_reset" | "user.password_changed" | "user.sessions_ended") | null;
                 /** @description only entries about this object (its id) */
                 target?: string | null;
                 /** @description ISO 8601 date and time with its offset, e.g. 2026-11-25T10:00:00Z (the entry's time, included) */
@@ -7105,7 +7444,7 @@ export interface operations {
                 /** @description only entries by this user (usr_...) or API key (key_...) */
                 actor?: string | null;
                 /** @description only entries of this action */
-                action?: ("api_key.created" | "api_key.rotated" | "api_key.revoked" | "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "ownership.transferred" | "tenant.created" | "tenant.settings_changed" | "tenant.region_preferences_changed" | "tenant.move_started" | "tenant.failed_over" | "tenant.storage_changed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "secret.created" | "secret.updated" | "secret.deleted" | "billing.credits_purchased" | "billing.gift_card_redeemed" | "billing.plan_changed" | "user.signed_in") | null;
+                action?: ("api_key.created" | "api_key.rotated" | "api_key.revoked" | "invitation.created" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.added" | "member.role_changed" | "member.removed" | "member.left" | "ownership.transferred" | "tenant.created" | "tenant.settings_changed" | "tenant.region_preferences_changed" | "tenant.move_started" | "tenant.failed_over" | "tenant.storage_changed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "secret.created" | "secret.updated" | "secret.deleted" | "billing.credits_purchased" | "billing.gift_card_redeemed" | "billing.plan_changed" | "user.signed_in" | "user.password_reset" | "user.password_changed" | "user.sessions_ended") | null;
                 /** @description only entries about this object (its id) */
                 target?: string | null;
                 /** @description ISO 8601 date and time with its offset, e.g. 2026-11-25T10:00:00Z (the entry's time, included) */
@@ -7627,6 +7966,491 @@ export interface operations {
             };
         };
     };
+    update_me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProfileUpdate"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: credential missing, invalid, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its state forbids this (details.status), a record the body names is not the tenant's (details.resource, details.fields), or the write collided with another and was not made (send it again) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description WRONG_REGION: the tenant (or the account) lives in another cell of a multi-cell deployment; send the request to details.baseUrl (nothing was read or written here) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the server failed; the body never says why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    change_password: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordChangedResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: credential missing, invalid, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its state forbids this (details.status), a record the body names is not the tenant's (details.resource, details.fields), or the write collided with another and was not made (send it again) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description WRONG_REGION: the tenant (or the account) lives in another cell of a multi-cell deployment; send the request to details.baseUrl (nothing was read or written here) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the server failed; the body never says why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    forgot_password: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForgotPasswordBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetRequestedResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its state forbids this (details.status), a record the body names is not the tenant's (details.resource, details.fields), or the write collided with another and was not made (send it again) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description WRONG_REGION: the tenant (or the account) lives in another cell of a multi-cell deployment; send the request to details.baseUrl (nothing was read or written here) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the server failed; the body never says why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    reset_password: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetPasswordBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its state forbids this (details.status), a record the body names is not the tenant's (details.resource, details.fields), or the write collided with another and was not made (send it again) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description WRONG_REGION: the tenant (or the account) lives in another cell of a multi-cell deployment; send the request to details.baseUrl (nothing was read or written here) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the server failed; the body never says why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    password_reset_page: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the server failed; the body never says why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     refresh: {
         parameters: {
             query?: never;
@@ -7792,6 +8616,306 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not application/json, or names a charset other than UTF-8 */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description WRONG_REGION: the tenant (or the account) lives in another cell of a multi-cell deployment; send the request to details.baseUrl (nothing was read or written here) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the server failed; the body never says why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    list_sessions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description the nextCursor of the previous page; any string of this pattern is a position in the list */
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInSessionPageResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: credential missing, invalid, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description WRONG_REGION: the tenant (or the account) lives in another cell of a multi-cell deployment; send the request to details.baseUrl (nothing was read or written here) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the server failed; the body never says why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    end_other_sessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OtherSessionsEndedResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: credential missing, invalid, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its state forbids this (details.status), a record the body names is not the tenant's (details.resource, details.fields), or the write collided with another and was not made (send it again) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description WRONG_REGION: the tenant (or the account) lives in another cell of a multi-cell deployment; send the request to details.baseUrl (nothing was read or written here) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: too many requests; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: the server failed; the body never says why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    end_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInSessionDeletedResponse"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: credential missing, invalid, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RESOURCE_NOT_FOUND: no such resource in the caller's tenant (details.id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT (or LOGIN_SESSION_CONSUMED, LOGIN_SESSION_EXPIRED): the resource changed meanwhile, its state forbids this (details.status), a record the body names is not the tenant's (details.resource, details.fields), or the write collided with another and was not made (send it again) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body is over the size limit */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11227,6 +12351,15 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR: the input is not valid (details.fields names each bad field) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the credential lacks the scope (details.requiredScope) or permission */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,18 +6,31 @@
  * 3. A token is treated as expired 60 s before its expiry (`expiresIn`, in seconds); the next request
  *    first runs the configured `exchange` callback for a new one (one run for all the requests
  *    waiting on it).
- * 4. Every 401 calls the configured `onUnauthorized` callback.
+ * 4. Every 401 the client gives up on calls the configured `onUnauthorized` callback, once: a request's,
+ *    and the session's own renewal's (`refresh` or `exchangeToken`, whether the `exchange` callback
+ *    runs it or the application does): a refresh token spent elsewhere ends the session as surely as
+ *    a revoked access token. Not `login`'s (a wrong password: InvalidCredentials) nor `logout`'s (the
+ *    session ends either way).
  * 5. Logout clears the server's session first (POST /auth/logout), then the client's tokens.
  *
  * Sign-in: `login` reads 401 as InvalidCredentials and 403 as AccountDisabled; `exchangeToken`
  * posts an identity provider's session token (e.g. Clerk's) to /auth/exchange; `refresh` turns the
  * refresh token (the cookie, or the one login returned when the page is on another site) into a new
- * access token.
+ * access token. A forgotten password: `forgotPassword` asks for the e-mailed link, `resetPassword` sets
+ * the new password with its token (every session of the account ends, this one's tokens are forgotten);
+ * neither needs a sign-in nor runs the exchange.
+ *
+ * After a reload nothing is in memory: the refresh cookie (HttpOnly, SameSite=Strict: a page on the
+ * API's site) is what restores the session, so the `exchange` to give is `(s) => s.refresh()` (it sends
+ * the refresh token in the body too when one is held, for a page on another site).
  */
 
 import { AccountDisabled, Forbidden, InvalidCredentials, Unauthorized } from "./errors.js";
 
 export const EXPIRY_BUFFER_SECONDS = 60;
+
+/** The 401s already told to an application (an error passes through the exchange and the request). */
+const reported = new WeakSet<Unauthorized>();
 
 /** What login, refresh and exchange return (the fields a session uses). */
 export interface TokenGrant {
@@ -30,7 +43,8 @@ export interface TokenGrant {
 export interface SessionOptions {
   /** Runs when there is no token, or it is within 60 s of its expiry: returns a new grant (null: none). */
   exchange?: (session: Session) => Promise<TokenGrant | null>;
-  /** Called on every 401 answer, with its error. */
+  /** Called once for every 401 answer the client gives up on (a request's, a refresh's or an
+   * exchange's; not login's or logout's), with its error. */
   onUnauthorized?: (error: Unauthorized) => void;
   /** The clock, in milliseconds (tests). */
   now?: () => number;
@@ -92,9 +106,23 @@ export class Session {
     return this.#pending;
   }
 
-  /** A 401 reached the caller: tell the application. */
+  /** A 401 reached the caller: tell the application (once per error, however many calls it passes). */
   unauthorized(error: Unauthorized): void {
+    if (reported.has(error)) return;
+    reported.add(error);
     this.options.onUnauthorized?.(error);
+  }
+
+  /** A renewal call (refresh, exchange): its grant kept; its 401 told to the application. */
+  async #renew(path: string, body: unknown): Promise<TokenGrant> {
+    try {
+      const { data } = await this.calls().post(path, body);
+      this.accept(data as TokenGrant);
+      return data as TokenGrant;
+    } catch (error) {
+      if (error instanceof Unauthorized) this.unauthorized(error);
+      throw error;
+    }
   }
 
   private calls(): SessionTransport {
@@ -126,16 +154,27 @@ export class Session {
   async refresh(options: { tenantId?: string } = {}): Promise<TokenGrant> {
     const body = { ...(this.#refreshToken ? { refreshToken: this.#refreshToken } : {}),
                    ...(options.tenantId ? { tenantId: options.tenantId } : {}) };
-    const { data } = await this.calls().post("/auth/refresh", body);
-    this.accept(data as TokenGrant);
-    return data as TokenGrant;
+    return this.#renew("/auth/refresh", body);
   }
 
   /** An identity provider's session token (e.g. Clerk's) exchanged for the service's access token. */
   async exchangeToken(token: string): Promise<TokenGrant> {
-    const { data } = await this.calls().post("/auth/exchange", { token });
-    this.accept(data as TokenGrant);
-    return data as TokenGrant;
+    return this.#renew("/auth/exchange", { token });
+  }
+
+  /** E-mail a one-time reset link to the address's account, if it has one: the answer is the same either way. */
+  async forgotPassword(email: string): Promise<{ email: string; expiresIn: number }> {
+    const { data } = await this.calls().post("/auth/password/forgot", { email });
+    return data as { email: string; expiresIn: number };
+  }
+
+  /** Set the new password with the e-mailed link's token, once. Every session of the account ends, so the
+   * tokens held here are forgotten; sign in next with the address the answer names. NotFound: the link names
+   * nothing (or a newer one was sent); Conflict: used or expired (details.reason). */
+  async resetPassword(token: string, password: string): Promise<{ email: string; sessionsEnded: number }> {
+    const { data } = await this.calls().post("/auth/password/reset", { token, password });
+    this.clear();
+    return data as { email: string; sessionsEnded: number };
   }
 
   /** End the server's session first, then forget the tokens (even when the server's answer is an error). */

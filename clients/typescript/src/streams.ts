@@ -10,7 +10,7 @@
 
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 
-import { ConnectionError } from "./errors.js";
+import { CellUnreachable, ConnectionError } from "./errors.js";
 import type { Transport } from "./core.js";
 
 /** One event of a stream: its name, its id (when it has one) and its data, parsed. */
@@ -87,6 +87,7 @@ export async function* streamEvents<E extends StreamEvent>(
       if (ended) return;
     } catch (error) {
       if (options.signal?.aborted || !(error instanceof ConnectionError || error instanceof TypeError)) throw error;
+      if (error instanceof CellUnreachable) throw error;   // the tenant's cell is out of reach: not a dropped stream
     }
     // The connection ended before the stream's last event: resume after the last id seen.
     failures += 1;

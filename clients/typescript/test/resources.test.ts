@@ -35,6 +35,12 @@ describe("the resources", () => {
       [() => svc.agents.getRun("agt_1", "run_1"), "GET /api/v1/agents/agt_1/runs/run_1"],
       [() => svc.chat.streamToken("chs_1"), "POST /api/v1/chat/sessions/chs_1/stream-token"],
       [() => svc.apiKeys.revoke("key_1"), "DELETE /api/v1/api-keys/key_1"],
+      [() => svc.account.changePassword("old", "a new long password"), "POST /api/v1/auth/password"],
+      [() => svc.account.sessions({ limit: 5 }), "GET /api/v1/auth/sessions?limit=5"],
+      [() => drain(svc.account.iterateSessions()), "GET /api/v1/auth/sessions"],
+      [() => svc.account.endSession("ses_1"), "DELETE /api/v1/auth/sessions/ses_1"],
+      [() => svc.account.endOtherSessions(), "DELETE /api/v1/auth/sessions"],
+      [() => svc.account.updateProfile({ name: "Ada King" }), "PATCH /api/v1/auth/me"],
     ];
     for (const [call, expected] of calls) {
       await call();

@@ -101,6 +101,67 @@ describe("onUnauthorized", () => {
   });
 });
 
+describe("onUnauthorized on a failed renewal", () => {
+  /** A server whose refresh answers 401 (the refresh token was spent elsewhere, e.g. by another tab). */
+  async function spentRefresh() {
+    server = await serve((request, response) => {
+      const path = new URL(request.url, "http://x").pathname;
+      if (path === "/api/v1/auth/login") return json(response, 200, grant("t1"));
+      if (path === "/api/v1/auth/refresh" || path === "/api/v1/auth/exchange") {
+        return error(response, 401, "UNAUTHORIZED");
+      }
+      return json(response, 200, { user: null });
+    });
+    return server;
+  }
+
+  it("is called once when the exchange's refresh answers 401, and the request throws Unauthorized", async () => {
+    const service = await spentRefresh();
+    let now = 1_000_000;
+    const onUnauthorized = vi.fn();
+    const session = new Session({ now: () => now, onUnauthorized, exchange: (s) => s.refresh() });
+    const client = new Client({ baseUrl: service.url, session });
+    await session.login("a@example.com", "right");
+    now += 900 * 1000;                                        // the access token has expired
+    await expect(client.me()).rejects.toBeInstanceOf(Unauthorized);
+    expect(onUnauthorized).toHaveBeenCalledTimes(1);
+    await expect(client.me()).rejects.toBeInstanceOf(Unauthorized);
+    expect(onUnauthorized).toHaveBeenCalledTimes(2);          // every 401 given up on, each once
+    expect(service.seen.filter((s) => s.url === "/api/v1/me")).toHaveLength(0);
+  });
+
+  it("is called when the application's own refresh or exchangeToken answers 401", async () => {
+    const service = await spentRefresh();
+    const onUnauthorized = vi.fn();
+    const session = new Session({ onUnauthorized });
+    new Client({ baseUrl: service.url, session });
+    await expect(session.refresh()).rejects.toBeInstanceOf(Unauthorized);
+    await expect(session.exchangeToken("idp-token")).rejects.toBeInstanceOf(Unauthorized);
+    expect(onUnauthorized).toHaveBeenCalledTimes(2);
+  });
+
+  it("is called for a 401 an exchange callback meets on a call of its own, once", async () => {
+    const service = await spentRefresh();
+    let now = 1_000_000;
+    const onUnauthorized = vi.fn();
+    const session = new Session({ now: () => now, onUnauthorized, exchange: (s) => s.exchangeToken("idp") });
+    const client = new Client({ baseUrl: service.url, session });
+    await session.login("a@example.com", "right");
+    now += 900 * 1000;
+    await expect(Promise.all([client.me(), client.projects.list()])).rejects.toBeInstanceOf(Unauthorized);
+    expect(onUnauthorized).toHaveBeenCalledTimes(1);          // one exchange, one 401 answer, one call
+  });
+
+  it("is not called for a wrong password (InvalidCredentials)", async () => {
+    const service = await serviceWith();
+    const onUnauthorized = vi.fn();
+    const session = new Session({ onUnauthorized });
+    new Client({ baseUrl: service.url, session });
+    await expect(session.login("a@example.com", "wrong")).rejects.toBeInstanceOf(InvalidCredentials);
+    expect(onUnauthorized).not.toHaveBeenCalled();
+  });
+});
+
 describe("refresh for another tenant", () => {
   it("sends the tenant's id beside the refresh token, and keeps the new grant", async () => {
     const session = new Session();
@@ -153,5 +214,34 @@ describe("login", () => {
     await expect(session.login("a@example.com", "wrong")).rejects.toBeInstanceOf(InvalidCredentials);
     await expect(session.login("a@example.com", "disabled")).rejects.toBeInstanceOf(AccountDisabled);
     expect(session.signedIn).toBe(false);
+  });
+});
+
+describe("a forgotten password", () => {
+  it("is asked for and reset without a bearer token or the exchange, and the reset forgets the tokens", async () => {
+    server = await serve((request, response) => {
+      if (request.url.endsWith("/auth/password/forgot")) return json(response, 202, { email: "a@example.com", expiresIn: 1800 });
+      if (request.url.endsWith("/auth/password/reset")) {
+        const { token } = JSON.parse(request.body) as { token: string };
+        return token === "used" ? error(response, 409, "CONFLICT", { reason: "used" })
+          : json(response, 200, { email: "a@example.com", sessionsEnded: 2 });
+      }
+      return json(response, 200, grant("t1"));
+    });
+    const exchange = vi.fn(async () => grant("t2"));
+    const session = new Session({ exchange });
+    new Client({ baseUrl: server.url, session });
+    await session.login("a@example.com", "right");
+    expect(await session.forgotPassword("a@example.com")).toEqual({ email: "a@example.com", expiresIn: 1800 });
+    await expect(session.resetPassword("used", "a new long password")).rejects.toMatchObject({ status: 409 });
+    expect(session.signedIn).toBe(true);                      // a refused reset changes nothing here
+    expect(await session.resetPassword("prt_x.y", "a new long password")).toEqual({ email: "a@example.com", sessionsEnded: 2 });
+    expect(session.signedIn).toBe(false);                     // every session of the account has ended
+    expect(session.refreshToken).toBeUndefined();
+    const asked = server.seen.filter((s) => s.url.includes("/auth/password/"));
+    expect(asked.map((s) => s.headers.authorization)).toEqual([undefined, undefined, undefined]);
+    expect(JSON.parse(asked[0]?.body ?? "{}")).toEqual({ email: "a@example.com" });
+    expect(JSON.parse(asked[2]?.body ?? "{}")).toEqual({ token: "prt_x.y", password: "a new long password" });
+    expect(exchange).not.toHaveBeenCalled();
   });
 });

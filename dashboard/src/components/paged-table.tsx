@@ -1,4 +1,5 @@
-/** A list read a page at a time (paged.ts) as a stacking table: loading, error, empty, and "Load more". */
+/** A list read a page at a time (paged.ts) as a stacking table: loading, error, empty, and "Load more".
+ * `empty`: a sentence (shown as the Empty state), or an empty state of its own (components/empty-state.tsx). */
 import type { ComponentChildren } from "preact";
 
 import type { Paged } from "../paged";
@@ -10,7 +11,7 @@ export function PagedTable<T>({ paged, what, empty, columns, row }: {
 }) {
   return (
     <Show loaded={paged.first} what={what}>
-      {() => paged.items.length === 0 ? <Empty>{empty}</Empty> : <>
+      {() => paged.items.length === 0 ? (typeof empty === "string" ? <Empty>{empty}</Empty> : empty) : <>
         <TableWrap label={what}>
           <table class="stack">
             <thead><tr>{columns.map((c) => <th key={c} scope="col">{c}</th>)}</tr></thead>

@@ -4,8 +4,21 @@ import type { ComponentChildren } from "preact";
 
 import type { Loaded } from "../load";
 
-export function Loading({ what }: { what: string }) {
-  return <p class="loading" role="status" aria-live="polite">Loading {what}…</p>;
+/** What stands for content while it loads: grey lines, hidden from assistive technology, and
+ * "Loading …" said once to a screen reader. The element that will hold the content is aria-busy
+ * (the Overview's blocks; Loading around it elsewhere). */
+export function Skeleton({ what, lines = 3 }: { what: string; lines?: number }) {
+  return (
+    <>
+      <span class="visually-hidden" role="status">Loading {what}…</span>
+      <div class="skeleton" aria-hidden="true">{Array.from({ length: lines }, (_, i) => <span key={i} />)}</div>
+    </>
+  );
+}
+
+/** A page's part that is still loading: busy, with its skeleton. */
+export function Loading({ what, lines }: { what: string; lines?: number }) {
+  return <div class="loading" aria-busy="true"><Skeleton what={what} lines={lines} /></div>;
 }
 
 export function Empty({ children }: { children: ComponentChildren }) {

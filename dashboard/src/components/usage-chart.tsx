@@ -5,7 +5,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 
-import { credits } from "../format";
+import { Credits } from "./readable";
 import {
   type Measure, type UsageSeries, labelledDates, niceScale, stackDays, summarise, tickLabel,
 } from "../usage-series";
@@ -27,7 +27,8 @@ export function colourOf(models: string[], model: string): string {
   return PALETTE[Math.max(0, models.indexOf(model)) % PALETTE.length]!;
 }
 
-export function UsageChart({ series, measure }: { series: UsageSeries; measure: Measure }) {
+/** `height`: the drawing's height in pixels (the Overview draws a small one). */
+export function UsageChart({ series, measure, height = HEIGHT }: { series: UsageSeries; measure: Measure; height?: number }) {
   const [asTable, setAsTable] = useState(false);
   const box = useRef<HTMLDivElement>(null);
   const [measured, setMeasured] = useState(0);
@@ -42,7 +43,7 @@ export function UsageChart({ series, measure }: { series: UsageSeries; measure: 
   const bars = stackDays(series, measure);
   const scale = niceScale(Math.max(0, ...bars.map((bar) => bar.total)));
   const plotWidth = width - LEFT - RIGHT;
-  const plotHeight = HEIGHT - TOP - BOTTOM;
+  const plotHeight = height - TOP - BOTTOM;
   const slot = plotWidth / Math.max(1, bars.length);
   const barWidth = Math.max(1, slot * 0.7);
   const y = (value: number) => TOP + plotHeight - (value / scale.max) * plotHeight;
@@ -51,7 +52,7 @@ export function UsageChart({ series, measure }: { series: UsageSeries; measure: 
   return (
     <div class="usage-chart">
       <div ref={box}>
-        <svg viewBox={`0 0 ${width} ${HEIGHT}`} role="img" aria-label={summarise(series, bars, measure)}
+        <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={summarise(series, bars, measure)}
              preserveAspectRatio="xMidYMid meet">
           <g class="axis" aria-hidden="true">
             {scale.ticks.map((tick) => (
@@ -63,10 +64,10 @@ export function UsageChart({ series, measure }: { series: UsageSeries; measure: 
             <text x={14} y={TOP + plotHeight / 2} text-anchor="middle"
                   transform={`rotate(-90 14 ${TOP + plotHeight / 2})`}>{unit}</text>
             {bars.map((bar, i) => labelled.has(bar.date) && (
-              <text key={bar.date} x={LEFT + slot * i + slot / 2} y={HEIGHT - BOTTOM + 16} text-anchor="middle">
+              <text key={bar.date} x={LEFT + slot * i + slot / 2} y={height - BOTTOM + 16} text-anchor="middle">
                 {bar.date.slice(5)}</text>
             ))}
-            <text x={LEFT + plotWidth / 2} y={HEIGHT - 6} text-anchor="middle">Day (UTC)</text>
+            <text x={LEFT + plotWidth / 2} y={height - 6} text-anchor="middle">Day (UTC)</text>
           </g>
           {bars.map((bar, i) => (
             <g key={bar.date} data-date={bar.date}>
@@ -114,7 +115,7 @@ export function UsageTable({ series }: { series: UsageSeries }) {
               <td data-label="Calls">{day.calls.toLocaleString("en-US")}</td>
               <td data-label="Input tokens">{day.inputTokens.toLocaleString("en-US")}</td>
               <td data-label="Output tokens">{day.outputTokens.toLocaleString("en-US")}</td>
-              <td data-label="Credits">{credits(day.microCredits)}</td>
+              <td data-label="Credits"><Credits micro={day.microCredits} bare /></td>
             </tr>
           ))}
         </tbody>

@@ -7,7 +7,7 @@
 import { useAction } from "../action";
 import { useClient, useSigned } from "../api";
 import { ErrorNotice, Show } from "../components/status";
-import { when } from "../format";
+import { Time } from "../components/readable";
 import { useLoad } from "../load";
 import { navigate } from "../router";
 
@@ -31,7 +31,7 @@ export function AcceptInvitationPage({ query }: { query: URLSearchParams }) {
               <dt>Tenant</dt><dd>{found.tenantName}</dd>
               <dt>Role</dt><dd>{found.role}</dd>
               <dt>For</dt><dd>{found.email}</dd>
-              <dt>Expires</dt><dd>{when(found.expires_at)}</dd>
+              <dt>Expires</dt><dd><Time iso={found.expires_at} /></dd>
             </dl>
             <p>You are signed in as <strong>{me.user?.email}</strong>. The invitation joins that account only if it
               is the invited address{found.accountExists ? "" : "; the invited address has no account yet: open the e-mail's link to create it"}.</p>

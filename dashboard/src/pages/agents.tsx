@@ -1,6 +1,7 @@
 /**
- * Build → Agents: the tenant's agents; create one (name, system prompt, and its config: autonomy
- * level, step limit, tools, model), delete one (asked first). An agent's page: its config, a form
+ * Build → Agents: the tenant's agents; Create agent opens a dialog (name, system prompt, and its
+ * config: autonomy level, step limit, tools, model); each agent's actions menu opens or deletes it
+ * (asked first). An agent's page: its actions menu (delete), its config, a form
  * that runs it on a goal in a project (in the background; the run's page follows it), and its runs.
  */
 import type { Agent, components } from "@svc/client";
@@ -8,12 +9,16 @@ import { useState } from "preact/hooks";
 
 import { useAction } from "../action";
 import { useClient } from "../api";
-import { ConfirmButton } from "../components/confirm";
+import { Confirm } from "../components/confirm";
+import { DialogButton } from "../components/dialog";
+import { ActionsMenu } from "../components/menu";
+import { EmptyState } from "../components/empty-state";
 import { Empty, ErrorNotice, Show } from "../components/status";
-import { when } from "../format";
+import { Time } from "../components/readable";
 import { collect, useLoad } from "../load";
 import { navigate } from "../router";
 import { TableWrap } from "../components/table-wrap";
+import { toast } from "../toast";
 
 type ConfigBody = components["schemas"]["AgentConfigBody"];
 type Autonomy = NonNullable<ConfigBody["autonomyLevel"]>;
@@ -36,13 +41,21 @@ export function AgentsPage() {
   const agents = useLoad(() => collect(client.agents.iterate()));
   return (
     <>
-      <h1>Agents</h1>
-      <p class="lead">An agent is an assistant with its own prompt, tools and autonomy. Run it on a goal in a project
-        from its page.</p>
-      <CreateAgent created={(agent) => navigate(`/agents/${agent.id}`)} />
-      <h2>Your agents</h2>
+      <div class="page-head">
+        <h1>Agents</h1>
+        <DialogButton label="Create agent" title="Create an agent" wide>
+          {(close) => <CreateAgent close={close} created={(agent) => navigate(`/agents/${agent.id}`)} />}
+        </DialogButton>
+      </div>
       <Show loaded={agents} what="the agents">
-        {(items) => items.length === 0 ? <Empty>No agents yet: create one above.</Empty> : (
+        {(items) => items.length === 0 ? (
+          <EmptyState title="No agents yet" tag="Agents">
+            <p>An agent is an assistant with its own prompt, tools and autonomy: run it on a goal in a project and follow
+              each step, approving the ones that change files if you wish.</p>
+            <p>Press <strong>Create agent</strong> above to make the first; a run needs
+              a <a href="#/projects">project</a> too.</p>
+          </EmptyState>
+        ) : (
           <TableWrap label={"Agents"}>
             <table class="stack">
               <thead><tr><th scope="col">Name</th><th scope="col">Autonomy</th><th scope="col">Tools</th>
@@ -52,30 +65,48 @@ export function AgentsPage() {
           </TableWrap>
         )}
       </Show>
+      <p class="lead">An agent is an assistant with its own prompt, tools and autonomy. Run it on a goal in a project
+        from its page.</p>
     </>
   );
 }
 
 function AgentRow({ agent, changed }: { agent: Agent; changed: () => void }) {
-  const client = useClient();
-  const action = useAction();
   return (
     <tr>
       <th scope="row"><a href={`#/agents/${agent.id}`}>{agent.name}</a></th>
       <td data-label="Autonomy"><span class="badge">{agent.config.autonomyLevel}</span></td>
       <td data-label="Tools">{agent.config.tools.length ? agent.config.tools.join(", ") : "none"}</td>
-      <td data-label="Created">{when(agent.created_at)}</td>
-      <td><div class="row-actions">
-        <ConfirmButton label="Delete" disabled={action.busy}
-                       question={`Delete the agent ${agent.name}? This cannot be undone.`}
-                       onConfirm={() => void action.run(async () => { await client.agents.delete(agent.id); changed(); })} />
-        {action.error !== null && <ErrorNotice error={action.error} />}
-      </div></td>
+      <td data-label="Created"><Time iso={agent.created_at} /></td>
+      <td><AgentActions agent={agent} offerOpen deleted={changed} /></td>
     </tr>
   );
 }
 
-function CreateAgent({ created }: { created: (agent: Agent) => void }) {
+/** An agent's actions menu (a row's: Open too; its page's: Delete only); deleting asks first. */
+function AgentActions({ agent, offerOpen = false, deleted }: { agent: Agent; offerOpen?: boolean; deleted: () => void }) {
+  const client = useClient();
+  const action = useAction();
+  const [deleting, setDeleting] = useState(false);
+  return (
+    <div class="row-actions">
+      <ActionsMenu name={agent.name} disabled={action.busy} items={[
+        ...(offerOpen ? [{ label: "Open", onSelect: () => navigate(`/agents/${agent.id}`) }] : []),
+        { label: "Delete…", danger: true, onSelect: () => setDeleting(true) },
+      ]} />
+      <Confirm open={deleting} label="Delete" onClose={() => setDeleting(false)}
+               question={`Delete the agent ${agent.name}? This cannot be undone.`}
+               onConfirm={() => void action.run(async () => {
+                 await client.agents.delete(agent.id);
+                 toast(`Agent ${agent.name} deleted.`);
+                 deleted();
+               })} />
+      {action.error !== null && <ErrorNotice error={action.error} />}
+    </div>
+  );
+}
+
+function CreateAgent({ close, created }: { close: () => void; created: (agent: Agent) => void }) {
   const client = useClient();
   const action = useAction();
   const [name, setName] = useState("");
@@ -85,8 +116,7 @@ function CreateAgent({ created }: { created: (agent: Agent) => void }) {
   const [tools, setTools] = useState<Tool[]>(TOOLS.map((t) => t.name));
   const [model, setModel] = useState("");
   return (
-    <section class="card" aria-labelledby="create-agent-title">
-      <h2 id="create-agent-title">Create an agent</h2>
+    <>
       <form onSubmit={(event) => {
         event.preventDefault();
         void action.run(async () => {
@@ -94,7 +124,9 @@ function CreateAgent({ created }: { created: (agent: Agent) => void }) {
                                        tools: TOOLS.map((t) => t.name).filter((t) => tools.includes(t)) };
           // Any id the deployment allows (the service checks it and names the allowed ones if not).
           if (model.trim()) config.model = model.trim() as ConfigBody["model"];
-          created(await client.agents.create({ name, systemPrompt: prompt, config }));
+          const agent = await client.agents.create({ name, systemPrompt: prompt, config });
+          toast(`Agent ${agent.name} created.`);
+          created(agent);
         });
       }}>
         <div class="fields">
@@ -119,10 +151,13 @@ function CreateAgent({ created }: { created: (agent: Agent) => void }) {
             ))}
           </div>
         </fieldset>
-        <button type="submit" class="primary" disabled={action.busy}>{action.busy ? "Creating…" : "Create agent"}</button>
+        <div class="actions">
+          <button type="button" onClick={close}>Cancel</button>
+          <button type="submit" class="primary" disabled={action.busy}>{action.busy ? "Creating…" : "Create agent"}</button>
+        </div>
       </form>
       {action.error !== null && <ErrorNotice error={action.error} />}
-    </section>
+    </>
   );
 }
 
@@ -142,7 +177,10 @@ export function AgentPage({ params }: { params: Record<string, string> }) {
       <Show loaded={loaded} what="the agent">
         {({ agent, runs, projects }) => (
           <>
-            <h1>{agent.name}</h1>
+            <div class="page-head">
+              <h1>{agent.name}</h1>
+              <AgentActions agent={agent} deleted={() => navigate("/agents")} />
+            </div>
             <dl class="facts">
               <dt>Autonomy</dt><dd>{agent.config.autonomyLevel}</dd>
               <dt>Model</dt><dd>{agent.config.model ?? "the deployment's default"}</dd>
@@ -161,7 +199,7 @@ export function AgentPage({ params }: { params: Record<string, string> }) {
                     <tr key={run.id}>
                       <th scope="row"><a href={`#/agents/${agent.id}/runs/${run.id}`}>{run.goal.slice(0, 120)}</a></th>
                       <td data-label="Status"><span class={`badge ${run.status}`}>{run.status.replace("_", " ")}</span></td>
-                      <td data-label="Started">{when(run.created_at)}</td>
+                      <td data-label="Started"><Time iso={run.created_at} /></td>
                       <td data-label="Steps">{run.steps.length}</td>
                     </tr>
                   ))}</tbody>

@@ -1,13 +1,18 @@
 /**
- * Settings → Billing: the balance, the plan and its subscription, this period's usage, buying
- * credits (a pack or an amount), changing plan, redeeming a gift card, the billing portal, the
- * invoices with their lines, and the ledger (each a page at a time, "Load more").
+ * Settings → Billing, in four tabs, each at its own address (`#/settings/billing`, `?tab=invoices`,
+ * `?tab=ledger`, `?tab=plan`) and each reading its data when it is shown:
+ * - Overview: the balance, the plan at a glance and this period's usage; buying credits (a pack or an
+ *   amount) and redeeming a gift card;
+ * - Invoices: the invoices with their lines, a page at a time;
+ * - Ledger: every change of the balance, a page at a time;
+ * - Plan: the plan and its subscription, changing plan, and the billing portal.
  *
  * A purchase in test mode is settled at once (credited and invoiced); with Stripe it is pending with a
  * checkoutUrl, the page goes to Stripe Checkout, and the balance grows when Stripe's webhook confirms
- * the payment.
+ * the payment. The results of actions are toasts; their errors stay where the action was.
  */
 import type { components } from "@svc/client";
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 
 import { useAction } from "../action";
@@ -15,24 +20,35 @@ import { useClient, useSigned } from "../api";
 import { ConfirmButton } from "../components/confirm";
 import { PagedTable } from "../components/paged-table";
 import { ErrorNotice, Show } from "../components/status";
-import { credits, when } from "../format";
+import { Credits, Money, Person, ShortId, Time } from "../components/readable";
+import { type TabSpec, Tabs } from "../components/tabs";
+import { creditsText, money } from "../format";
 import { useLoad } from "../load";
-import { type Paged, usePaged } from "../paged";
+import { usePaged } from "../paged";
+import { PLACES } from "../places";
+import { navigate } from "../router";
+import { tabAddress, tabOf } from "../tabs";
 import { TableWrap } from "../components/table-wrap";
+import { toast } from "../toast";
 
 type Summary = components["schemas"]["BillingSummary"];
 type Usage = components["schemas"]["BillingUsage"];
 type Invoice = components["schemas"]["BillingInvoice"];
-type Entry = components["schemas"]["BillingLedgerEntry"];
 type Plan = components["schemas"]["BillingSubscriptionCreate"]["plan"];
 
 const PLANS: Plan[] = ["free", "starter", "growth", "enterprise"];
 const LEDGER_PAGE = 20;
 
-/** An amount in cents as money: "$10.00" (or "12.50 EUR" for another currency). */
-export function money(cents: number, currency = "usd"): string {
-  const value = (cents / 100).toFixed(2);
-  return currency.toLowerCase() === "usd" ? `$${value}` : `${value} ${currency.toUpperCase()}`;
+type BillingTab = "overview" | "invoices" | "ledger" | "plan";
+const BILLING_TABS: readonly [TabSpec<BillingTab>, ...TabSpec<BillingTab>[]] = [
+  { id: "overview", title: "Overview" }, { id: "invoices", title: "Invoices" }, { id: "ledger", title: "Ledger" },
+  { id: "plan", title: "Plan" },
+];
+const TAB_IDS = BILLING_TABS.map((tab) => tab.id) as [BillingTab, ...BillingTab[]];
+
+/** The address of a tab of the billing page. */
+function billingAddress(tab: BillingTab): string {
+  return tabAddress(PLACES.billing.path, TAB_IDS, tab);
 }
 
 function day(iso: string | null | undefined): string {
@@ -44,42 +60,80 @@ function go(url: string): void {
   window.location.assign(url);
 }
 
-export function BillingPage() {
-  const client = useClient();
-  const summary = useLoad(() => client.billing.summary());
-  const invoices = usePaged((cursor) => client.call("list_invoices", { query: { limit: 10, ...(cursor ? { cursor } : {}) } }));
-  const ledger = usePaged((cursor) => client.call("list_ledger", { query: { limit: LEDGER_PAGE, ...(cursor ? { cursor } : {}) } }));
-  const changed = () => { summary.reload(); invoices.reload(); ledger.reload(); };
+export function BillingPage({ query }: { query: URLSearchParams }) {
+  const tab = tabOf(query, TAB_IDS);
   return (
     <>
       <h1>Billing</h1>
       <p class="lead">AI usage is paid in credits (1 credit = 1 USD). Credits are bought, redeemed from gift cards, or
-        come with a paid plan each period. <a href="#/usage">Usage</a> charts the calls per day and model.</p>
-      <Show loaded={summary} what="the billing summary">
-        {(data) => (
-          <>
-            <Overview summary={data} />
-            <PeriodUsage summary={data} />
-            <BuyCredits summary={data} bought={changed} />
-            <ChangePlan summary={data} changed={changed} />
-            <RedeemGiftCard redeemed={changed} />
-            <Portal />
-          </>
-        )}
-      </Show>
-      <Invoices invoices={invoices} />
-      <Ledger entries={ledger} />
+        come with a paid plan each period. <a href={`#${PLACES.usage.path}`}>Usage</a> charts the calls per day and model.</p>
+      <Tabs label="Billing" idPrefix="billing" tabs={BILLING_TABS} selected={tab}
+            onSelect={(next) => navigate(billingAddress(next))}>
+        {tab === "overview" && <OverviewTab />}
+        {tab === "invoices" && <InvoicesTab />}
+        {tab === "ledger" && <LedgerTab />}
+        {tab === "plan" && <PlanTab />}
+      </Tabs>
     </>
   );
 }
 
+/** A tab made of the billing summary, read when the tab is shown (and again after a change). */
+function SummaryTab({ what, children }: {
+  what: string; children: (summary: Summary, changed: () => void) => ComponentChildren }) {
+  const client = useClient();
+  const summary = useLoad(() => client.billing.summary());
+  return <Show loaded={summary} what={what}>{(data) => children(data, summary.reload)}</Show>;
+}
+
+function OverviewTab() {
+  return (
+    <SummaryTab what="the billing summary">
+      {(summary, changed) => (
+        <>
+          <Overview summary={summary} />
+          <PeriodUsage summary={summary} />
+          <BuyCredits summary={summary} bought={changed} />
+          <RedeemGiftCard redeemed={changed} />
+        </>
+      )}
+    </SummaryTab>
+  );
+}
+
+function PlanTab() {
+  return (
+    <SummaryTab what="the plan">
+      {(summary, changed) => (
+        <>
+          <section class="card" aria-labelledby="current-plan-title">
+            <h2 id="current-plan-title">Your plan</h2>
+            <PlanFacts summary={summary} />
+          </section>
+          <ChangePlan summary={summary} changed={changed} />
+          <Portal />
+        </>
+      )}
+    </SummaryTab>
+  );
+}
+
 function Overview({ summary }: { summary: Summary }) {
-  const sub = summary.subscription;
   return (
     <section class="card" aria-labelledby="balance-title">
       <h2 id="balance-title">Balance</h2>
-      <p class="balance"><span data-testid="balance">{credits(summary.balance.microCredits)}</span> credits
+      <p class="balance"><Credits micro={summary.balance.microCredits} testId="balance" />
         {summary.testMode && <> <span class="badge">test mode</span></>}</p>
+      <PlanFacts summary={summary} />
+    </section>
+  );
+}
+
+/** The plan, its subscription, the current period and the next charge; a first invoice to pay. */
+function PlanFacts({ summary }: { summary: Summary }) {
+  const sub = summary.subscription;
+  return (
+    <>
       <dl class="billing-facts">
         <div><dt>Plan</dt><dd>{summary.plan}</dd></div>
         <div><dt>Subscription</dt><dd><span class={`badge ${sub.status}`}>{sub.status}</span>
@@ -87,13 +141,14 @@ function Overview({ summary }: { summary: Summary }) {
         {sub.currentPeriodEnd && <div><dt>Current period</dt>
           <dd>{day(sub.currentPeriodStart)} to {day(sub.currentPeriodEnd)}</dd></div>}
         <div><dt>Next charge</dt><dd>{summary.nextCharge
-          ? `${money(summary.nextCharge.amount, summary.nextCharge.currency)} for ${summary.nextCharge.plan} on ${when(summary.nextCharge.at)}`
+          ? <><Money cents={summary.nextCharge.amount} currency={summary.nextCharge.currency} /> for {summary.nextCharge.plan}{" "}
+            <Time iso={summary.nextCharge.at} /></>
           : "none"}</dd></div>
       </dl>
       {sub.status === "incomplete" && sub.hostedUrl && (
         <p class="warning">The first invoice of {sub.pendingPlan} is not paid yet: <a href={sub.hostedUrl}>pay it</a>.</p>
       )}
-    </section>
+    </>
   );
 }
 
@@ -105,14 +160,14 @@ function PeriodUsage({ summary }: { summary: Summary }) {
       <td data-label="Calls">{u.calls.toLocaleString("en-US")}</td>
       <td data-label="Input tokens">{u.inputTokens.toLocaleString("en-US")}</td>
       <td data-label="Output tokens">{u.outputTokens.toLocaleString("en-US")}</td>
-      <td data-label="Credits">{credits(u.microCredits)}</td>
+      <td data-label="Credits"><Credits micro={u.microCredits} bare /></td>
     </tr>
   );
   return (
     <section class="card" aria-labelledby="period-title">
       <h2 id="period-title">This period's usage</h2>
-      <p class="muted">{day(usage.periodStart)} to {day(usage.periodEnd)}: {credits(usage.totalMicroCredits)} credits in all.</p>
-      <TableWrap label={"This period's usage"}>
+      <p class="muted">{day(usage.periodStart)} to {day(usage.periodEnd)}: <Credits micro={usage.totalMicroCredits} /> in all.</p>
+      <TableWrap label={"This period's usage by kind"}>
         <table class="stack">
           <thead><tr><th scope="col">Of</th><th scope="col">Calls</th><th scope="col">Input tokens</th>
             <th scope="col">Output tokens</th><th scope="col">Credits</th></tr></thead>
@@ -128,13 +183,11 @@ function BuyCredits({ summary, bought }: { summary: Summary; bought: () => void 
   const action = useAction();
   const [choice, setChoice] = useState(summary.packs[0]?.id ?? "amount");
   const [amount, setAmount] = useState("");
-  const [done, setDone] = useState<string | null>(null);
   return (
     <section class="card" aria-labelledby="buy-title">
       <h2 id="buy-title">Buy credits</h2>
       <form onSubmit={(event) => {
         event.preventDefault();
-        setDone(null);
         void action.run(async () => {
           const purchase = await client.billing.purchaseCredits(
             choice === "amount" ? { credits: Number(amount) } : { pack: choice as "credits_10" });
@@ -142,7 +195,7 @@ function BuyCredits({ summary, bought }: { summary: Summary; bought: () => void 
             go(purchase.checkoutUrl);   // Stripe Checkout; its webhook credits the balance once paid
             return;
           }
-          setDone(`Bought ${purchase.credits} credits for ${money(purchase.amount, purchase.currency)} (${purchase.status}).`);
+          toast(`Bought ${creditsText(purchase.credits * 1_000_000)} for ${money(purchase.amount, purchase.currency)} (${purchase.status}).`);
           setAmount("");
           bought();
         });
@@ -153,7 +206,7 @@ function BuyCredits({ summary, bought }: { summary: Summary; bought: () => void 
             {summary.packs.map((pack) => (
               <label key={pack.id} class="check"><input type="radio" name="pack" value={pack.id}
                                                          checked={choice === pack.id} onChange={() => setChoice(pack.id)} />
-                {pack.credits} credits, {money(pack.amount, pack.currency)}</label>
+                {creditsText(pack.credits * 1_000_000)}, {money(pack.amount, pack.currency)}</label>
             ))}
             <label class="check"><input type="radio" name="pack" value="amount" checked={choice === "amount"}
                                         onChange={() => setChoice("amount")} />Another amount</label>
@@ -165,7 +218,6 @@ function BuyCredits({ summary, bought }: { summary: Summary; bought: () => void 
         </fieldset>
         <button type="submit" class="primary" disabled={action.busy}>{action.busy ? "Buying…" : "Buy credits"}</button>
       </form>
-      {done && <p class="success" role="status">{done}</p>}
       {action.error !== null && <ErrorNotice error={action.error} />}
     </section>
   );
@@ -176,7 +228,6 @@ function ChangePlan({ summary, changed }: { summary: Summary; changed: () => voi
   const { reload } = useSigned();
   const action = useAction();
   const [plan, setPlan] = useState<Plan>((PLANS.find((p) => p !== summary.plan) ?? "starter"));
-  const [note, setNote] = useState<{ text: string; payAt?: string } | null>(null);
   return (
     <section class="card" aria-labelledby="plan-title">
       <h2 id="plan-title">Change plan</h2>
@@ -193,14 +244,13 @@ function ChangePlan({ summary, changed }: { summary: Summary; changed: () => voi
                          : `Move to ${plan}? Its first period is charged now and replaces the current subscription.`}
                        onConfirm={() => void action.run(async () => {
                          const sub = await client.call("create_subscription", { body: { plan } });
-                         setNote(sub.status === "incomplete" && sub.hostedUrl
-                           ? { text: `${plan} waits for its first payment.`, payAt: sub.hostedUrl }
-                           : { text: `The plan is now ${sub.plan} (${sub.status}).` });
+                         toast(sub.status === "incomplete"
+                           ? `${plan} waits for its first payment: pay its invoice from Your plan.`
+                           : `The plan is now ${sub.plan} (${sub.status}).`);
                          changed();
                          await reload();
                        })} />
       </div>
-      {note && <p class="success" role="status">{note.text} {note.payAt && <a href={note.payAt}>Pay the invoice</a>}</p>}
       {action.error !== null && <ErrorNotice error={action.error} />}
     </section>
   );
@@ -210,16 +260,14 @@ function RedeemGiftCard({ redeemed }: { redeemed: () => void }) {
   const client = useClient();
   const action = useAction();
   const [code, setCode] = useState("");
-  const [done, setDone] = useState<string | null>(null);
   return (
     <section class="card" aria-labelledby="gift-title">
       <h2 id="gift-title">Redeem a gift card</h2>
       <form class="row-actions" onSubmit={(event) => {
         event.preventDefault();
-        setDone(null);
         void action.run(async () => {
           const redemption = await client.call("redeem_gift_card", { body: { code } });
-          setDone(`Redeemed ${credits(redemption.microCredits)} credits; the balance is ${credits(redemption.balance.microCredits)}.`);
+          toast(`Redeemed ${creditsText(redemption.microCredits)}; the balance is ${creditsText(redemption.balance.microCredits)}.`);
           setCode("");
           redeemed();
         });
@@ -228,7 +276,6 @@ function RedeemGiftCard({ redeemed }: { redeemed: () => void }) {
                                     spellcheck={false} onInput={(e) => setCode(e.currentTarget.value)} /></label>
         <button type="submit" disabled={action.busy}>{action.busy ? "Redeeming…" : "Redeem"}</button>
       </form>
-      {done && <p class="success" role="status">{done}</p>}
       {action.error !== null && <ErrorNotice error={action.error} />}
     </section>
   );
@@ -254,14 +301,17 @@ function Portal() {
   );
 }
 
-function Invoices({ invoices }: { invoices: Paged<Invoice> }) {
+function InvoicesTab() {
+  const client = useClient();
+  const invoices = usePaged((cursor) => client.call("list_invoices", { query: { limit: 10, ...(cursor ? { cursor } : {}) } }));
   return (
-    <section aria-labelledby="invoices-title">
-      <h2 id="invoices-title">Invoices</h2>
+    <>
+      <h2 class="visually-hidden">Invoices</h2>
+      <p class="muted">Each purchase and each paid period of a plan has its invoice, newest first.</p>
       <PagedTable paged={invoices} what="the invoices" empty="No invoices yet: each purchase and paid plan period has one."
                   columns={["Number", "Date", "Period", "Amount", "Status", "Lines"]}
                   row={(invoice) => <InvoiceRow key={invoice.id} invoice={invoice} />} />
-    </section>
+    </>
   );
 }
 
@@ -270,9 +320,9 @@ function InvoiceRow({ invoice }: { invoice: Invoice }) {
   return (
     <tr>
       <th scope="row">{invoice.number}{invoice.testMode && <div class="muted">test mode</div>}</th>
-      <td data-label="Date">{when(invoice.created_at)}</td>
+      <td data-label="Date"><Time iso={invoice.created_at} /></td>
       <td data-label="Period">{day(invoice.periodStart)} to {day(invoice.periodEnd)}</td>
-      <td data-label="Amount">{money(invoice.amount, invoice.currency)}</td>
+      <td data-label="Amount"><Money cents={invoice.amount} currency={invoice.currency} /></td>
       <td data-label="Status"><span class={`badge ${invoice.status}`}>{invoice.status}</span></td>
       <td data-label="Lines">
         <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
@@ -292,7 +342,7 @@ function InvoiceLines({ id }: { id: string }) {
         <ul class="lines">
           {data.lines.map((line, i) => (
             <li key={i}>{line.description}: {line.quantity} × {money(line.unitAmount, data.currency)} ={" "}
-              {money(line.amount, data.currency)} ({credits(line.microCredits)} credits, {line.kind})</li>
+              {money(line.amount, data.currency)} (<Credits micro={line.microCredits} />, {line.kind})</li>
           ))}
         </ul>
       )}
@@ -300,22 +350,24 @@ function InvoiceLines({ id }: { id: string }) {
   );
 }
 
-function Ledger({ entries }: { entries: Paged<Entry> }) {
+function LedgerTab() {
+  const client = useClient();
+  const entries = usePaged((cursor) => client.call("list_ledger", { query: { limit: LEDGER_PAGE, ...(cursor ? { cursor } : {}) } }));
   return (
-    <section aria-labelledby="ledger-title">
-      <h2 id="ledger-title">Ledger</h2>
+    <>
+      <h2 class="visually-hidden">Ledger</h2>
       <p class="muted">Every change of the balance, newest first; entries are never changed or deleted.</p>
       <PagedTable paged={entries} what="the ledger" empty="No entries yet." columns={["Time", "Kind", "Credits", "Reason", "By"]}
                   row={(entry) => (
         <tr key={entry.id}>
-          <th scope="row">{when(entry.created_at)}</th>
+          <th scope="row"><Time iso={entry.created_at} /></th>
           <td data-label="Kind"><span class="badge">{entry.kind}</span></td>
           <td data-label="Credits" class={entry.amount < 0 ? "debit" : "credit"}>
-            {entry.amount > 0 ? "+" : ""}{credits(entry.amount)}</td>
-          <td data-label="Reason">{entry.reason}{entry.reference && <div class="muted">{entry.reference}</div>}</td>
-          <td data-label="By"><code>{entry.principal}</code></td>
+            <Credits micro={entry.amount} bare signed /></td>
+          <td data-label="Reason">{entry.reason}{entry.reference && <div class="muted"><ShortId id={entry.reference} /></div>}</td>
+          <td data-label="By"><Person id={entry.principal} /></td>
         </tr>
       )} />
-    </section>
+    </>
   );
 }

@@ -1,6 +1,6 @@
 /**
- * Build → Chat: the tenant's sessions; start one (a title, optionally on a project or as an agent);
- * delete one (asked first). A session's page: its messages and a composer; the answer streams in as
+ * Build → Chat: the tenant's sessions; Start session opens a dialog (a title, optionally on a project
+ * or as an agent); each session's actions menu opens or deletes it (asked first). A session's page: its messages and a composer; the answer streams in as
  * it is written (its text in a live region, so a screen reader reads it too), with the tools it used,
  * its usage and its error.
  */
@@ -10,25 +10,38 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useAction } from "../action";
 import { useClient } from "../api";
 import { type Answer, applyEvent, EMPTY_ANSWER, type ToolUse } from "../chat-answer";
-import { ConfirmButton } from "../components/confirm";
+import { Confirm } from "../components/confirm";
+import { DialogButton } from "../components/dialog";
+import { ActionsMenu } from "../components/menu";
+import { EmptyState } from "../components/empty-state";
 import { Empty, ErrorNotice, Show } from "../components/status";
-import { credits, when } from "../format";
+import { Credits, Time } from "../components/readable";
+import { when } from "../format";
 import { collect, useLoad } from "../load";
 import { navigate } from "../router";
 import { shown } from "../timeline";
 import { TableWrap } from "../components/table-wrap";
+import { toast } from "../toast";
 
 export function ChatSessionsPage() {
   const client = useClient();
   const sessions = useLoad(() => collect(client.paginate("list_chat_sessions"), 200));
   return (
     <>
-      <h1>Chat</h1>
-      <p class="lead">Talk to the model, or to one of your agents on a project (its tools act on the project's files).</p>
-      <CreateSession />
-      <h2>Sessions</h2>
+      <div class="page-head">
+        <h1>Chat</h1>
+        <DialogButton label="Start session" title="Start a session">
+          {(close) => <CreateSession close={close} />}
+        </DialogButton>
+      </div>
       <Show loaded={sessions} what="the sessions">
-        {(items) => items.length === 0 ? <Empty>No sessions yet: start one above.</Empty> : (
+        {(items) => items.length === 0 ? (
+          <EmptyState title="No sessions yet" tag="Chat">
+            <p>A session is a conversation with the model, or with one of your agents on a project: the answer streams
+              in as it is written.</p>
+            <p>Press <strong>Start session</strong> above to open the first.</p>
+          </EmptyState>
+        ) : (
           <TableWrap label={"Sessions"}>
             <table class="stack">
               <thead><tr><th scope="col">Title</th><th scope="col">Updated</th><th scope="col">Actions</th></tr></thead>
@@ -37,6 +50,7 @@ export function ChatSessionsPage() {
           </TableWrap>
         )}
       </Show>
+      <p class="lead">Talk to the model, or to one of your agents on a project (its tools act on the project's files).</p>
     </>
   );
 }
@@ -48,24 +62,30 @@ function title(session: { title: string | null; created_at: string }): string {
 function SessionRow({ session, changed }: { session: ChatSession; changed: () => void }) {
   const client = useClient();
   const action = useAction();
+  const [deleting, setDeleting] = useState(false);
   return (
     <tr>
       <th scope="row"><a href={`#/chat/${session.id}`}>{title(session)}</a></th>
-      <td data-label="Updated">{when(session.updated_at)}</td>
+      <td data-label="Updated"><Time iso={session.updated_at} /></td>
       <td><div class="row-actions">
-        <ConfirmButton label="Delete" disabled={action.busy}
-                       question={`Delete the session ${title(session)} and its messages? This cannot be undone.`}
-                       onConfirm={() => void action.run(async () => {
-                         await client.call("delete_chat_session", { path: { id: session.id } });
-                         changed();
-                       })} />
+        <ActionsMenu name={title(session)} disabled={action.busy} items={[
+          { label: "Open", onSelect: () => navigate(`/chat/${session.id}`) },
+          { label: "Delete…", danger: true, onSelect: () => setDeleting(true) },
+        ]} />
+        <Confirm open={deleting} label="Delete" onClose={() => setDeleting(false)}
+                 question={`Delete the session ${title(session)} and its messages? This cannot be undone.`}
+                 onConfirm={() => void action.run(async () => {
+                   await client.call("delete_chat_session", { path: { id: session.id } });
+                   toast(`Session ${title(session)} deleted.`);
+                   changed();
+                 })} />
         {action.error !== null && <ErrorNotice error={action.error} />}
       </div></td>
     </tr>
   );
 }
 
-function CreateSession() {
+function CreateSession({ close }: { close: () => void }) {
   const client = useClient();
   const action = useAction();
   const choices = useLoad(async () => {
@@ -78,8 +98,7 @@ function CreateSession() {
   const projects = choices.state === "ready" ? choices.data.projects : [];
   const agents = choices.state === "ready" ? choices.data.agents : [];
   return (
-    <section class="card" aria-labelledby="create-session-title">
-      <h2 id="create-session-title">Start a session</h2>
+    <>
       <form onSubmit={(event) => {
         event.preventDefault();
         void action.run(async () => {
@@ -99,11 +118,14 @@ function CreateSession() {
             <option value="">None: the plain model</option>
             {agents.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}</select></label>
         </div>
-        <button type="submit" class="primary" disabled={action.busy}>{action.busy ? "Starting…" : "Start session"}</button>
+        <div class="actions">
+          <button type="button" onClick={close}>Cancel</button>
+          <button type="submit" class="primary" disabled={action.busy}>{action.busy ? "Starting…" : "Start session"}</button>
+        </div>
       </form>
       {choices.state === "failed" && <ErrorNotice error={choices.error} onRetry={choices.reload} />}
       {action.error !== null && <ErrorNotice error={action.error} />}
-    </section>
+    </>
   );
 }
 
@@ -208,7 +230,7 @@ function Conversation({ session }: { session: SessionWithMessages }) {
 
 function Usage({ usage }: { usage: { inputTokens: number; outputTokens: number; microCredits: number; estimated: boolean } }) {
   return <p class="muted">{usage.inputTokens} tokens in, {usage.outputTokens} out{usage.estimated ? " (estimated)" : ""},
-    {" "}{credits(usage.microCredits)} credits</p>;
+    {" "}<Credits micro={usage.microCredits} /></p>;
 }
 
 function Tools({ tools }: { tools: ToolUse[] }) {
@@ -228,7 +250,7 @@ function Tools({ tools }: { tools: ToolUse[] }) {
 function Message({ message, tools }: { message: ChatMessage; tools: ToolUse[] }) {
   return (
     <li class={`message ${message.role}`}>
-      <p class="who-said">{message.role === "user" ? "You" : "Assistant"} <span class="muted">{when(message.created_at)}</span>
+      <p class="who-said">{message.role === "user" ? "You" : "Assistant"} <span class="muted"><Time iso={message.created_at} /></span>
         {message.status === "failed" && <span class="badge failed">failed</span>}</p>
       <Tools tools={tools} />
       <div class="message-text">{message.content}</div>

@@ -12,7 +12,7 @@ import { useAction } from "../action";
 import { useClient, useSigned } from "../api";
 import { ConfirmButton } from "../components/confirm";
 import { ErrorNotice, Show } from "../components/status";
-import { when } from "../format";
+import { Time } from "../components/readable";
 import { useLoad } from "../load";
 import { loginOutcome } from "../team";
 
@@ -52,8 +52,8 @@ function Decision({ login, state, decided }: { login: LoginInfo; state: string; 
       <dl class="facts">
         <dt>Client version</dt><dd>{login.cliVersion}</dd>
         <dt>Platform</dt><dd>{login.platform}</dd>
-        <dt>Started</dt><dd>{when(login.created_at)}</dd>
-        <dt>Expires</dt><dd>{when(login.expires_at)}</dd>
+        <dt>Started</dt><dd><Time iso={login.created_at} /></dd>
+        <dt>Expires</dt><dd><Time iso={login.expires_at} /></dd>
       </dl>
       {outcome ? <p role="status" class={decision === "approved" || login.status !== "expired" ? "success" : "warning"}>{outcome}</p> : (
         <>

@@ -10,8 +10,9 @@ import { useAction } from "../action";
 import { useClient, useSigned } from "../api";
 import { ErrorNotice, Show } from "../components/status";
 import { allows, parseList } from "../cidr";
-import { when } from "../format";
+import { Time } from "../components/readable";
 import { collect, useLoad } from "../load";
+import { toast } from "../toast";
 
 type Tenant = components["schemas"]["Tenant"];
 
@@ -46,18 +47,16 @@ function AllowlistEditor({ tenant, keys, saved }: { tenant: Tenant; keys: ApiKey
   const current = tenant.settings.ipAllowlist.join("\n");
   const [text, setText] = useState(current);
   const [warned, setWarned] = useState<ApiKey[] | null>(null);
-  const [done, setDone] = useState(false);
   const { cidrs, invalid } = parseList(text);
   const featured = tenant.planDetails.features.includes("ip_allowlist");
 
   const save = (force: boolean) => {
-    setDone(false);
     const shut = keysShutOut(text, keys);
     if (shut.length && !force) { setWarned(shut); return; }
     setWarned(null);
     void action.run(async () => {
       await client.tenants.updateSettings(tenant.id, { ipAllowlist: cidrs.map((c) => c.text) });
-      setDone(true);
+      toast("The allowlist is saved. Every server applies it within a minute.");
       saved();
     });
   };
@@ -65,12 +64,12 @@ function AllowlistEditor({ tenant, keys, saved }: { tenant: Tenant; keys: ApiKey
     <section class="card" aria-labelledby="allowlist-title">
       <h2 id="allowlist-title">IP allowlist</h2>
       {!featured && <p class="notice" role="note">The {tenant.plan} plan has no IP allowlist: it comes with the starter plan
-        and above (<a href="#/billing">Billing</a>).</p>}
+        and above (<a href="#/settings/billing">Billing</a>).</p>}
       <p>Currently: {tenant.settings.ipAllowlist.length ? tenant.settings.ipAllowlist.join(", ") : "every address (no list)"}.</p>
       <form onSubmit={(event) => { event.preventDefault(); save(false); }}>
         <label for="allowlist">Addresses and ranges (CIDR), one a line; empty: every address</label>
         <textarea id="allowlist" rows={6} value={text} aria-describedby="allowlist-help allowlist-invalid"
-                  onInput={(e) => { setText(e.currentTarget.value); setWarned(null); setDone(false); }} />
+                  onInput={(e) => { setText(e.currentTarget.value); setWarned(null); }} />
         <p id="allowlist-help" class="muted">For example 203.0.113.0/24 or 2001:db8::/32. At most 100.</p>
         <p id="allowlist-invalid" class="field-error" aria-live="polite">
           {invalid.length ? `Not an address or range: ${invalid.join(", ")}` : ""}</p>
@@ -80,12 +79,11 @@ function AllowlistEditor({ tenant, keys, saved }: { tenant: Tenant; keys: ApiKey
         <div class="warning" role="alert">
           <p>This list would shut out {warned.length === 1 ? "a key" : `${warned.length} keys`} last used from outside it:</p>
           <ul>{warned.map((key) => <li key={key.id}><strong>{key.name}</strong> (<code>{key.hint}</code>), last used
-            from {key.lastUsedIp} {when(key.last_used_at)}</li>)}</ul>
+            from {key.lastUsedIp} <Time iso={key.last_used_at} /></li>)}</ul>
           <button type="button" class="danger" onClick={() => save(true)}>Save anyway</button>
           <button type="button" onClick={() => setWarned(null)}>Keep editing</button>
         </div>
       )}
-      {done && <p role="status" class="success">Saved. Every server applies it within a minute.</p>}
       {action.error !== null && <ErrorNotice error={action.error} />}
     </section>
   );

@@ -11,9 +11,10 @@ import { useState } from "preact/hooks";
 import { useAction } from "../action";
 import { useClient, useSigned } from "../api";
 import { ErrorNotice, Show } from "../components/status";
-import { when } from "../format";
+import { Time } from "../components/readable";
 import { useLoad } from "../load";
 import { TableWrap } from "../components/table-wrap";
+import { toast } from "../toast";
 
 type Preferences = components["schemas"]["Preferences"];
 type PreferencesUpdate = components["schemas"]["PreferencesUpdate"];
@@ -119,8 +120,7 @@ function PreferencesForm({ regions, current, features, saved }: {
   const client = useClient();
   const action = useAction();
   const [draft, setDraft] = useState<Preferences>(current);
-  const [done, setDone] = useState(false);
-  const set = (change: Partial<Preferences>) => { setDraft({ ...draft, ...change }); setDone(false); };
+  const set = (change: Partial<Preferences>) => setDraft({ ...draft, ...change });
   const available = regions.items.filter((r) => r.available);
   const patch = changedFields(current, draft);
   const residencyNote = needs(features, "data_residency");
@@ -128,12 +128,12 @@ function PreferencesForm({ regions, current, features, saved }: {
   return (
     <section class="card" aria-labelledby="prefs-title">
       <h2 id="prefs-title">Regional preferences</h2>
-      <p class="muted">{current.isDefault ? "The defaults: nothing set yet." : `Last changed ${when(current.updated_at)}.`}</p>
+      <p class="muted">{current.isDefault ? "The defaults: nothing set yet." : <>Last changed <Time iso={current.updated_at} />.</>}</p>
       <form onSubmit={(event) => {
         event.preventDefault();
         void action.run(async () => {
           await client.call("update_preferences", { path: { tenantId: current.tenantId }, body: patch });
-          setDone(true);
+          toast("The preferences are saved.");
           saved();
         });
       }}>
@@ -165,7 +165,6 @@ function PreferencesForm({ regions, current, features, saved }: {
         <button type="submit" class="primary" disabled={action.busy || Object.keys(patch).length === 0}>
           {action.busy ? "Saving…" : "Save preferences"}</button>
       </form>
-      {done && <p class="success" role="status">The preferences are saved.</p>}
       {action.error !== null && <Refused error={action.error} />}
     </section>
   );
@@ -209,9 +208,8 @@ function StorageForm({ regions, current, features, saved }: {
   const action = useAction();
   const check = useAction();
   const [draft, setDraft] = useState<StorageDraft>(draftOf(current));
-  const [done, setDone] = useState(false);
   const [result, setResult] = useState<Validation | null>(null);
-  const set = (change: Partial<StorageDraft>) => { setDraft({ ...draft, ...change }); setDone(false); };
+  const set = (change: Partial<StorageDraft>) => setDraft({ ...draft, ...change });
   const provider = PROVIDERS.find((p) => p.value === draft.provider)!;
   const byosNote = needs(features, "byos");
   const sameTarget = current.storageMode === "byos" && current.byosProvider === draft.provider
@@ -228,13 +226,13 @@ function StorageForm({ regions, current, features, saved }: {
       <p class="muted">Now: {current.storageMode === "platform"
         ? `the platform's storage in ${current.platformRegion ?? "the primary region"}`
         : `${current.byosProvider} bucket ${current.byosBucket}${current.byosAccessKeyLast4 ? `, access key …${current.byosAccessKeyLast4}` : ""}`}
-        {current.isDefault ? " (the default)" : ` (since ${when(current.updated_at)})`}.</p>
+        {current.isDefault ? " (the default)" : <> (since <Time iso={current.updated_at} />)</>}.</p>
       <form onSubmit={(event) => {
         event.preventDefault();
         void action.run(async () => {
           await client.call("put_storage", { path: { tenantId }, body: storageBody(draft) });
           setDraft({ ...draft, accessKey: "", secretKey: "" });
-          setDone(true);
+          toast("The storage configuration is saved.");
           saved();
         });
       }}>
@@ -287,7 +285,6 @@ function StorageForm({ regions, current, features, saved }: {
           )}
         </div>
       </form>
-      {done && <p class="success" role="status">The storage configuration is saved.</p>}
       {action.error !== null && <Refused error={action.error} />}
       {check.busy && <p class="loading" role="status">Checking the bucket…</p>}
       {check.error !== null && <Refused error={check.error} />}
@@ -303,7 +300,7 @@ function Checklist({ result }: { result: Validation }) {
   return (
     <div class={`checklist-result ${result.ok ? "passed" : "failed"}`} role="status" aria-labelledby="check-title">
       <h3 id="check-title">{result.ok ? "The bucket works" : "The bucket failed the check"}: {result.byosProvider}{" "}
-        {result.byosBucket} ({result.source === "stored" ? "the saved configuration" : "not saved"}, {when(result.checked_at)})</h3>
+        {result.byosBucket} ({result.source === "stored" ? "the saved configuration" : "not saved"}, <Time iso={result.checked_at} />)</h3>
       <ol class="checklist">
         {(["write", "read", "delete"] as const).map((name) => {
           const step = ran.get(name);
@@ -329,7 +326,7 @@ function RegionCatalogue({ regions }: { regions: RegionList }) {
   return (
     <section aria-labelledby="regions-title">
       <h2 id="regions-title">Regions</h2>
-      <TableWrap label={"Regions"}>
+      <TableWrap label={"Region catalogue"}>
         <table class="stack">
           <thead><tr><th scope="col">Region</th><th scope="col">Id</th><th scope="col">Jurisdiction</th>
             <th scope="col">Compliance levels</th><th scope="col">Available</th></tr></thead>

@@ -11,7 +11,7 @@ import { useAction } from "../action";
 import { useClient, useSigned } from "../api";
 import { ConfirmButton } from "../components/confirm";
 import { ErrorNotice, Loading } from "../components/status";
-import { credits, when } from "../format";
+import { Credits, Person, Time } from "../components/readable";
 import { duration, isFinal, isMoving, shown, timeline, type TimelineEntry, waitingCall } from "../timeline";
 
 const POLL_MS = 1000;
@@ -65,9 +65,9 @@ function RunView({ run, changed }: { run: Run; changed: (run: Run) => void }) {
         <dd><span class={`badge ${run.status}`} role="status" aria-live="polite">{run.status.replace("_", " ")}</span>
           {isMoving(run.status) && <span class="muted"> (updated every second)</span>}</dd>
         <dt>Model</dt><dd>{run.model}</dd>
-        <dt>Started</dt><dd>{when(run.created_at)}</dd>
-        <dt>Ended</dt><dd>{when(run.completed_at, "not yet")}</dd>
-        <dt>Usage</dt><dd>{run.usage.inputTokens} tokens in, {run.usage.outputTokens} out, {credits(run.usage.microCredits)} credits</dd>
+        <dt>Started</dt><dd><Time iso={run.created_at} /></dd>
+        <dt>Ended</dt><dd><Time iso={run.completed_at} never="not yet" /></dd>
+        <dt>Usage</dt><dd>{run.usage.inputTokens} tokens in, {run.usage.outputTokens} out, <Credits micro={run.usage.microCredits} /></dd>
       </dl>
       {run.error && <div class="error" role="alert"><p><strong>{run.error.code}: </strong>{run.error.message}</p></div>}
       {waiting && <Approval run={run} call={waiting} changed={changed} />}
@@ -145,7 +145,7 @@ function Step({ entry }: { entry: TimelineEntry }) {
       <div class="step-head">
         <strong>{entry.kind === "tool" ? <>Tool <code>{entry.title}</code></> : entry.title}</strong>
         {entry.status && <span class={`badge ${entry.status}`}>{entry.status.replace("_", " ")}</span>}
-        <span class="muted">{when(entry.at, "")}{entry.tookMs !== null ? ` · ${duration(entry.tookMs)}` : ""}
+        <span class="muted"><Time iso={entry.at} never="" />{entry.tookMs !== null ? ` · ${duration(entry.tookMs)}` : ""}
           {entry.usage ? ` · ${entry.usage.inputTokens} in / ${entry.usage.outputTokens} out tokens` : ""}</span>
       </div>
       {entry.text && <p class="step-text">{entry.text}</p>}
@@ -156,7 +156,7 @@ function Step({ entry }: { entry: TimelineEntry }) {
           {entry.result !== null && entry.result !== "" && <details><summary>Result</summary><pre class="block">{shown(entry.result)}</pre></details>}
         </>
       )}
-      {entry.approval && <p class="muted">{entry.approval.decision} by {entry.approval.by === me.user?.id ? "you" : entry.approval.by} {when(entry.approval.at)}
+      {entry.approval && <p class="muted">{entry.approval.decision} by {entry.approval.by === me.user?.id ? "you" : <Person id={entry.approval.by} />} <Time iso={entry.approval.at} />
         {entry.approval.reason ? `: ${entry.approval.reason}` : ""}</p>}
     </li>
   );

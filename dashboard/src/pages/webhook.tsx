@@ -1,6 +1,7 @@
 /**
- * One webhook endpoint: its settings (enabled, events, description), a test event, the secret's
- * rotation (the new secret shown once), deletion; its deliveries (outcome, HTTP status, attempt,
+ * One webhook endpoint: its settings (enabled, events, description), a test event; the page's actions
+ * menu rotates the secret (the overlap asked in a dialog, the new secret shown there once) or deletes
+ * the endpoint (asked first); its deliveries (outcome, HTTP status, attempt,
  * latency, next retry, error) with redelivery; a replay of the events since a time, with its progress.
  */
 import type { components } from "@svc/client";
@@ -8,16 +9,20 @@ import { useEffect, useRef, useState } from "preact/hooks";
 
 import { useAction } from "../action";
 import { useClient } from "../api";
-import { ConfirmButton } from "../components/confirm";
-import { CopyValue } from "../components/copy";
+import { Confirm } from "../components/confirm";
+import { Dialog } from "../components/dialog";
+import { ActionsMenu } from "../components/menu";
+import { NewValue, OverlapForm } from "../components/rotate";
 import { PagedTable } from "../components/paged-table";
 import { ErrorNotice, Show } from "../components/status";
-import { when } from "../format";
+import { ShortId, Time } from "../components/readable";
+import { shortId } from "../format";
 import { useLoad } from "../load";
 import { deliveryRow, localInputToIso, type Replay, replayDone, replayProgress, toLocalInput,
          type WebhookEvent } from "../observe";
 import { usePaged } from "../paged";
 import { navigate } from "../router";
+import { toast } from "../toast";
 import { EventsPicker, eventsLabel } from "./webhooks";
 
 type Webhook = components["schemas"]["Webhook"];
@@ -43,7 +48,10 @@ export function WebhookPage({ params }: { params: Record<string, string> }) {
   return (
     <>
       <p><a href="#/webhooks">← Webhooks</a></p>
-      <h1>Webhook endpoint</h1>
+      <div class="page-head">
+        <h1>Webhook endpoint</h1>
+        {hook.state === "ready" && <EndpointActions hook={hook.data} changed={hook.reload} />}
+      </div>
       <Show loaded={hook} what="the endpoint">
         {(data) => <>
           <Endpoint hook={data} changed={hook.reload} sent={refreshSoon} />
@@ -64,14 +72,15 @@ export function WebhookPage({ params }: { params: Record<string, string> }) {
           return (
             <tr key={row.key}>
               <th scope="row">{row.eventType}<div class="muted wrap">
-                {row.canRedeliver ? <a href={`#/events/${row.eventId}`}>{row.eventId}</a> : row.eventId}</div></th>
+                {row.canRedeliver ? <a href={`#/events/${row.eventId}`} title={row.eventId}>{shortId(row.eventId)}</a>
+                  : <code title={row.eventId}>{shortId(row.eventId)}</code>}</div></th>
               <td data-label="Outcome"><span class={`badge ${row.outcome}`}>{row.outcome}</span></td>
               <td data-label="HTTP status">{row.status}</td>
               <td data-label="Attempt">{row.attempt}</td>
               <td data-label="Latency">{row.latency}</td>
-              <td data-label="Time">{when(row.attemptedAt)}</td>
-              <td data-label="Next retry">{when(row.nextRetryAt, "—")}</td>
-              <td data-label="Sent by" class="wrap">{row.sentBy}</td>
+              <td data-label="Time"><Time iso={row.attemptedAt} /></td>
+              <td data-label="Next retry"><Time iso={row.nextRetryAt} never="—" /></td>
+              <td data-label="Sent by">{row.sentBy}{row.sentById && <> <ShortId id={row.sentById} /></>}</td>
               {row.error ? <td data-label="Error" class="wrap">{row.error}</td> : <td class="wrap" />}
               <td>{row.canRedeliver
                 ? <Redeliver webhookId={id} eventId={row.eventId} eventType={row.eventType} sent={refreshSoon} />
@@ -87,63 +96,81 @@ export function WebhookPage({ params }: { params: Record<string, string> }) {
 function Endpoint({ hook, changed, sent }: { hook: Webhook; changed: () => void; sent: () => void }) {
   const client = useClient();
   const action = useAction();
-  const [secret, setSecret] = useState<string | null>(null);
-  const [overlap, setOverlap] = useState(86400);
-  const [notice, setNotice] = useState("");
   return (
     <>
       <section class="card" aria-labelledby="endpoint-title">
         <h2 id="endpoint-title" class="wrap">{hook.url}</h2>
         <dl class="facts">
           <dt>Status</dt><dd><span class={`badge ${hook.enabled ? "active" : "failed"}`}>{hook.enabled ? "enabled" : "disabled"}</span>
-            {hook.disabledReason && <> {hook.disabledReason} (since {when(hook.disabled_at)})</>}</dd>
+            {hook.disabledReason && <> {hook.disabledReason} (since <Time iso={hook.disabled_at} />)</>}</dd>
           <dt>Events</dt><dd>{eventsLabel(hook.events)}</dd>
           <dt>Description</dt><dd>{hook.description ?? "none"}</dd>
-          <dt>Failing since</dt><dd>{when(hook.first_failure_at, "not failing")}</dd>
-          <dt>Created</dt><dd>{when(hook.created_at)}</dd>
-          <dt>Id</dt><dd><code>{hook.id}</code></dd>
+          <dt>Failing since</dt><dd><Time iso={hook.first_failure_at} never="not failing" /></dd>
+          <dt>Created</dt><dd><Time iso={hook.created_at} /></dd>
+          <dt>Id</dt><dd><ShortId id={hook.id} label="the endpoint id" /></dd>
         </dl>
         <div class="row-actions">
           <button type="button" disabled={action.busy || !hook.enabled} onClick={() => void action.run(async () => {
-            setNotice("");
             const queued = await client.webhooks.test(hook.id);
-            setNotice(`Test event ${queued.id} queued: its delivery appears below.`);
+            toast(`Test event ${queued.id} queued: its delivery appears below.`);
             sent();
           })}>Send test event</button>
-          <label class="inline">The current secret keeps signing for
-            <select value={overlap} onChange={(e) => setOverlap(Number(e.currentTarget.value))}>
-              {OVERLAPS.map((o) => <option key={o.seconds} value={o.seconds}>{o.label}</option>)}
-            </select></label>
-          <ConfirmButton label="Rotate secret" danger={false} disabled={action.busy}
-                         question="Rotate the signing secret? A new one is made; the current one keeps signing for the overlap chosen."
-                         onConfirm={() => void action.run(async () => {
-                           const rotated = await client.call("rotate_webhook_secret",
-                             { path: { id: hook.id }, body: { overlapSeconds: overlap } });
-                           setSecret(rotated.secret);
-                           changed();
-                         })} />
-          <ConfirmButton label="Delete endpoint" disabled={action.busy}
-                         question={`Delete the endpoint ${hook.url}? No delivery is made to it any more; this cannot be undone.`}
-                         onConfirm={() => void action.run(async () => {
-                           await client.webhooks.delete(hook.id);
-                           navigate("/webhooks");
-                         })} />
         </div>
-        {notice && <p role="status" class="success">{notice}</p>}
         {!hook.enabled && <p class="muted">Enable the endpoint to send it a test event, a redelivery or a replay.</p>}
         {action.error !== null && <ErrorNotice error={action.error} />}
       </section>
-      {secret && (
-        <section class="card reveal" aria-labelledby="rotated-title">
-          <h2 id="rotated-title">The new signing secret</h2>
-          <p>Every delivery is now signed with it (and with the previous secret until the overlap ends). Copy it
-            now: it is not shown again.</p>
-          <CopyValue value={secret} label="The new signing secret" />
-          <button type="button" onClick={() => setSecret(null)}>Done</button>
-        </section>
-      )}
       <EditEndpoint key={hook.version} hook={hook} saved={changed} />
     </>
+  );
+}
+
+/** The page's actions: rotate the signing secret (in a dialog), delete the endpoint (asked first). */
+function EndpointActions({ hook, changed }: { hook: Webhook; changed: () => void }) {
+  const client = useClient();
+  const action = useAction();
+  const [asking, setAsking] = useState<"rotate" | "delete" | null>(null);
+  return (
+    <div class="row-actions">
+      <ActionsMenu name={hook.url} disabled={action.busy} items={[
+        { label: "Rotate secret…", onSelect: () => setAsking("rotate") },
+        { label: "Delete endpoint…", danger: true, onSelect: () => setAsking("delete") },
+      ]} />
+      <Dialog open={asking === "rotate"} title="Rotate the signing secret" onClose={() => setAsking(null)}>
+        <RotateSecret hook={hook} rotated={changed} close={() => setAsking(null)} />
+      </Dialog>
+      <Confirm open={asking === "delete"} label="Delete endpoint" onClose={() => setAsking(null)}
+               question={`Delete the endpoint ${hook.url}? No delivery is made to it any more; this cannot be undone.`}
+               onConfirm={() => void action.run(async () => {
+                 await client.webhooks.delete(hook.id);
+                 toast(`The endpoint ${hook.url} was deleted.`);
+                 navigate("/webhooks");
+               })} />
+      {action.error !== null && <ErrorNotice error={action.error} />}
+    </div>
+  );
+}
+
+/** The rotation's question (how long the current secret keeps signing), then the new secret, once. */
+function RotateSecret({ hook, rotated, close }: { hook: Webhook; rotated: () => void; close: () => void }) {
+  const client = useClient();
+  const [secret, setSecret] = useState<string | null>(null);
+  if (secret) {
+    return (
+      <NewValue value={secret} label="The new signing secret" close={close}>
+        Every delivery is now signed with it (and with the previous secret until the overlap ends). Copy it now: it
+        is not shown again.
+      </NewValue>
+    );
+  }
+  return (
+    <OverlapForm question="The current secret keeps signing for" options={OVERLAPS} submit="Rotate secret"
+                 close={close} rotate={async (overlapSeconds) => {
+                   const made = await client.call("rotate_webhook_secret", { path: { id: hook.id }, body: { overlapSeconds } });
+                   setSecret(made.secret);
+                   rotated();
+                 }}
+                 explain={<>A new secret is made; the current one keeps signing for the overlap chosen, so your
+                   receiver can move to the new one. After a leak, choose no time.</>} />
   );
 }
 
@@ -160,6 +187,7 @@ function EditEndpoint({ hook, saved }: { hook: Webhook; saved: () => void }) {
         event.preventDefault();
         void action.run(async () => {
           await client.webhooks.update(hook.id, { enabled, events, description: description.trim() || null });
+          toast("The endpoint's settings are saved.");
           saved();
         });
       }}>
@@ -185,6 +213,7 @@ function Redeliver({ webhookId, eventId, eventType, sent }: { webhookId: string;
       <button type="button" disabled={action.busy} aria-label={`Redeliver ${eventType} ${eventId}`}
               onClick={() => void action.run(async () => {
                 await client.call("redeliver_webhook_event", { path: { id: webhookId, deliveryId: eventId } });
+                toast(`Redelivery of ${eventType} queued: its attempt appears below.`);
                 sent();
               })}>Redeliver</button>
       {action.error !== null && <ErrorNotice error={action.error} />}
@@ -237,7 +266,7 @@ function ReplayEvents({ hook, progressed }: { hook: Webhook; progressed: () => v
       </form>
       {replay && (
         <div role="status" aria-live="polite" class="replay">
-          <p>Replay <code>{replay.id}</code> since {when(replay.since)}{replay.onlyFailed ? " (only failed)" : ""}</p>
+          <p>Replay <code title={replay.id}>{shortId(replay.id)}</code> since <Time iso={replay.since} />{replay.onlyFailed ? " (only failed)" : ""}</p>
           <p><span class={`badge ${replayDone(replay) ? "completed" : ""}`}>{replayDone(replay) ? "done" : replay.status}</span>
             {" "}{replayProgress(replay)}</p>
           {replay.queued > 0 && <progress max={replay.queued} value={replay.delivered + replay.failed}

@@ -1,14 +1,16 @@
 /**
- * Webhooks: the tenant's endpoints; register one (URL, the events it receives, a description), its
- * signing secret shown once with Copy. Each endpoint's own page (webhook.tsx) has its deliveries.
+ * Webhooks: the tenant's endpoints; Register endpoint opens a dialog (URL, the events it receives, a
+ * description) that shows its signing secret once with Copy. Each endpoint's own page (webhook.tsx) has its deliveries.
  */
 import { useState } from "preact/hooks";
 
 import { useAction } from "../action";
 import { useClient } from "../api";
 import { CopyValue } from "../components/copy";
-import { Empty, ErrorNotice, Show } from "../components/status";
-import { when } from "../format";
+import { DialogButton } from "../components/dialog";
+import { EmptyState } from "../components/empty-state";
+import { ErrorNotice, Show } from "../components/status";
+import { Time } from "../components/readable";
 import { collect, useLoad } from "../load";
 import { EVENT_TYPES, type WebhookEvent } from "../observe";
 import { TableWrap } from "../components/table-wrap";
@@ -16,29 +18,16 @@ import { TableWrap } from "../components/table-wrap";
 export function WebhooksPage() {
   const client = useClient();
   const hooks = useLoad(() => collect(client.webhooks.iterate()));
-  const [created, setCreated] = useState<{ id: string; url: string; secret: string | null } | null>(null);
   return (
     <>
-      <h1>Webhooks</h1>
-      <p class="lead">Endpoints that receive the tenant's events as signed HTTP POSTs (Standard Webhooks). Each has
-        its own signing secret: verify every delivery with it.</p>
-      {created && (
-        <section class="card reveal" aria-labelledby="secret-title">
-          <h2 id="secret-title">The signing secret of {created.url}</h2>
-          {created.secret ? <>
-            <p>The endpoint is registered. Copy its secret now: it is not shown again.</p>
-            <CopyValue value={created.secret} label={`The signing secret of ${created.url}`} />
-          </> : <p>The endpoint is registered with the secret you gave.</p>}
-          <div class="row-actions">
-            <a href={`#/webhooks/${created.id}`}>Open the endpoint</a>
-            <button type="button" onClick={() => setCreated(null)}>Done</button>
-          </div>
-        </section>
-      )}
-      <RegisterWebhook onCreated={(hook) => { setCreated(hook); hooks.reload(); }} />
-      <h2>Endpoints</h2>
+      <div class="page-head">
+        <h1>Webhooks</h1>
+        <DialogButton label="Register endpoint" title="Register an endpoint" wide>
+          {(close) => <RegisterWebhook close={close} created={hooks.reload} />}
+        </DialogButton>
+      </div>
       <Show loaded={hooks} what="the endpoints">
-        {(items) => items.length === 0 ? <Empty>No endpoints yet: register one above.</Empty> : (
+        {(items) => items.length === 0 ? <NoEndpointsYet /> : (
           <TableWrap label={"Endpoints"}>
             <table class="stack">
               <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Status</th>
@@ -51,7 +40,7 @@ export function WebhooksPage() {
                     <td data-label="Status"><span class={`badge ${hook.enabled ? "active" : "failed"}`}>
                       {hook.enabled ? "enabled" : "disabled"}</span></td>
                     <td data-label="Description">{hook.description ?? ""}</td>
-                    <td data-label="Created">{when(hook.created_at)}</td>
+                    <td data-label="Created"><Time iso={hook.created_at} /></td>
                   </tr>
                 ))}
               </tbody>
@@ -59,9 +48,28 @@ export function WebhooksPage() {
           </TableWrap>
         )}
       </Show>
+      <p class="lead">Endpoints that receive the tenant's events as signed HTTP POSTs (Standard Webhooks). Each has
+        its own signing secret: verify every delivery with it.</p>
     </>
   );
 }
+
+/** What an endpoint is, how to register the first, and how to try deliveries locally first. */
+function NoEndpointsYet() {
+  return (
+    <EmptyState title="No endpoints yet" tag="Webhooks">
+      <p>An endpoint is a URL of yours that receives the tenant's events (a project created, a run completed, a member
+        joining) as signed HTTP POSTs, retried until it answers.</p>
+      <p>Press <strong>Register endpoint</strong> above to add the first: its signing secret is shown once.</p>
+      <p>To try deliveries on your own machine first, with no public URL, run the command-line tool's forwarder: it
+        sends each event to your local receiver, signed as a delivery is (<code>svc listen --print-secret</code> gives
+        the secret to verify with).</p>
+      <CopyValue value={LISTEN} label="Forward the events to a local receiver" />
+    </EmptyState>
+  );
+}
+
+const LISTEN = "svc listen --forward-to http://localhost:4242/webhook";
 
 export function eventsLabel(events: string[]): string {
   return events.includes("*") ? "every event" : events.join(", ");
@@ -86,22 +94,36 @@ export function EventsPicker({ value, onChange }: { value: WebhookEvent[]; onCha
   );
 }
 
-function RegisterWebhook({ onCreated }: { onCreated: (hook: { id: string; url: string; secret: string | null }) => void }) {
+function RegisterWebhook({ close, created }: { close: () => void; created: () => void }) {
   const client = useClient();
   const action = useAction();
   const [url, setUrl] = useState("");
   const [events, setEvents] = useState<WebhookEvent[]>([]);
   const [description, setDescription] = useState("");
+  const [made, setMade] = useState<{ id: string; url: string; secret: string | null } | null>(null);
+  if (made) {
+    return (
+      <div class="reveal">
+        {made.secret ? <>
+          <p>The endpoint {made.url} is registered. Copy its signing secret now: it is not shown again.</p>
+          <CopyValue value={made.secret} label={`The signing secret of ${made.url}`} />
+        </> : <p>The endpoint {made.url} is registered with the secret you gave.</p>}
+        <div class="actions">
+          <a href={`#/webhooks/${made.id}`}>Open the endpoint</a>
+          <button type="button" class="primary" onClick={close}>Done</button>
+        </div>
+      </div>
+    );
+  }
   return (
-    <section class="card" aria-labelledby="register-title">
-      <h2 id="register-title">Register an endpoint</h2>
+    <>
       <form onSubmit={(event) => {
         event.preventDefault();
         void action.run(async () => {
-          const made = await client.webhooks.create({ url: url.trim(), events,
+          const hook = await client.webhooks.create({ url: url.trim(), events,
                                                       ...(description.trim() ? { description: description.trim() } : {}) });
-          setUrl(""); setEvents([]); setDescription("");
-          onCreated({ id: made.id, url: made.url, secret: made.secret });
+          setMade({ id: hook.id, url: hook.url, secret: hook.secret });
+          created();
         });
       }}>
         <div class="fields">
@@ -111,11 +133,14 @@ function RegisterWebhook({ onCreated }: { onCreated: (hook: { id: string; url: s
                                               onInput={(e) => setDescription(e.currentTarget.value)} /></label>
         </div>
         <EventsPicker value={events} onChange={setEvents} />
-        <button type="submit" class="primary" disabled={action.busy || events.length === 0}>
-          {action.busy ? "Registering…" : "Register endpoint"}</button>
         {events.length === 0 && <p class="muted">Choose at least one event.</p>}
+        <div class="actions">
+          <button type="button" onClick={close}>Cancel</button>
+          <button type="submit" class="primary" disabled={action.busy || events.length === 0}>
+            {action.busy ? "Registering…" : "Register endpoint"}</button>
+        </div>
       </form>
       {action.error !== null && <ErrorNotice error={action.error} />}
-    </section>
+    </>
   );
 }

@@ -32,9 +32,12 @@ count the retries only, one more attempt than it says):
 An API function has 15 s (29 s for agents; API Gateway answers after 29 s): one call (DynamoDB,
 SQS, Secrets Manager, KMS) that never answers gives up after 3 x (1 + 2) s + 3 s of backoff = 12 s,
 so the request still answers inside its time: 503 SERVICE_UNAVAILABLE with Retry-After (is_unavailable;
-svc_core/http/api.py), never a 500. A call that waited long and then got its answer leaves a
-stalled datastore answered, so the request's later calls are prompt. A request whose every attempt
-timed out has an unknown outcome; a create's retry with its Idempotency-Key finds from the key's
+svc_core/http/api.py), never a 500. Within a request a call is retried only while the request's deadline
+(svc_core/platform/deadline.py: its Timeout less the time kept for answering) leaves room for the backoff
+and one more whole attempt: a request whose several calls each met a stalled datastore still answers
+503 before Lambda ends it at its Timeout (which API Gateway would answer 502). A call that waited long
+and then got its answer leaves a stalled datastore answered, so the request's later calls are prompt.
+A request whose every attempt timed out has an unknown outcome; a create's retry with its Idempotency-Key finds from the key's
 record whether the change was made (and its answer), or makes it (svc_core/http/idempotency.py).
 """
 
@@ -54,7 +57,7 @@ import botocore.loaders
 import botocore.session
 from botocore.config import Config
 
-from svc_core.platform import snapshot
+from svc_core.platform import deadline, snapshot
 from svc_core.platform.config import settings
 
 _lock = threading.Lock()
@@ -149,12 +152,30 @@ def _loader() -> Any:
     return botocore.loaders.create_loader()
 
 
+_handlers: list[tuple[str, Callable[..., Any], str]] = []  # register_handler's, for every session and client
+
+
 @lru_cache(maxsize=1)
 def _session() -> Any:
     session = botocore.session.get_session()
     session.register_component("data_loader", _loader())
     session.register_component("credential_provider", _CredentialProvider(session))
+    for event, handler, unique_id in _handlers:
+        session.register(event, handler, unique_id=unique_id)
     return session
+
+
+def register_handler(event: str, handler: Callable[..., Any], unique_id: str) -> None:
+    """Have every client of this module, made before or after (reset_clients included), emit
+    botocore's `event` to handler: where a deployment adds behaviour to each AWS call without the
+    callers knowing (the local stack checks each call against the calling function's IAM role).
+    A client copies its session's handlers when made, so those made already are given it too."""
+    with _lock:
+        _handlers.append((event, handler, unique_id))
+        if _session.cache_info().currsize:
+            _session().register(event, handler, unique_id=unique_id)
+        for made in _made:
+            made.meta.events.register(event, handler, unique_id=unique_id)
 
 
 def credentials() -> DeferredCredentials:
@@ -205,6 +226,7 @@ def client(service: str, read_timeout: float | None = None) -> Any:
                           connect_timeout=chosen.connect_timeout, read_timeout=chosen.read_timeout,
                           max_pool_connections=32),
         )
+        _retry_within_deadline(made, service)
         _made.append(made)
         _made_for[(service, read_timeout)] = made
         return made
@@ -236,8 +258,30 @@ def client_in(service: str, region: str, endpoint: str | None = None) -> Any:
             config=Config(retries={"mode": "standard", "total_max_attempts": chosen.max_attempts},
                           connect_timeout=chosen.connect_timeout, read_timeout=max(chosen.read_timeout, 10),
                           max_pool_connections=32))
+        _retry_within_deadline(made, service, read_floor=10)
         _made.append(made)
         return made
+
+
+MAX_BACKOFF_SECONDS = 2.0   # the standard retry mode's longest wait before a third attempt
+# The profiles as deployed: a test that lengthens one's read timeout for a slow emulator changes PROFILES.
+_DEPLOYED_PROFILES = dict(PROFILES)
+
+
+def _retry_within_deadline(made: Any, service: str, read_floor: float = 0.0) -> None:
+    """No retry once the request's deadline leaves less than the longest backoff and one whole attempt
+    of the client's profile as deployed (a handler answering False first decides for botocore's retry
+    handler); outside a request, botocore's retries as configured."""
+    chosen = _DEPLOYED_PROFILES.get(service, DEFAULT)
+    room = MAX_BACKOFF_SECONDS + chosen.connect_timeout + max(chosen.read_timeout, read_floor)
+
+    def within_deadline(**_: Any) -> bool | None:
+        left = deadline.left()
+        return False if left is not None and left < room else None
+
+    # On the service's own event, before botocore's retry handler there (the more specific name is asked first).
+    service_id = made.meta.service_model.service_id.hyphenize()
+    made.meta.events.register_first(f"needs-retry.{service_id}", within_deadline, unique_id="svc-retry-within-deadline")
 
 
 def reset_clients() -> None:

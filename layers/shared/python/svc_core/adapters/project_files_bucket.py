@@ -69,11 +69,30 @@ def listed(list_objects: Callable[[dict[str, Any]], dict[str, Any]], base: str, 
 
 
 def delete_all(tenant_id: str, project_id: str) -> int:
-    """Delete every file of the project (it was deleted); the number deleted."""
+    """Delete every file of the project (it was deleted), every version of each: the bucket is versioned
+    (template.yaml), so a plain delete would only hide a file behind a delete marker and keep its content
+    as a noncurrent version. The number of files deleted."""
     s3 = aws.client("s3")
-    return deleted_all(lambda request: s3.list_objects_v2(Bucket=_bucket(), **request),
-                       lambda keys: s3.delete_objects(Bucket=_bucket(), Delete={"Objects": keys, "Quiet": True}),
-                       _prefix(tenant_id, project_id))
+    return deleted_every_version(
+        lambda request: s3.list_object_versions(Bucket=_bucket(), **request),
+        lambda versions: s3.delete_objects(Bucket=_bucket(), Delete={"Objects": versions, "Quiet": True}),
+        _prefix(tenant_id, project_id))
+
+
+def deleted_every_version(list_versions: Callable[[dict[str, Any]], dict[str, Any]],
+                          delete_objects: Callable[[list[dict[str, str]]], dict[str, Any]], base: str) -> int:
+    """Delete every version and delete marker under base through S3's ListObjectVersions and DeleteObjects;
+    the number of files (keys) deleted. A version the store could not delete fails the whole call."""
+    files: set[str] = set()
+    while True:
+        answer = list_versions({"Prefix": base, "MaxKeys": DELETE_BATCH})
+        versions = [{"Key": v["Key"], "VersionId": v["VersionId"]}
+                    for v in [*answer.get("Versions", []), *answer.get("DeleteMarkers", [])]]
+        if not versions:
+            return len(files)
+        for start in range(0, len(versions), DELETE_BATCH):
+            _check_deleted(delete_objects(versions[start:start + DELETE_BATCH]), len(versions))
+        files.update(v["Key"] for v in answer.get("Versions", []))
 
 
 def deleted_all(list_objects: Callable[[dict[str, Any]], dict[str, Any]],
@@ -86,7 +105,11 @@ def deleted_all(list_objects: Callable[[dict[str, Any]], dict[str, Any]],
                 .get("Contents", [])]
         if not keys:
             return deleted
-        errors = delete_objects(keys).get("Errors") or []
-        if errors:
-            raise RuntimeError(f"{len(errors)} of {len(keys)} files could not be deleted ({errors[0].get('Code')})")
+        _check_deleted(delete_objects(keys), len(keys))
         deleted += len(keys)
+
+
+def _check_deleted(answer: dict[str, Any], asked: int) -> None:
+    errors = answer.get("Errors") or []
+    if errors:
+        raise RuntimeError(f"{len(errors)} of {asked} files could not be deleted ({errors[0].get('Code')})")

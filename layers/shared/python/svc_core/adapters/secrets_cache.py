@@ -21,19 +21,20 @@ import urllib.parse
 from typing import Any
 
 from svc_core.adapters import aws
-from svc_core.platform import snapshot
+from svc_core.platform import container, snapshot
 from svc_core.platform.config import settings
 
 # The extension is on this machine: a second is long. On a miss it calls Secrets Manager itself.
 EXTENSION_TIMEOUT_SECONDS = 1.0
 
-_cache: dict[str, tuple[float, Any]] = {}
+_cache: dict[tuple[Any, str], tuple[float, Any]] = {}   # by (container, secret id)
 _lock = threading.Lock()
 
 
 def get_json_secret(secret_id: str, *, force_fetch: bool = False) -> Any:
     now = time.monotonic()
-    hit = _cache.get(secret_id)
+    cache_key = (container.key(), secret_id)
+    hit = _cache.get(cache_key)
     if hit and not force_fetch and now - hit[0] < settings().secrets_cache_seconds:
         return hit[1]
     with _lock:
@@ -42,7 +43,7 @@ def get_json_secret(secret_id: str, *, force_fetch: bool = False) -> Any:
         if raw is None:
             raw = aws.client("secretsmanager").get_secret_value(SecretId=secret_id)["SecretString"]
         value = json.loads(raw)
-        _cache[secret_id] = (now, value)
+        _cache[cache_key] = (now, value)
         return value
 
 

@@ -20,12 +20,13 @@ import hmac
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from svc_core.adapters import secrets_cache
 from svc_core.auth import cell_routing, key_format, tenant_policy, tokens
 from svc_core.auth.principal import Principal
 from svc_core.data import api_keys_table
-from svc_core.platform import parallel, snapshot, timeutil
+from svc_core.platform import container, parallel, snapshot, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Unauthorized
 from svc_core.platform.log import logger
@@ -38,7 +39,7 @@ class _CachedKey:
     not_after: int | None
 
 
-_key_cache: dict[str, _CachedKey] = {}
+_key_cache: dict[tuple[Any, str], _CachedKey] = {}   # by (container, the key's hash)
 snapshot.forget_on_restore(_key_cache.clear)  # credentials resolved before a snapshot: looked up again
 _cache_lock = threading.Lock()
 
@@ -47,13 +48,14 @@ _cache_lock = threading.Lock()
 # change while keys hashed with it exist (a new pepper would orphan every key), and a snapshot is
 # only restored into environments of this function that may read it anyway (docs/deploying.md,
 # "What a snapshot keeps").
-_pepper: list[bytes] = []
+_pepper: dict[Any, bytes] = {}   # by container
 
 
 def key_pepper() -> bytes:
-    if not _pepper:
-        _pepper.append(secrets_cache.get_json_secret(settings().key_pepper_secret_id)["pepper"].encode())
-    return _pepper[0]
+    scope = container.key()
+    if scope not in _pepper:
+        _pepper[scope] = secrets_cache.get_json_secret(settings().key_pepper_secret_id)["pepper"].encode()
+    return _pepper[scope]
 
 
 def forget_pepper() -> None:
@@ -91,7 +93,8 @@ def _from_api_key(value: str, source_ip: str | None) -> Principal:
         raise Unauthorized("The API key is malformed.")
     secret_hash = hash_key(value)
     now = timeutil.now()
-    cached = _key_cache.get(secret_hash)
+    cache_key = (container.key(), secret_hash)
+    cached = _key_cache.get(cache_key)
     if cached is None or time.monotonic() - cached.fetched > settings().key_cache_seconds:
         cached = _load(secret_hash, now, source_ip)
     if cached.not_after is not None and now >= cached.not_after:
@@ -111,7 +114,7 @@ def _load(secret_hash: str, now: float, source_ip: str | None) -> _CachedKey:
               "cred": "api_key", "jti": record["keyId"], "gen": api_keys_table.generation(record)}
     cached = _CachedKey(fetched=time.monotonic(), principal=Principal.from_claims(claims), not_after=not_after)
     with _cache_lock:
-        _key_cache[secret_hash] = cached
+        _key_cache[(container.key(), secret_hash)] = cached
     # The key's last use, when due (api_keys_table.LAST_USED_STEP), is written while its tenant's
     # policy, which admission reads next, is read (and cached): one round trip instead of two.
     if api_keys_table.touch_due(record, int(now)):
@@ -130,5 +133,5 @@ def _touch(key_id: str, secret_hash: str, now: float, source_ip: str | None) -> 
 def forget_key(key_id: str) -> None:
     """Drop a key's cached records (after revoking or rotating it in this container)."""
     with _cache_lock:
-        for secret_hash in [h for h, c in _key_cache.items() if c.principal.subject == key_id]:
-            del _key_cache[secret_hash]
+        for cache_key in [k for k, c in _key_cache.items() if c.principal.subject == key_id]:
+            del _key_cache[cache_key]

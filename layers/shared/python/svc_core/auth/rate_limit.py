@@ -6,6 +6,12 @@ counts against too; and one per source address and public route group (register,
 for many people behind one address (an office's NAT): the groups that create something count every
 request, sign-in counts only its failures.
 
+DynamoDB takes at most 1,000 writes a second on one item (its partition's write units; a counter's
+update is one): a tenant whose ceiling comes near that (enterprise: 100,000 a minute, 1,667 a
+second) counts on several items, each request on one of them at random against its equal share of
+the ceiling (tenant_counter_shards; docs/scaling.md). The whole is never exceeded; a shard filled by
+chance refuses a little before it (simulated at enterprise's rate: on average 0.6% before, at worst 1.3%).
+
 The response headers: X-RateLimit-Limit (N), X-RateLimit-Remaining, X-RateLimit-Reset (Unix
 epoch seconds at which the window ends) and, on 429, Retry-After (seconds until then); of the
 credential's and the tenant's counters, they show the one that binds first.
@@ -13,8 +19,14 @@ credential's and the tenant's counters, they show the one that binds first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
+from svc_core.auth.principal import Principal
 from svc_core.data import rate_limits_table
 from svc_core.data.rate_limits_table import CredentialRevoked  # noqa: F401 - re-exported for auth
 from svc_core.platform import timeutil
@@ -88,8 +100,35 @@ def count_failure(counter_key: str, limit: int, counter: str = "address") -> All
     return Allowance(allowance.limit, allowance.hits, allowance.reset, counter, "failed sign-ins")
 
 
-def tenant_key(tenant_id: str) -> str:
-    return f"tenant#{tenant_id}"
+# Half of what one item takes (1,000 writes a second): room for a burst and for the window's start.
+COUNTER_WRITES_PER_SECOND = 500
+# API Gateway lets an account's APIs take 10,000 requests a second in a region (its default quota):
+# no tenant sends more, so more than 20 items would never fill, and each item's first request of a
+# window costs a second write (a raised RateLimitPerWindow made thousands: nearly every request paid it).
+MAX_TENANT_COUNTER_SHARDS = 20
+
+
+def tenant_counter_shards(limit: int, window_seconds: int) -> int:
+    """How many items count a tenant's requests: one, unless its ceiling would write one item more
+    than COUNTER_WRITES_PER_SECOND times a second; at most MAX_TENANT_COUNTER_SHARDS."""
+    return min(MAX_TENANT_COUNTER_SHARDS, max(1, math.ceil(limit / window_seconds / COUNTER_WRITES_PER_SECOND)))
+
+
+def tenant_key(tenant_id: str, shard: int = 0) -> str:
+    """The tenant's counter (shard 0, the only one of most plans), or one of its other shards."""
+    return f"tenant#{tenant_id}" if shard == 0 else f"tenant#{tenant_id}#{shard}"
+
+
+def consume_tenant(tenant_id: str, limit: int) -> Allowance:
+    """Count one request against the tenant's ceiling, on one of its counter's shards. A sharded
+    counter's allowance is its shard's scaled up: limit and hits times the shards (the limit is the
+    ceiling, rounded up to a multiple of the shards), so it is exceeded exactly when the shard is."""
+    shards = tenant_counter_shards(limit, settings().rate_limit_window_seconds)
+    if shards == 1:
+        return consume(tenant_key(tenant_id), limit, "tenant")
+    share = math.ceil(limit / shards)
+    counted = consume(tenant_key(tenant_id, random.randrange(shards)), share, "tenant")  # spread, not secrecy
+    return Allowance(limit=share * shards, hits=counted.hits * shards, reset=counted.reset, counter="tenant")
 
 
 def address_key(group: str, address: str) -> str:
@@ -101,3 +140,36 @@ def binding(*allowances: Allowance) -> Allowance:
     (on a tie, the first given)."""
     exceeded = [a for a in allowances if a.exceeded]
     return exceeded[0] if exceeded else min(allowances, key=lambda a: a.remaining)
+
+
+# The error event an open stream ends with when its credential no longer stands: the shape of the
+# streams' other `error` events (no id: it is no stored event), so clients treat it as the stream's
+# end and reconnect, and the reconnection is answered 401 as any request with the credential is.
+CREDENTIAL_ENDED_CODE = "UNAUTHORIZED"
+
+
+def credential_ended_event() -> str:
+    data = json.dumps({"code": CREDENTIAL_ENDED_CODE,
+                       "message": "The credential no longer stands (a sign-in ended, the member removed or their "
+                                  "role changed, a key revoked): the stream has ended; sign in again."})
+    return f"event: error\ndata: {data}\n\n"
+
+
+@dataclass
+class CredentialWatch:
+    """Whether an open stream's credential still stands, looked at most every
+    stream_credential_check_seconds (one consistent read of its counter: revoked by a removal, a
+    demotion, a logout or a key's revocation; an API key value rotated out)."""
+    principal: Principal | None
+    clock: Callable[[], float] = time.monotonic
+    next_check: float = field(default=0.0)
+
+    def due(self) -> bool:
+        return self.principal is not None and self.clock() >= self.next_check
+
+    def ended(self) -> bool:
+        """Look now (when due; False otherwise)."""
+        if not self.due():
+            return False
+        self.next_check = self.clock() + settings().stream_credential_check_seconds
+        return rate_limits_table.credential_ended(self.principal.rate_limit_key, self.principal.key_generation)

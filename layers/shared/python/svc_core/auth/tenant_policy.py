@@ -10,10 +10,11 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from svc_core.contracts import cells
 from svc_core.data import directory_table, tenants_table
-from svc_core.platform import timeutil
+from svc_core.platform import container, timeutil
 from svc_core.platform.config import settings
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -48,12 +49,13 @@ def parse_networks(cidrs: Iterable[str]) -> tuple[Network, ...]:
     return tuple(ipaddress.ip_network(c, strict=False) for c in cidrs)
 
 
-_cache: dict[str, tuple[float, TenantPolicy | None]] = {}
+_cache: dict[tuple[Any, str], tuple[float, TenantPolicy | None]] = {}   # by (container, tenant id)
 
 
 def policy_of(tenant_id: str) -> TenantPolicy | None:
     now = timeutil.now()
-    hit = _cache.get(tenant_id)
+    cache_key = (container.key(), tenant_id)
+    hit = _cache.get(cache_key)
     if hit is not None and hit[0] > now:
         return hit[1]
     tenant = tenants_table.get(tenant_id)
@@ -62,7 +64,7 @@ def policy_of(tenant_id: str) -> TenantPolicy | None:
         policy = TenantPolicy(tenant_id=tenant_id, plan=tenant.get("plan", "free"), status=tenant.get("status", "active"),
                               allowlist=parse_networks((tenant.get("settings") or {}).get("ipAllowlist") or ()),
                               move_phase=(tenant.get("move") or {}).get("phase") or _homed_elsewhere(tenant_id))
-    _cache[tenant_id] = (now + settings().tenant_policy_cache_seconds, policy)
+    _cache[cache_key] = (now + settings().tenant_policy_cache_seconds, policy)
     return policy
 
 
@@ -80,4 +82,5 @@ def forget(tenant_id: str | None = None) -> None:
     if tenant_id is None:
         _cache.clear()
     else:
-        _cache.pop(tenant_id, None)
+        for cache_key in [k for k in list(_cache) if k[1] == tenant_id]:
+            _cache.pop(cache_key, None)

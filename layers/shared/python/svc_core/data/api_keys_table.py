@@ -62,6 +62,13 @@ def get(tenant_id: str, key_id: str) -> dict[str, Any] | None:
     return record
 
 
+def live_check_entry(key_id: str) -> dict[str, Any]:
+    """A TransactWriteItems entry that writes nothing: the transaction holds only while the key is
+    not revoked (a change it allowed, made as it is revoked, is not made)."""
+    return {"ConditionCheck": {"TableName": _TABLE.name, "Key": _TABLE.key(f"KEY#{key_id}"),
+                               "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(revokedAt)"}}
+
+
 def list_for_tenant(tenant_id: str, limit: int, after: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """Newest first, after the key id `after` (the last of the previous page, or any position)."""
     query = {"TableName": _TABLE.name, "IndexName": BY_TENANT_INDEX,
@@ -131,7 +138,7 @@ def rotate(record: dict[str, Any], new_hash: str, hint: str, earlier_end_by: int
     `also`: more items of the same transaction (the audit entry). Returns the updated record;
     ConditionFailed when the key changed meanwhile.
     """
-    new = {"hash": new_hash, "notAfter": record.get("expiresAt")}
+    new = {"hash": new_hash, "notAfter": record.get("expiresAt"), "hint": hint}
     new_secrets = rotation.rotated(record["secrets"], new, now, earlier_end_by, "notAfter")
     before = {s["hash"]: s.get("notAfter") for s in record["secrets"]}
     lowered = [s for s in rotation.capped(record["secrets"], now, earlier_end_by, "notAfter")

@@ -13,7 +13,14 @@ from typing import Any
 
 from svc_core.data.table import Table
 
-_TABLE = Table("audit_log_table", ("tenantId", "id"), private=("ttl",))
+
+def _shown(record: dict[str, Any]) -> dict[str, Any]:
+    """An entry made outside a request (the service's own change) stores no requestId (a None is not
+    stored): it reads as null, as the document's AuditEntry requires the field."""
+    return {"requestId": None, **record}
+
+
+_TABLE = Table("audit_log_table", ("tenantId", "id"), private=("ttl",), shown=_shown)
 
 
 def put_entry(entry: dict[str, Any], expires_at: int) -> dict[str, Any]:

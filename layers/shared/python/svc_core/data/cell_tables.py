@@ -4,9 +4,10 @@ and type as stored), a tenant's objects, and their deletion. The one data module
 table: a move copies items it does not interpret, so it goes through no table's own module.
 
 A Place names a cell's resources: its region, its tables by logical id (template.yaml) and bucket, its
-data key, and on the local stack the endpoints of its own emulators (a deployed cell's are AWS's
-regional ones). This cell's is made from its settings; another's is published in the directory
-(directory_table.cell_resources), written when that cell was deployed.
+data key, its webhook queues by logical id (data/cell_queues.py sends to them), and on the local stack
+the endpoints of its own emulators (a deployed cell's are AWS's regional ones). This cell's is made from
+its settings; another's is published in the directory (directory_table.cell_resources), written when that
+cell was deployed.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Place:
     bucket: str
     data_key: str
     endpoints: dict[str, str] = field(default_factory=dict)  # service -> URL (local stack only)
+    queues: dict[str, str] = field(default_factory=dict)     # logical id -> URL (the webhook queues)
 
     def client(self, service: str) -> Any:
         if self.region == cells.here() and not self.endpoints:
@@ -40,19 +42,24 @@ class Place:
 
     def view(self) -> dict[str, Any]:
         return {"region": self.region, "tables": self.tables, "bucket": self.bucket, "dataKey": self.data_key,
-                **({"endpoints": self.endpoints} if self.endpoints else {})}
+                **({"endpoints": self.endpoints} if self.endpoints else {}),
+                **({"queues": self.queues} if self.queues else {})}
 
     @classmethod
     def of(cls, view: dict[str, Any]) -> Place:
-        return cls(view["region"], dict(view["tables"]), view["bucket"], view["dataKey"], dict(view.get("endpoints") or {}))
+        return cls(view["region"], dict(view["tables"]), view["bucket"], view["dataKey"], dict(view.get("endpoints") or {}),
+                   dict(view.get("queues") or {}))
 
 
 def here(endpoints: dict[str, str] | None = None) -> Place:
     """This cell's resources, from its settings (endpoints: the local stack's, for another cell to use)."""
     config = settings()
     tables = {logical_id: getattr(config, setting) for logical_id, setting in TABLE_SETTINGS.items()}
+    queues = {"WebhookQueue": config.webhook_queue_url, "WebhookDeadLetterQueue": config.webhook_dead_letter_queue_url,
+              "WebhookDeliveryQueue": config.webhook_delivery_queue_url,
+              "WebhookDeliveryDeadLetterQueue": config.webhook_delivery_dead_letter_queue_url}
     return Place(cells.here(), {**tables, DIRECTORY: config.directory_table}, config.project_files_bucket,
-                 config.tenant_data_key_id, endpoints or {})
+                 config.tenant_data_key_id, endpoints or {}, {k: url for k, url in queues.items() if url})
 
 
 @cache

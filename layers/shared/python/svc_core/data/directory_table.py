@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from svc_core.adapters import aws
+from svc_core.adapters.dynamo import values
 from svc_core.contracts import cells
 from svc_core.data.common import ConditionFailed, conditional
 from svc_core.data.table import Table
@@ -95,6 +96,19 @@ def tenant_home(tenant_id: str) -> dict[str, Any] | None:
 def user_home(user_id: str) -> dict[str, Any] | None:
     """{homeRegion, updatedAt, writtenIn}; None: the user is not in the directory."""
     return _TABLE.get(f"USER#{user_id}", "HOME")
+
+
+def tenants_of_user(user_id: str) -> list[str]:
+    """The ids of the tenants the user is a member of, in every cell (their MEMBER# items)."""
+    found: list[str] = []
+    request: dict[str, Any] = {"TableName": _TABLE.name, "KeyConditionExpression": "pk = :pk AND begins_with(sk, :m)",
+                               "ExpressionAttributeValues": values(pk=f"USER#{user_id}", m="MEMBER#")}
+    while True:
+        answer = aws.client("dynamodb").query(**request)
+        found += [item["sk"]["S"].removeprefix("MEMBER#") for item in answer.get("Items", [])]
+        if not answer.get("LastEvaluatedKey"):
+            return found
+        request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
 
 
 def user_by_email_hash(email_hash: str) -> dict[str, Any] | None:

@@ -109,6 +109,13 @@ def count_request(pk: str, window_start: int, window_seconds: int,
     raise RuntimeError("rate-limit counter did not settle")
 
 
+def credential_ended(pk: str, generation: int | None = None) -> bool:
+    """Whether the credential is revoked (or, generation given: that API key value was ended by a
+    rotation), as its counter says now (a consistent read; nothing counted)."""
+    answer = aws.client("dynamodb").get_item(TableName=_TABLE.name, Key=_TABLE.key(pk), ConsistentRead=True)
+    return _ended(answer.get("Item") or {}, generation)
+
+
 def revoke_item(pk: str, now: float) -> dict[str, Any]:
     """A TransactWriteItems entry that marks a credential revoked (kept: no TTL)."""
     return {"Update": {

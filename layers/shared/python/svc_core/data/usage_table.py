@@ -3,7 +3,8 @@
 Partition tenantId, sort sk = `<ISO time>#<ULID>` (a tenant's calls in time order, so a billing
 period is one key range). Item: tenantId, sk, source ("run" | "message"), sourceId (run_… or
 msg_…), model, inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, estimated,
-priceVersion, microCredits, created_at (svc_core/domain/metering.py builds it).
+priceVersion, microCredits, created_at, failed (true: the call failed after the provider had counted or
+streamed tokens, and what was received is billed; svc_core/domain/metering.py builds it).
 
 Index bySource (partition sourceId, sort sk) finds a run's or a message's calls; like every
 index it is eventually consistent (a record is usually there within a second of its write).

@@ -13,11 +13,16 @@
   member's e-mail and name as they were when they joined (what a member list shows without a read
   per member). The byTenant index (tenantId, pk) lists a tenant's memberships: only they carry tenantId.
 - (IDP#<issuer>#<subject>, IDP): the identity-provider account a user signs in with.
+- (RESET#<prt_ id>, PASSWORD_RESET): a link e-mailed to reset the user's password: userId, secretHash
+  (the SHA-256 of the link's token, never the token), expiresAt, created_at, usedAt once used, ttl (a
+  day after it expires: DynamoDB's TTL removes it). Only the profile's passwordResetId, the latest
+  link's id, is a live link: a newer one, a reset or a change of the password leaves older ones dead.
 One Query on USER#<id> returns the user with all their memberships.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from svc_core.adapters import aws
@@ -75,6 +80,15 @@ def role_check_entry(user_id: str, tenant_id: str, role: str) -> dict[str, Any]:
     return {"ConditionCheck": {"TableName": _TABLE.name, "Key": _TABLE.key(f"USER#{user_id}", f"MEMBER#{tenant_id}"),
                                "ConditionExpression": "#r = :role", "ExpressionAttributeNames": {"#r": "role"},
                                "ExpressionAttributeValues": values(role=role)}}
+
+
+def roles_check_entry(user_id: str, tenant_id: str, roles: Sequence[str]) -> dict[str, Any]:
+    """A TransactWriteItems entry that writes nothing: the transaction holds only while the user is a
+    member of the tenant with one of these roles."""
+    names = {f":r{i}": {"S": role} for i, role in enumerate(roles)}
+    return {"ConditionCheck": {"TableName": _TABLE.name, "Key": _TABLE.key(f"USER#{user_id}", f"MEMBER#{tenant_id}"),
+                               "ConditionExpression": f"#r IN ({', '.join(names)})",
+                               "ExpressionAttributeNames": {"#r": "role"}, "ExpressionAttributeValues": names}}
 
 
 def tenant_created_entry(user_id: str, *, counted: int, at_most: int,
@@ -165,3 +179,80 @@ def put_new_federated(user: dict[str, Any], issuer: str, subject: str) -> list[d
 def id_for_federated(issuer: str, subject: str) -> str | None:
     link = _TABLE.get(f"IDP#{issuer}#{subject}", "IDP")
     return link["userId"] if link else None
+
+
+# ---- the password and its reset links, the name ----------------------------------------------------
+
+RESET_KEPT_SECONDS = 86400   # a link is kept a day after it expires, to be told used or expired, not unknown
+
+
+def _profile_key(user_id: str) -> dict[str, Any]:
+    return _TABLE.key(f"USER#{user_id}", "PROFILE")
+
+
+def _reset_key(reset_id: str) -> dict[str, Any]:
+    return _TABLE.key(f"RESET#{reset_id}", "PASSWORD_RESET")
+
+
+def reset_requested_entries(user_id: str, reset: dict[str, Any]) -> list[dict[str, Any]]:
+    """TransactWriteItems entries storing a new reset link ({id, secretHash, expiresAt, created_at})
+    and making it the user's live one (any earlier link dies), only while the account is active."""
+    return [
+        _TABLE.put_entry({"pk": f"RESET#{reset['id']}", "sk": "PASSWORD_RESET", "userId": user_id,
+                          "secretHash": reset["secretHash"], "expiresAt": reset["expiresAt"],
+                          "created_at": reset["created_at"], "ttl": reset["expiresAt"] + RESET_KEPT_SECONDS},
+                         ConditionExpression="attribute_not_exists(pk)"),
+        _TABLE.update_entry(_profile_key(user_id), UpdateExpression="SET passwordResetId = :id",
+                            ConditionExpression="attribute_exists(pk) AND #s = :active",
+                            ExpressionAttributeNames={"#s": "status"},
+                            ExpressionAttributeValues=values(id=reset["id"], active="active")),
+    ]
+
+
+def password_reset(reset_id: str) -> dict[str, Any] | None:
+    """A reset link's record, read consistently (None: no such link, or one long gone)."""
+    found = _TABLE.get(f"RESET#{reset_id}", "PASSWORD_RESET")
+    return {**found, "id": reset_id} if found is not None else None
+
+
+def reset_used_entries(user_id: str, reset_id: str, secret_hash: str, password_hash: str,
+                       now: int) -> list[dict[str, Any]]:
+    """TransactWriteItems entries setting the new password with the link, once: only while the link is
+    the user's live one (the profile's passwordResetId, then removed), unused, unexpired, this
+    token's, and the account active."""
+    return [
+        _TABLE.update_entry(_profile_key(user_id), UpdateExpression="SET passwordHash = :hash REMOVE passwordResetId",
+                            ConditionExpression="passwordResetId = :id AND #s = :active",
+                            ExpressionAttributeNames={"#s": "status"},
+                            ExpressionAttributeValues=values(hash=password_hash, id=reset_id, active="active")),
+        _TABLE.update_entry(_reset_key(reset_id), UpdateExpression="SET usedAt = :now",
+                            ConditionExpression="attribute_not_exists(usedAt) AND secretHash = :secret "
+                                                "AND expiresAt > :now",
+                            ExpressionAttributeValues=values(now=now, secret=secret_hash)),
+    ]
+
+
+def password_changed_entry(user_id: str, password_hash: str, expected_hash: str) -> dict[str, Any]:
+    """A TransactWriteItems entry replacing the password, only if it is still the one checked (no
+    change in between wins silently); a pending reset link dies with the old password."""
+    return _TABLE.update_entry(_profile_key(user_id), UpdateExpression="SET passwordHash = :hash "
+                                                                       "REMOVE passwordResetId",
+                               ConditionExpression="passwordHash = :expected AND #s = :active",
+                               ExpressionAttributeNames={"#s": "status"},
+                               ExpressionAttributeValues=values(hash=password_hash, expected=expected_hash,
+                                                                active="active"))
+
+
+def name_entry(user_id: str, name: str) -> dict[str, Any]:
+    """A TransactWriteItems entry setting the profile's name (the user exists)."""
+    return _TABLE.update_entry(_profile_key(user_id), UpdateExpression="SET #n = :name",
+                               ConditionExpression="attribute_exists(pk)", ExpressionAttributeNames={"#n": "name"},
+                               ExpressionAttributeValues=values(name=name))
+
+
+def membership_name_entry(user_id: str, tenant_id: str, name: str) -> dict[str, Any]:
+    """A TransactWriteItems entry setting the name a membership shows (what the members list reads),
+    if the membership still exists."""
+    return _TABLE.update_entry(_TABLE.key(f"USER#{user_id}", f"MEMBER#{tenant_id}"), UpdateExpression="SET #n = :name",
+                               ConditionExpression="attribute_exists(pk)", ExpressionAttributeNames={"#n": "name"},
+                               ExpressionAttributeValues=values(name=name))

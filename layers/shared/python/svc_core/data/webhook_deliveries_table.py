@@ -13,6 +13,12 @@ through), is sent once. A redelivery or a replay sends the event again under its
 "!delivered#<eventId>#<rdl_ or rpl_ id>" (its messages deduplicated the same way), and when it
 delivers, sets the event's own mark too (a replay of failed events then passes it by).
 
+A delivery hidden on the queue until its next attempt has "!waiting#<eventId>[#<rdl_ or rpl_ id>]":
+{tenantId, eventId, attempt (the failed one), dueAt (epoch seconds), receiptHandle (what SQS answered
+the receive that hid it), ttl}, removed when the delivery ends. It is this cell's own queue's: a move
+between cells brings the tenant's hidden deliveries back at once with it (so they are sent on to the new
+cell with their schedule) and never copies it.
+
 Replays (domain/webhook_replays.py) keep their items here too, beside the marks:
 - "!replay#<rpl_ id>": the replay {replayId, tenantId, since, until, onlyFailed, status (running,
   completed), position (the last event id looked at, or "start" before the first), matched, queued,
@@ -24,6 +30,7 @@ Replays (domain/webhook_replays.py) keep their items here too, beside the marks:
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -43,11 +50,12 @@ def attempt_key(attempted_at_ms: int, event_id: str, attempt: int) -> str:
 
 FIRST_ATTEMPT_KEY = "0"
 MARK_ATTEMPTS = 8   # about 10 s of tries: longer than a datastore's short stall
+DELIVERED_PREFIX, WAITING_PREFIX = "!delivered#", "!waiting#"
 
 
 def _mark_key(webhook_id: str, event_id: str, send_id: str | None = None) -> dict[str, Any]:
     suffix = f"#{send_id}" if send_id else ""
-    return _TABLE.key(webhook_id, f"!delivered#{event_id}{suffix}")
+    return _TABLE.key(webhook_id, f"{DELIVERED_PREFIX}{event_id}{suffix}")
 
 
 def claim(webhook_id: str, event_id: str, now: float, lease_seconds: float, send_id: str | None = None) -> str | float:
@@ -104,6 +112,44 @@ def release(webhook_id: str, event_id: str, send_id: str | None = None) -> None:
     except Exception as exc:
         if not is_condition_failure(exc):
             raise
+
+
+def _waiting_key(webhook_id: str, event_id: str, send_id: str | None) -> dict[str, Any]:
+    return _TABLE.key(webhook_id, f"{WAITING_PREFIX}{event_id}" + (f"#{send_id}" if send_id else ""))
+
+
+def park(tenant_id: str, webhook_id: str, event_id: str, send_id: str | None, attempt: int, due_at: float,
+         receipt_handle: str, *, only_raising: bool = False) -> bool:
+    """The delivery waits on the queue until due_at (kept in whole seconds, rounded up: never sooner),
+    hidden by the receive whose handle this is, `attempt` attempts made. only_raising: not over a wait
+    recorded with as many attempts or more (False: that one stands)."""
+    due = math.ceil(due_at)
+    item = {**_waiting_key(webhook_id, event_id, send_id), "tenantId": {"S": tenant_id}, "eventId": {"S": event_id},
+            "attempt": {"N": str(attempt)}, "dueAt": {"N": str(due)}, "receiptHandle": {"S": receipt_handle},
+            "ttl": {"N": str(due + 86400)}}
+    condition = {"ConditionExpression": "attribute_not_exists(#a) OR #a < :attempt",
+                 "ExpressionAttributeNames": {"#a": "attempt"},
+                 "ExpressionAttributeValues": {":attempt": {"N": str(attempt)}}} if only_raising else {}
+    try:
+        aws.client("dynamodb").put_item(TableName=_TABLE.name, Item=item, **condition)
+    except Exception as exc:
+        if not (only_raising and is_condition_failure(exc)):
+            raise
+        return False
+    return True
+
+
+def parked(webhook_id: str, event_id: str, send_id: str | None) -> dict[str, Any] | None:
+    """{tenantId, eventId, attempt, dueAt, receiptHandle} of the delivery's wait; None: none recorded."""
+    item = aws.client("dynamodb").get_item(TableName=_TABLE.name, Key=_waiting_key(webhook_id, event_id, send_id),
+                                           ConsistentRead=True).get("Item")
+    return from_item(item) if item else None
+
+
+def unpark(webhook_id: str, event_id: str, send_id: str | None) -> None:
+    """The delivery waits no more (it ended, or went to another cell). Writes nothing when no wait
+    is recorded."""
+    aws.client("dynamodb").delete_item(TableName=_TABLE.name, Key=_waiting_key(webhook_id, event_id, send_id))
 
 
 def record(attempt: dict[str, Any], attempted_at: float) -> None:

@@ -7,7 +7,11 @@ a slow or failing endpoint from delaying or repeating the deliveries to another.
     {"event": {id, type, timestamp, tenantId, data}, "webhookId": "whk_...", "tenantId": "ten_..."}
 
 A redelivery or a replay adds "sendId" (its rdl_ or rpl_ id): the event is sent again, once per
-send id. A replay's work is on this queue too, one page of the event log per message:
+send id. A delivery carried from another cell (its tenant moved here: domain/cell_handoff.py) goes on
+with its schedule: "attempts" (those made before, which its attempt numbers here follow), "dueAt"
+(epoch seconds: when its next attempt is due) and "waitFirst" (its first receive here only waits until
+dueAt: SQS delays a message 15 minutes at most). A replay's work is on this queue too, one page of the
+event log per message:
 
     {"replayStep": {"replayId": "rpl_...", "webhookId": "whk_...", "tenantId": "ten_...", "position": "..."}}
 """
@@ -35,6 +39,9 @@ class DeliveryMessage:
     webhookId: str
     tenantId: str
     sendId: str | None = None
+    attempts: int = 0            # made before it reached this queue (another cell's)
+    dueAt: int | None = None     # its next attempt not before (epoch seconds)
+    waitFirst: bool = False      # its first receive waits until dueAt, no attempt made
 
     def __post_init__(self) -> None:
         if not isinstance(self.event, Event):
@@ -42,6 +49,12 @@ class DeliveryMessage:
         require_strings(self, ("webhookId", "tenantId"), MessageInvalid)
         if self.sendId is not None:
             require_strings(self, ("sendId",), MessageInvalid)
+        if type(self.attempts) is not int or self.attempts < 0:
+            raise MessageInvalid("attempts must be a whole number, 0 or more")
+        if self.dueAt is not None and type(self.dueAt) is not int:
+            raise MessageInvalid("dueAt must be epoch seconds")
+        if type(self.waitFirst) is not bool or (self.waitFirst and self.dueAt is None):
+            raise MessageInvalid("waitFirst must be a boolean, true only with dueAt")
 
     @classmethod
     def of(cls, body: str) -> DeliveryMessage:
@@ -52,6 +65,12 @@ class DeliveryMessage:
         message = {"event": self.event.payload(), "webhookId": self.webhookId, "tenantId": self.tenantId}
         if self.sendId:
             message["sendId"] = self.sendId
+        if self.attempts:
+            message["attempts"] = self.attempts
+        if self.dueAt is not None:
+            message["dueAt"] = self.dueAt
+        if self.waitFirst:
+            message["waitFirst"] = True
         return json.dumps(message, separators=(",", ":"))
 
 

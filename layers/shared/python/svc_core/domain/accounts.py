@@ -17,8 +17,10 @@ like any other, since letting it through would tell an attacker, at full speed, 
 
 A login opens a session (a refresh-token family, data/sessions_table.py) and returns a
 15-minute access token (a service JWT whose `sid` names the session) and a refresh token
-`rt_<session id>.<secret>`; only the SHA-256 of refresh tokens is stored. A user's scopes are
-those of their role in the tenant the token is for (roles.py).
+`rt_<session id>.<secret>` (in a deployment of several cells `rt_<session id>.<secret>.<region>`: the
+region of the account's cell, which keeps the session; another cell answers it 421 there); only the
+SHA-256 of refresh tokens is stored. A user's scopes are those of their role in the tenant the token is
+for (roles.py), read from the tenant's cell when it is another than the account's (people.py).
 """
 
 from __future__ import annotations
@@ -33,10 +35,10 @@ from svc_core.auth import cell_routing, rate_limit, tokens
 from svc_core.auth.authenticate import email_hash
 from svc_core.auth.principal import Principal
 from svc_core.auth.roles import ROLE_SCOPES
-from svc_core.contracts import email_address
+from svc_core.contracts import cells, email_address
 from svc_core.data import api_keys_table, rate_limits_table, sessions_table, tenants_table, users_table
-from svc_core.data.common import ConditionFailed
-from svc_core.domain import audit, passwords, region_preferences
+from svc_core.data.common import ConditionFailed, transact
+from svc_core.domain import audit, passwords, people, region_preferences
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Forbidden, RateLimited, Unauthorized, ValidationFailed
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
 
 LOGIN_WINDOW_SECONDS = 15 * 60       # failures per (account, address)
 ACCOUNT_WINDOW_SECONDS = 60 * 60     # failures per account, from every address
-_REFRESH = re.compile(r"rt_(ses_[0-9A-HJKMNP-TV-Z]{26})\.([A-Za-z0-9_-]{43})")
+_REFRESH = re.compile(r"rt_(ses_[0-9A-HJKMNP-TV-Z]{26})\.([A-Za-z0-9_-]{43})(?:\.([a-z]{2}(?:-[a-z]+)+-[0-9]+))?")
 
 
 def _user_view(user: dict[str, Any]) -> dict[str, Any]:
@@ -125,7 +127,7 @@ def _admit_sign_in(account: str, source_ip: str, now: float) -> tuple[tuple[str,
 def login(body: LoginBody, source_ip: str = "") -> dict[str, Any]:
     now = timeutil.now()
     user, memberships = password_sign_in(body.email, body.password, source_ip, now)
-    membership = _membership(memberships, body.tenantId)
+    membership = _membership(people.memberships(user["id"], memberships, body.tenantId), body.tenantId)
     return open_session(user, membership, now, source_ip)
 
 
@@ -163,8 +165,10 @@ def _membership(memberships: list[dict[str, Any]], tenant_id: str | None) -> dic
     raise Forbidden("This account is not a member of that tenant.", {"tenantId": tenant_id})
 
 
-def _new_refresh_token(session_id: str) -> tuple[str, str]:
+def _new_refresh_token(session_id: str, kept_in: str | None = None) -> tuple[str, str]:
     token = f"rt_{session_id}.{secrets.token_urlsafe(32)}"
+    if cells.multi_cell():
+        token += f".{kept_in or cells.here()}"  # where the session is kept, for a cell that does not keep it
     return token, _digest(token)
 
 
@@ -174,7 +178,7 @@ def _digest(token: str) -> str:
 
 def _access(user: dict[str, Any], membership: dict[str, Any], session_id: str, now: float,
             refresh_token: str, expires_at: int) -> dict[str, Any]:
-    tenant = tenants_table.get(membership["tenantId"])
+    tenant = people.tenant(membership)
     if tenant is None or tenant["status"] != "active":
         raise Forbidden("The tenant is not active.", {"tenantId": membership["tenantId"]})
     role = membership["role"]
@@ -189,18 +193,28 @@ def open_session(user: dict[str, Any], membership: dict[str, Any], now: float, s
     """A new session of the user in the membership's tenant (the answer /auth/login gives), with its
     sign-in's audit entries (method: how the user proved who they are)."""
     session_id = ids.new_id("ses")
-    refresh_token, token_hash = _new_refresh_token(session_id)
+    account_home = people.account_home_elsewhere(user["id"])  # an invitation accepted here by another cell's
+    refresh_token, token_hash = _new_refresh_token(session_id, account_home)
     expires_at = int(now) + settings().refresh_token_days * 86400
-    sessions_table.create({"id": session_id, "userId": user["id"], "tenantId": membership["tenantId"],
-                           "tokenHash": token_hash, "generation": 1, "created_at": timeutil.iso(now),
-                           "expiresAt": expires_at},
-                          also=audit.sign_in_entries(membership["tenantId"], user["id"], membership["role"],
-                                                     source_ip, method, sessionId=session_id))
+    # The audit entry belongs to the tenant's home: with the session when that is this cell, else
+    # written there first (a sign-in whose entry could not be written is refused, and opens nothing).
+    entries = people.written_at_home(membership, audit.sign_in_entries(
+        membership["tenantId"], user["id"], membership["role"], source_ip, method, sessionId=session_id))
+    session = {"id": session_id, "userId": user["id"], "tenantId": membership["tenantId"], "tokenHash": token_hash,
+               "generation": 1, "created_at": timeutil.iso(now), "expiresAt": expires_at}
+    if account_home is None:
+        sessions_table.create(session, also=entries)
+    else:  # the session is kept with the account; the entries are this cell's (the tenant is homed here)
+        people.open_session_at_home(account_home, sessions_table.create_entry(session))
+        if entries:
+            transact(entries)
     return _access(user, membership, session_id, now, refresh_token, expires_at)
 
 
 def _session_of(refresh_token: str | None) -> tuple[dict[str, Any], str]:
     match = _REFRESH.fullmatch(refresh_token or "")
+    if match and match.group(3):
+        cell_routing.region(match.group(3))  # the session is kept in the account's cell: 421 to it
     session = sessions_table.get(match.group(1)) if match else None
     if session is None:
         raise Unauthorized("The refresh token is not valid.")
@@ -216,20 +230,25 @@ def refresh(refresh_token: str | None, tenant_id: str | None = None) -> dict[str
     session, presented = _session_of(refresh_token)
     if presented in (session.get("usedHashes") or set()):
         sessions_table.revoke(session["id"], int(now))
+        people.mark_ended_where_used(session, int(now))
         raise Unauthorized("This refresh token was already used; the session has been ended.",
                            {"reason": "refresh_token_reused"})
     if session.get("revokedAt") is not None or session["expiresAt"] <= now or presented != session["tokenHash"]:
         raise Unauthorized("The refresh token is not valid.")
     user, memberships = users_table.with_memberships(session["userId"])
+    if user is None:  # a session opened at a tenant's cell by an account of another (an invitation accepted)
+        user = people.account(session["userId"])
     if user is None or user["status"] != "active":
         raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
-    membership = _membership(memberships, tenant_id or session["tenantId"])
+    wanted = tenant_id or session.get("currentTenantId") or session["tenantId"]  # no name: the tenant it is in
+    membership = _membership(people.memberships(user["id"], memberships, wanted), wanted)
     new_token, new_hash = _new_refresh_token(session["id"])
     try:
         sessions_table.rotate(session["id"], presented, new_hash, int(now), membership["tenantId"])
     except sessions_table.StaleToken:
         # Another refresh with this token won the race: this one is a reuse.
         sessions_table.revoke(session["id"], int(now))
+        people.mark_ended_where_used(session, int(now))
         raise Unauthorized("This refresh token was already used; the session has been ended.",
                            {"reason": "refresh_token_reused"}) from None
     return _access(user, membership, session["id"], now, new_token, session["expiresAt"])
@@ -248,7 +267,14 @@ def logout(refresh_token: str | None, principal: Principal | None) -> dict[str, 
         session_id = principal.session_id
     if session_id is None:
         raise Unauthorized("Send the refresh token (body or cookie) or a user's access token.")
+    session = sessions_table.get(session_id)
+    # An access token of an account of another cell, presented at its tenant's cell: the session is
+    # ended in the account's cell, which keeps it, and marked here.
+    if session is None and principal is not None and people.end_session_elsewhere(principal.subject, session_id, now):
+        return {"loggedOut": True, "sessionId": session_id}
     sessions_table.revoke(session_id, now)
+    if session is not None:
+        people.mark_ended_where_used(session, now)
     return {"loggedOut": True, "sessionId": session_id}
 
 
@@ -259,11 +285,13 @@ def me(principal: Principal) -> dict[str, Any]:
         return {"credential": "api_key", "user": None, "tenant": view, "tenants": [view],
                 "scopes": sorted(principal.scopes)}
     user, memberships = users_table.with_memberships(principal.subject)
+    if user is None:  # an account of another cell, signed in to a tenant of this one
+        user = people.account(principal.subject)
     if user is None:
         raise Unauthorized("The user no longer exists.")
     tenants = []
-    for membership in sorted(memberships, key=lambda m: m["created_at"]):
-        record = tenants_table.get(membership["tenantId"])
+    for membership in sorted(people.memberships(principal.subject, memberships), key=lambda m: m["created_at"]):
+        record = people.tenant(membership)
         if record is not None:
             tenants.append(_tenant_view(record, membership["role"]))
     current = next((t for t in tenants if t["id"] == principal.tenant_id), None)
@@ -307,30 +335,62 @@ def end_sign_ins(user_id: str, now: int, tenant_id: str | None = None) -> int:
         if session["expiresAt"] + settings().jwt_lifetime_seconds <= now:
             continue  # its refresh token is dead, and so is every access token it minted
         sessions_table.revoke(session_id, now)
+        people.mark_ended_where_used(session, now)
         ended += 1
+    if tenant_id is not None:
+        ended += people.end_sessions_elsewhere(user_id, tenant_id, now)
     return ended
 
 
 def revoke_cli_keys(user_id: str, tenant_id: str, now: int, keep: frozenset[str] | None = None) -> int:
     """Revoke the user's command-line keys (`svc_cli_`, made by their device login) in the tenant;
     with keep, only those holding a scope outside it. Returns how many were revoked."""
+    return revoke_keys_of(user_id, tenant_id, now, keep, types=("cli",))["cli"]
+
+
+def revoke_keys_of(user_id: str, tenant_id: str, now: int, keep: frozenset[str] | None = None,
+                   types: tuple[str, ...] | None = None, also=None) -> dict[str, int]:
+    """Revoke the keys the user holds in the tenant (keys_held_by: those they created, and those made
+    by such a key); with keep, only those holding a scope outside it; with types, only keys of these
+    types. `also(key)`: more writes of each key's revocation (its audit entry). Returns how many were
+    revoked: {"cli": command-line keys, "other": the rest}."""
     from svc_core.domain.api_keys import directory_entries  # on first use: the key's values leave the directory
-    revoked = 0
-    for key in _cli_keys_of(user_id, tenant_id):
-        if keep is not None and set(key["scopes"]) <= keep:
+    revoked = {"cli": 0, "other": 0}
+    for key in keys_held_by(user_id, tenant_id):
+        if (types is not None and key["type"] not in types) or (keep is not None and set(key["scopes"]) <= keep):
             continue
         try:
-            api_keys_table.revoke(key, now, also=directory_entries(key, []))
-            revoked += 1
+            api_keys_table.revoke(key, now, also=[*directory_entries(key, []), *(also(key) if also else ())])
+            revoked["cli" if key["type"] == "cli" else "other"] += 1
         except ConditionFailed:
             pass  # revoked meanwhile
     return revoked
 
 
-def _cli_keys_of(user_id: str, tenant_id: str) -> list[dict[str, Any]]:
-    found, after = [], None
+MAX_KEY_CHAIN = 20  # a key made by a key made by a key...: never followed further (no cycle can be made)
+
+
+def holder_of(record: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> str | None:
+    """The person a key acts for: its creator when a user made it, the holder of the key that made it
+    when a key did; None for a key no person made (the bootstrap's, an operator's)."""
+    creator = record.get("createdBy") or ""
+    for _ in range(MAX_KEY_CHAIN):
+        if creator.startswith("usr_"):
+            return creator
+        parent = by_id.get(creator)
+        if parent is None:
+            return None
+        creator = parent.get("createdBy") or ""
+    return None
+
+
+def keys_held_by(user_id: str, tenant_id: str) -> list[dict[str, Any]]:
+    """The tenant's unrevoked keys that act for the user (holder_of)."""
+    every, after = [], None
     while True:
         keys, after = api_keys_table.list_for_tenant(tenant_id, 100, after)
-        found += [k for k in keys if k["type"] == "cli" and k["createdBy"] == user_id and not k.get("revokedAt")]
+        every += keys
         if after is None:
-            return found
+            break
+    by_id = {key["id"]: key for key in every}
+    return [key for key in every if not key.get("revokedAt") and holder_of(key, by_id) == user_id]

@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from svc_core.adapters import project_files, sealing
 from svc_core.adapters.models import registry
+from svc_core.adapters.models.base import billable
 from svc_core.auth.context import TenantContext
 from svc_core.contracts import cursors, events
 from svc_core.data import agent_run_queue, agents_table, projects_table, runs_table
@@ -77,7 +78,7 @@ from svc_core.domain import agent_tools, agents, metering, projects, storage, te
 from svc_core.domain.fields import agents as agent_fields
 from svc_core.domain.paging import id_page
 from svc_core.domain.references import referenced
-from svc_core.platform import ids, timeutil
+from svc_core.platform import deadline, ids, timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, ModelThrottled, ModelUnavailable, NotFound
 
@@ -94,6 +95,7 @@ CANCELLED = "CANCELLED"
 CONVERSATION_TOO_LARGE = "CONVERSATION_TOO_LARGE"
 LEASE_MARGIN_SECONDS = 180     # a holder's lease: its budget plus the longest model call and tool after it
 SYNC_LEASE_SECONDS = 35        # a request's lease: API Gateway ends it at 29 s, whatever its budget says
+LATER_CALL_MIN_SECONDS = 5.0   # a later model call of a synchronous run needs at least this much of the request left
 MAX_SEALED_CHARACTERS = 300_000  # of the sealed conversation: the run's item stays under DynamoDB's 400 KB
 _PATH_SEGMENT = re.compile(r"^[^\x00-\x1f\x7f\\]+$")
 
@@ -399,7 +401,7 @@ def _advance(tenant_id: str, run: dict[str, Any], state: dict[str, Any], deps: _
                     break
                 state["messages"].append({"role": "user", "content": state["results"]})
                 state["results"] = []
-            if called and time.monotonic() - started >= budget:
+            if called and (time.monotonic() - started >= budget or _short_of_time()):
                 hand_off = True
                 break
             if called:
@@ -410,10 +412,20 @@ def _advance(tenant_id: str, run: dict[str, Any], state: dict[str, Any], deps: _
             try:
                 result = provider.converse(request)
             except (ModelThrottled, ModelUnavailable) as exc:
-                run["error"] = {"code": exc.code, "message": exc.message}
+                received = billable(exc)   # what the provider had counted before the failure is billed
+                if received is not None:
+                    record = deps.meter(tenant_id, "run", run["id"], received)
+                    for name in ("inputTokens", "outputTokens", "microCredits"):
+                        run["usage"][name] += record[name]
+                if called and exc.details.get("reason") == "timeout" and _short_of_time():
+                    # Cut short by the request's deadline, not the model's budget: the worker asks again.
+                    hand_off = True
+                    break
+                run["error"] = model_failure(exc)
                 break
             called = True
             state["calls"] += 1
+            run["model"] = result.model_id   # the model that answered (after a fallback: it), as billed
             record = deps.meter(tenant_id, "run", run["id"], result)
             call_usage = {"inputTokens": record["inputTokens"], "outputTokens": record["outputTokens"],
                           "microCredits": record["microCredits"]}
@@ -443,6 +455,22 @@ def _advance(tenant_id: str, run: dict[str, Any], state: dict[str, Any], deps: _
     if hand_off:
         return _hand_off(tenant_id, run, state, toolbox, deps)
     return _save(tenant_id, run, state, toolbox, deps)
+
+
+def model_failure(exc: ModelThrottled | ModelUnavailable) -> dict[str, Any]:
+    """A model failure as a run's or a chat message's `error`: {code, message}, and for MODEL_THROTTLED
+    the provider's wait (`retryAfterSeconds`: its Retry-After, at most 60 s, else 10 s)."""
+    error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+    if isinstance(exc, ModelThrottled):
+        error["retryAfterSeconds"] = int(exc.details["retryAfterSeconds"])
+    return error
+
+
+def _short_of_time() -> bool:
+    """Whether a synchronous request has too little left of its deadline (svc_core/platform/deadline.py) for
+    another model call: the run goes to the worker instead, which has its own time."""
+    left = deadline.left()
+    return left is not None and left < LATER_CALL_MIN_SECONDS
 
 
 def _held_step(run: dict[str, Any], tool_use_id: str) -> dict[str, Any] | None:

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from svc_core.auth import authenticate, key_format
 from svc_core.auth.context import TenantContext
+from svc_core.auth.roles import ROLE_SCOPES, ROLES
 from svc_core.contracts import rotation
-from svc_core.data import api_keys_table, directory_table
+from svc_core.data import api_keys_table, directory_table, users_table
 from svc_core.data.common import ConditionFailed
 from svc_core.domain import audit
 from svc_core.domain.paging import tenant_list_page
@@ -55,7 +56,18 @@ def _view(record: dict[str, Any]) -> dict[str, Any]:
         "lastUsedIp": record.get("lastUsedIp"),
         "expires_at": timeutil.iso(record.get("expiresAt")), "revoked_at": timeutil.iso(record.get("revokedAt")),
         "rotated_at": timeutil.iso(record.get("rotatedAt")),
+        "earlierValues": _earlier_values(record),
     }
+
+
+def _earlier_values(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The values a rotation replaced that still work (in their overlap), each with its hint (None for
+    a value rotated out before hints were kept) and its end; none for a key no longer active."""
+    now = timeutil.now()
+    if _status(record, now) != "active":
+        return []
+    return [{"hint": s.get("hint"), "worksUntil": timeutil.iso(s["notAfter"])}
+            for s in (record.get("secrets") or [])[1:] if s.get("notAfter") is not None and s["notAfter"] > now]
 
 
 def directory_entries(record: dict[str, Any], live_secrets: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -80,7 +92,8 @@ def issue_key(*, tenant_id: str, created_by: str, name: str, key_type: str, envi
         "id": key_id or ids.new_id("key"), "tenantId": tenant_id, "name": name, "type": key_type,
         "environment": environment, "scopes": sorted(scopes), "createdBy": created_by,
         "createdAt": now, "expiresAt": expires_at, "hint": key_format.display_hint(value),
-        "secrets": [{"hash": secret_hash, "notAfter": expires_at}], "generation": 1,
+        "secrets": [{"hash": secret_hash, "notAfter": expires_at, "hint": key_format.display_hint(value)}],
+        "generation": 1,
     }
     store.create(record, secret_hash, also=[*also, *directory_entries({**record, "secrets": []}, record["secrets"])])
     return {**_view(record), "key": value}
@@ -92,13 +105,28 @@ def create_key(ctx: TenantContext, body: ApiKeyCreate, store=api_keys_table) -> 
     if not_held:
         raise Forbidden("A key cannot hold scopes its creator does not hold.", {"scopes": not_held})
     key_id = ids.new_id("key")
+    # A person's key holds what their role holds, checked in the key's own transaction: a key made
+    # while its maker is removed or demoted is never made beyond the role left (docs/organizations.md).
+    standing = [users_table.roles_check_entry(ctx.actor, ctx.tenant_id, roles_holding(scopes))] \
+        if ctx.principal.credential == "user" else []
     created = {"name": body.name, "type": body.type, "environment": body.environment, "scopes": sorted(scopes),
                "expiresInDays": body.expiresInDays}
-    return issue_key(tenant_id=ctx.tenant_id, created_by=ctx.actor, name=body.name, key_type=body.type,
-                     environment=body.environment, scopes=scopes, expires_in_days=body.expiresInDays,
-                     key_id=key_id, store=store,
-                     also=[audit.entry(ctx.tenant_id, "api_key.created", "api_key", key_id, ctx=ctx,
-                                       changes=audit.changed({}, created))])
+    try:
+        return issue_key(tenant_id=ctx.tenant_id, created_by=ctx.actor, name=body.name, key_type=body.type,
+                         environment=body.environment, scopes=scopes, expires_in_days=body.expiresInDays,
+                         key_id=key_id, store=store,
+                         also=[*standing, audit.entry(ctx.tenant_id, "api_key.created", "api_key", key_id, ctx=ctx,
+                                                      changes=audit.changed({}, created))])
+    except ConditionFailed:
+        if not standing:
+            raise
+        raise Forbidden("The caller's role in the tenant no longer holds these scopes.",
+                        {"reason": "role_changed"}) from None
+
+
+def roles_holding(scopes: list[str]) -> list[str]:
+    """The roles holding every one of these scopes."""
+    return [role for role in ROLES if set(scopes) <= ROLE_SCOPES[role]]
 
 
 def _record(ctx: TenantContext, key_id: str, store) -> dict[str, Any]:
@@ -181,8 +209,8 @@ def rotate_key(ctx: TenantContext, key_id: str, body: ApiKeyRotate, store=api_ke
                "earlierValuesEndAt": {"old": None, "new": timeutil.iso(max(ends_by, now))}}
     new_hash = authenticate.hash_key(value)
     # The values live after the rotation, as the table keeps them (contracts/rotation.py).
-    live = rotation.rotated(record["secrets"], {"hash": new_hash, "notAfter": record.get("expiresAt")}, now, ends_by,
-                            "notAfter")
+    live = rotation.rotated(record["secrets"], {"hash": new_hash, "notAfter": record.get("expiresAt"),
+                                                "hint": key_format.display_hint(value)}, now, ends_by, "notAfter")
     try:
         updated = store.rotate(record, new_hash, key_format.display_hint(value), ends_by, now,
                                also=[audit.entry(ctx.tenant_id, "api_key.rotated", "api_key", key_id, ctx=ctx,

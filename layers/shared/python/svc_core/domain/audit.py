@@ -28,7 +28,7 @@ ACTIONS: tuple[str, ...] = (
     "webhook.created", "webhook.updated", "webhook.deleted", "webhook.secret_rotated",
     "secret.created", "secret.updated", "secret.deleted",
     "billing.credits_purchased", "billing.gift_card_redeemed", "billing.plan_changed",
-    "user.signed_in",
+    "user.signed_in", "user.password_reset", "user.password_changed", "user.sessions_ended",
 )
 
 # Field names whose values never enter the log (their names do, as "[redacted]").
@@ -113,6 +113,17 @@ def sign_in_entries(tenant_id: str, user_id: str, role: str, source_ip: str, met
         return []
     return [entry(tenant_id, "user.signed_in", "user", user_id, actor={"type": "user", "id": user_id},
                   source_ip=source_ip, changes=changed({}, {"method": method, "role": role, **made}))]
+
+
+def account_entries(memberships: list[dict[str, Any]], user_id: str, action: str, *, source_ip: str,
+                    request_id: str | None = None, changes: dict[str, Any] | None = None
+                    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(membership, entry) of a change the user made to their own account (user.password_reset,
+    user.password_changed, user.sessions_ended), for each tenant where they are an owner or admin:
+    the tenants whose log records their sign-ins, for the same reason."""
+    return [(membership, entry(membership["tenantId"], action, "user", user_id, actor={"type": "user", "id": user_id},
+                               source_ip=source_ip, request_id=request_id, changes=changes))
+            for membership in memberships if membership["role"] in SIGN_IN_ROLES]
 
 
 def entries_if_changed(tenant_id: str, action: str, target_type: str, target_id: str,

@@ -176,8 +176,11 @@ class Follower:
 
 
 def collect(follower: Follower, budget_seconds: float, sleep: Callable[[float], None] = time.sleep,
-            clock: Callable[[], float] = time.monotonic) -> list[dict[str, Any]]:
-    """The buffered answer: every event until the stream ends or the time budget is spent."""
+            clock: Callable[[], float] = time.monotonic,
+            ended: Callable[[], bool] = lambda: False) -> tuple[list[dict[str, Any]], bool]:
+    """The buffered answer: every event until the stream ends, the time budget is spent or
+    `ended()` says the credential no longer stands (looked at before each read after the first; the
+    caller then adds its error event). The events, and whether it was the credential that ended it."""
     deadline = clock() + budget_seconds
     poll = settings().chat_stream_poll_ms / 1000
     events: list[dict[str, Any]] = []
@@ -185,6 +188,8 @@ def collect(follower: Follower, budget_seconds: float, sleep: Callable[[float], 
         batch = follower.step(clock)
         events.extend(batch)
         if follower.finished or clock() >= deadline:
-            return events
+            return events, False
         if not batch:
             sleep(min(poll, max(0.0, deadline - clock())))
+        if ended():
+            return events, True

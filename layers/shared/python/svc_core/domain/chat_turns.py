@@ -43,7 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from svc_core.adapters.models import registry
-from svc_core.adapters.models.base import StreamAssembler
+from svc_core.adapters.models.base import StreamAssembler, billable
 from svc_core.data import (
     agents_table,
     chat_events_table,
@@ -228,10 +228,8 @@ class _Turn:
         except ConditionFailed:
             return  # another worker took the turn a moment ago
         self.message["model"] = model
+        self._provider, self._started = provider, False
         try:
-            self.events.emit("message_start", {"role": "assistant", "model": model,
-                                               "userMessageId": self.message.get("userMessageId"),
-                                               "offline": bool(provider and provider.name == "offline")})
             if self.session.get("agentId") and self.agent is None:
                 error = {"code": "INTERNAL_ERROR", "message": "The session's agent no longer exists."}
             elif provider is not None:
@@ -240,6 +238,18 @@ class _Turn:
             log.logger.exception("chat turn failed", extra={"messageId": self.message_id})
             error = INTERNAL
         self._end(error, stop_reason)
+
+    def _message_start(self, model: str | None = None) -> None:
+        """The turn's first event, once: sent when its first model call has started, so that it names
+        the model that answers (after a fallback: the fallback, as the usage records do)."""
+        if self._started:
+            return
+        self._started = True
+        self.message["model"] = model or self.message["model"]
+        provider = self._provider
+        self.events.emit("message_start", {"role": "assistant", "model": self.message["model"],
+                                           "userMessageId": self.message.get("userMessageId"),
+                                           "offline": bool(provider and provider.name == "offline")})
 
     def _request(self, config: dict[str, Any] | None) -> tuple[dict[str, Any], list[str], str]:
         request: dict[str, Any] = {"messages": _conversation(self.tenant_id, self.session_id, self.message)}
@@ -254,7 +264,7 @@ class _Turn:
             request["toolConfig"] = {"tools": [agent_tools.tool_spec(name) for name in allowed]}
         return request, allowed, level
 
-    def _converse(self, provider, config: dict[str, Any] | None) -> tuple[dict[str, str] | None, str | None]:
+    def _converse(self, provider, config: dict[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
         """The model calls of the turn (and its tools); (error, stop reason)."""
         request, allowed, level = self._request(config)
         step_limit = config["stepLimit"] if config else 1
@@ -262,7 +272,10 @@ class _Turn:
             # the texts of successive model calls are one answer: a blank line between them
             separator = "\n\n" if self.events.content or self.events.pending else ""
             try:
-                stream = provider.converse_stream(request)
+                try:
+                    stream = provider.converse_stream(request)
+                finally:
+                    self._message_start(provider.model_id)   # after a fallback: the fallback's
                 # after the call: a fallback model's stream is metered as that model (registry.WithFallback)
                 assembler = StreamAssembler(provider.model_id, provider.name)
                 for event in stream:
@@ -273,8 +286,12 @@ class _Turn:
                         separator = ""
                 result = assembler.result()
             except (ModelThrottled, ModelUnavailable) as exc:
-                return {"code": exc.code, "message": exc.message}, None
+                received = billable(exc)   # what the provider had counted before the failure is billed
+                if received is not None:
+                    self._meter(received)
+                return agent_runs.model_failure(exc), None
             self._meter(result)
+            self.message["model"] = result.model_id   # the model that answered (the last call's), as billed
             request["messages"].append(result.message)
             if result.stop_reason != "tool_use" or not result.tool_uses:
                 return None, result.stop_reason
@@ -303,7 +320,8 @@ class _Turn:
             results.extend(blocks)
         return results
 
-    def _end(self, error: dict[str, str] | None, stop_reason: str | None) -> None:
+    def _end(self, error: dict[str, Any] | None, stop_reason: str | None) -> None:
+        self._message_start()   # a turn that never called a model still starts
         events = self.events
         events.flush(final=True)
         events.emit("usage", dict(self.usage))

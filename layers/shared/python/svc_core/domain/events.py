@@ -40,8 +40,14 @@ EventType = Literal[EVENT_TYPES]  # type: ignore[valid-type]
 
 
 def object_id_of(event: Event) -> str | None:
-    """What the objectId filter matches: the run of an agent.* event, else the object's own id."""
-    value = event.data.get("runId") if event.type.startswith("agent.") else event.data.get("id")
+    """What the objectId filter matches: the run of an agent.* event, the person of a member.* event
+    (their user id), else the object's own id."""
+    if event.type.startswith("agent."):
+        value = event.data.get("runId")
+    elif event.type.startswith("member."):
+        value = event.data.get("userId")
+    else:
+        value = event.data.get("id")
     return value if isinstance(value, str) else None
 
 

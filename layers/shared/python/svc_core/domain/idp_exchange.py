@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from svc_core.auth import tokens
 from svc_core.auth.roles import ROLE_SCOPES
-from svc_core.data import tenants_table, users_table
+from svc_core.data import users_table
 from svc_core.data.common import transact
-from svc_core.domain import audit
+from svc_core.domain import audit, people
 from svc_core.platform.config import settings
 from svc_core.platform.errors import Conflict, Forbidden, NotFound, Unauthorized
 
@@ -72,11 +72,13 @@ def exchange(body: ExchangeBody, source_ip: str = "") -> dict[str, Any]:
     user, memberships = users_table.with_memberships(user_id)
     if user is None or user["status"] != "active":
         raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
+    memberships = people.memberships(user_id, memberships)  # tenants homed in other cells too
     if not memberships:
         raise Forbidden("This account belongs to no tenant.")
     membership = sorted(memberships, key=lambda m: m["created_at"])[0]
-    tenant = tenants_table.get(membership["tenantId"])
-    signed_in = audit.sign_in_entries(tenant["id"], user["id"], membership["role"], source_ip, "identity_provider")
+    tenant = people.tenant(membership)
+    signed_in = people.written_at_home(membership, audit.sign_in_entries(
+        tenant["id"], user["id"], membership["role"], source_ip, "identity_provider"))
     if signed_in:  # the sign-in writes nothing else: its entry is a transaction of its own
         transact(signed_in)
     token, lifetime = tokens.mint(subject=user["id"], tenant_id=tenant["id"], scopes=ROLE_SCOPES[membership["role"]],

@@ -27,9 +27,9 @@ from svc_core.adapters import email
 from svc_core.auth import authenticate, roles
 from svc_core.auth.context import TenantContext
 from svc_core.contracts import cells, email_address, events, plans
-from svc_core.data import directory_table, invitations_table, outbox_table, tenants_table, users_table
+from svc_core.data import api_keys_table, directory_table, invitations_table, outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
-from svc_core.domain import accounts, audit
+from svc_core.domain import accounts, audit, branded_email, people
 from svc_core.domain.fields.invitations import NEW_PASSWORD_MIN, PREFIX, TOKEN_PATTERN
 from svc_core.domain.paging import tenant_list_page
 from svc_core.domain.passwords import hash_password
@@ -39,6 +39,7 @@ from svc_core.platform.log import logger
 
 if TYPE_CHECKING:
     from svc_core.auth.principal import Principal
+    from svc_core.contracts.brand import Brand
     from svc_core.domain.models.invitations import AcceptBody, InvitationCreate
 
 LINK_DAYS = 7
@@ -109,16 +110,21 @@ def accept_link(base_url: str, token: str) -> str:
     return f"{base_url.rstrip('/')}{ACCEPT_PAGE}#token={token}"
 
 
-def _message(to: str, tenant_name: str, role: str, inviter: str, link: str, expires_at: str) -> email.Message:
-    subject = f"You are invited to join {tenant_name}"
-    text = (f"{inviter} invited you to join {tenant_name} as {role}.\n\n"
+def _message(to: str, tenant_name: str, role: str, inviter: str, link: str, expires_at: str,
+             brand: Brand | None = None) -> email.Message:
+    """The invitation in the operator's brand: its name in the subject and the text (branded_email)."""
+    brand = brand or branded_email.current_brand()
+    subject = f"You are invited to join {tenant_name} on {brand.name}"
+    text = (f"{inviter} invited you to join {tenant_name} on {brand.name} as {role}.\n\n"
             f"Accept the invitation (the link works once, until {expires_at}):\n{link}\n\n"
             "If you did not expect this invitation, ignore this e-mail.\n")
     e = html.escape
-    body = (f"<p>{e(inviter)} invited you to join <strong>{e(tenant_name)}</strong> as {e(role)}.</p>"
-            f'<p><a href="{e(link)}">Accept the invitation</a> (the link works once, until {e(expires_at)}).</p>'
+    body = (f"<p>{e(inviter)} invited you to join <strong>{e(tenant_name)}</strong> on {e(brand.name)} "
+            f"as {e(role)}.</p>"
+            f"<p>{branded_email.link(link, 'Accept the invitation', brand)} "
+            f"(the link works once, until {e(expires_at)}).</p>"
             "<p>If you did not expect this invitation, ignore this e-mail.</p>")
-    return email.Message(to=to, subject=subject, text=text, html=f"<!doctype html><html><body>{body}</body></html>")
+    return branded_email.message(to, subject, text, body, brand)
 
 
 def _send(record: dict[str, Any], tenant: dict[str, Any], inviter: str, token: str, base_url: str) -> None:
@@ -136,7 +142,7 @@ def _send(record: dict[str, Any], tenant: dict[str, Any], inviter: str, token: s
 
 def _inviter_name(ctx: TenantContext) -> str:
     if ctx.principal.credential == "user":
-        user = users_table.get(ctx.principal.subject) or {}
+        user = people.account(ctx.principal.subject) or {}
         return user.get("name") or "A member"
     return "An administrator"
 
@@ -186,10 +192,20 @@ def _tenant(tenant_id: str) -> dict[str, Any]:
     return tenant
 
 
+def _joinable_tenant(tenant_id: str) -> dict[str, Any]:
+    """The invitation's tenant, if it is active: a suspended tenant is joined by no one, and its links
+    say so alike when looked up and when accepted (403)."""
+    tenant = _tenant(tenant_id)
+    if tenant["status"] != "active":
+        raise Forbidden("The tenant is suspended: no one can join it until it is active again.",
+                        {"reason": "tenant_suspended", "tenantId": tenant_id})
+    return tenant
+
+
 def create_invitation(ctx: TenantContext, body: InvitationCreate, base_url: str) -> dict[str, Any]:
     _check_role(ctx, body.role)
     key = email_address.normalise(body.email)
-    user_id = users_table.id_for_email(body.email)
+    user_id = people.user_id_for_email(body.email)
     if user_id and users_table.membership(user_id, ctx.tenant_id):
         raise Conflict("This address is already a member of the tenant.", {"reason": "already_member"})
     now = timeutil.now()
@@ -301,10 +317,11 @@ def mask(address: str) -> str:
 def lookup(token: str) -> dict[str, Any]:
     now = timeutil.now()
     record = _by_token(token, now)
-    tenant = _tenant(record["tenantId"])
+    tenant = _joinable_tenant(record["tenantId"])
+    _sender_checks(record, now)  # what accepting would refuse, the page says first
     return {"tenantName": tenant["name"], "role": record["role"], "email": mask(record["email"]),
             "expires_at": timeutil.iso(record["expiresAt"]),
-            "accountExists": users_table.id_for_email(record["email"]) is not None}
+            "accountExists": people.user_id_for_email(record["email"]) is not None}
 
 
 def _bad_field(name: str, reason: str) -> ValidationFailed:
@@ -319,12 +336,16 @@ def _invitee(record: dict[str, Any], body: AcceptBody, principal: Principal | No
     if principal is not None:
         if principal.credential != "user":
             raise Forbidden("Accept an invitation as a signed-in user, not with an API key.")
-        user = users_table.get(principal.subject)
+        user = people.account(principal.subject)  # the account may live in another cell
         if user is None or user["status"] != "active":
             raise Forbidden("This account is disabled.", {"reason": "account_disabled"})
         if email_address.normalise(user["email"]) != record["emailKey"]:
             raise Forbidden("The invitation is for another e-mail address.", {"reason": "email_mismatch"})
         return user, []
+    if users_table.id_for_email(record["email"]) is None and people.user_id_for_email(record["email"]):
+        # The account lives in another cell, which alone checks its password: accepted signed in.
+        raise Conflict("This address has an account in another region: sign in with it and accept the invitation "
+                       "signed in (send its access token).", {"reason": "account_exists"})
     if users_table.id_for_email(record["email"]):
         if not body.password:
             raise _bad_field("password", "the account's password is required")
@@ -341,13 +362,61 @@ def _invitee(record: dict[str, Any], body: AcceptBody, principal: Principal | No
                                                 cells.here())]
 
 
+# ---- whether the invitation still holds: its sender's standing, the seats of the plan today ------------
+
+def _sender_refused() -> Conflict:
+    return Conflict("The one who sent this invitation may no longer invite to this role (removed from the tenant, "
+                    "their role changed, or their key revoked): ask the tenant's owners or admins for a new one.",
+                    {"reason": "sender_not_allowed"})
+
+
+def _sender_checks(record: dict[str, Any], now: float) -> list[dict[str, Any]]:
+    """Refuse (409 sender_not_allowed) unless the sender may still invite to the invitation's role: a
+    user still a member whose role holds members:write and every scope of the role (an owner, for an
+    owner's invitation); a key still live holding them. Returns the condition checks that keep it so
+    in the acceptance's transaction (a removal or a demotion committing first makes it fail)."""
+    sender, tenant_id, role = record["invitedBy"], record["tenantId"], record["role"]
+    if sender.startswith("usr_"):
+        membership = users_table.membership(sender, tenant_id)
+        held = roles.ROLE_SCOPES[membership["role"]] if membership else frozenset()
+        if not membership or (role == "owner" and membership["role"] != "owner") \
+                or "members:write" not in held or not roles.may_grant(held, role):
+            raise _sender_refused()
+        return [users_table.role_check_entry(sender, tenant_id, membership["role"])]
+    key = api_keys_table.get(tenant_id, sender)
+    live = key is not None and key.get("revokedAt") is None and (key.get("expiresAt") is None or key["expiresAt"] > now)
+    if not live or role == "owner" or "members:write" not in key["scopes"] \
+            or not roles.may_grant(frozenset(key["scopes"]), role):
+        raise _sender_refused()
+    return [api_keys_table.live_check_entry(sender)]
+
+
+def _seats_today(tenant: dict[str, Any], role: str) -> dict[str, Any]:
+    """The tenant's counters as the acceptance moves them: the seat the invitation held becomes the
+    member's, on the condition that the seats in use are within the plan the tenant is on now (a plan
+    downgraded since the invitation leaves no room for it), and one owner more for an owner's."""
+    counts = [tenants_table.Count("seatsUsed", 0, at_most=plans.LIMITS[tenant["plan"]].seats)]
+    if role == "owner":
+        counts.append(tenants_table.Count("owners", 1))
+    return tenants_table.counts_entry(tenant["id"], *counts, plan=tenant["plan"])
+
+
+def _over_seats(tenant: dict[str, Any]) -> Forbidden:
+    return Forbidden("The tenant has more seats in use (members and pending invitations) than its plan holds "
+                     "today: its owners free seats or change the plan before anyone joins.",
+                     _seats_full(tenant).details)
+
+
 def accept(body: AcceptBody, principal: Principal | None, source_ip: str) -> dict[str, Any]:
     """Join the tenant with the invitation's role, and sign in there (the answer /auth/login gives)."""
     now = timeutil.now()
     record = _by_token(body.token, now)
     tenant_id, stamp = record["tenantId"], timeutil.iso(now)
-    if _tenant(tenant_id)["status"] != "active":  # before anything is made: no one joins a suspended tenant
-        raise Forbidden("The tenant is not active.", {"tenantId": tenant_id})
+    tenant = _joinable_tenant(tenant_id)  # before anything is made: no one joins a suspended tenant
+    seats = plans.LIMITS[tenant["plan"]].seats
+    if seats is not None and tenant.get("seatsUsed", tenants_table.COUNTER_DEFAULTS["seatsUsed"]) > seats:
+        raise _over_seats(tenant)
+    standing = _sender_checks(record, now)
     user, new_user_items = _invitee(record, body, principal, source_ip, now)
     role = record["role"]
     actor = {"type": "user", "id": user["id"]}
@@ -369,8 +438,7 @@ def accept(body: AcceptBody, principal: Principal | None, source_ip: str) -> dic
     ]
     if new_user_items:
         entries.append(outbox_table.put_event_item(events.new_event("user.created", tenant_id, user), now))
-    if role == "owner":
-        entries.append(tenants_table.count_entry(tenant_id, "owners", 1))
+    entries += [_seats_today(tenant, role), *standing]
     try:
         transact(entries)
     except ConditionFailed:
@@ -384,6 +452,14 @@ def _why_not_accepted(record: dict[str, Any], user: dict[str, Any], new_user: bo
     if current is None or _status(current, now) != "pending" or current.get("secretHash") != record.get("secretHash"):
         return Conflict("The invitation was used, revoked or renewed meanwhile.",
                         {"reason": _status(current, now) if current else "revoked"})
+    tenant = _tenant(record["tenantId"])
+    seats = plans.LIMITS[tenant["plan"]].seats
+    if seats is not None and tenant.get("seatsUsed", tenants_table.COUNTER_DEFAULTS["seatsUsed"]) > seats:
+        return _over_seats(tenant)
+    try:
+        _sender_checks(record, now)
+    except Conflict as refused:
+        return refused
     if new_user:
         return Conflict("An account with this address was created meanwhile; sign in to accept.",
                         {"reason": "account_exists"})

@@ -15,7 +15,9 @@ transaction. Then the person's credentials follow the change: a removed member's
 tokens for the tenant end (their access tokens are refused from the next request, their refresh tokens
 at once) and their command-line keys in it are revoked; a member given a role with fewer scopes gets the
 same for their sign-ins (their tokens carry the old role's scopes), and their command-line keys holding
-a scope the new role lacks are revoked. Keys of other types they created belong to the tenant and stay.
+a scope the new role lacks are revoked. The same holds for every other key they hold (made by them, or
+by a key they hold): a key acts for its holder and never does more than the holder may, so removal
+revokes them all and a demotion those holding a scope the new role lacks (accounts.keys_held_by).
 """
 
 from __future__ import annotations
@@ -128,13 +130,24 @@ def _role_writes(ctx: TenantContext, member: dict[str, Any], role: str, now: flo
             _event(ctx, "member.role_changed", {"userId": user_id, "role": role, "previousRole": member["role"]}, now)]
 
 
-def _credentials_follow(user_id: str, tenant_id: str, old_role: str, new_role: str, now: float) -> None:
-    """A role with fewer scopes: the sign-ins holding tokens of the old role end, and the command-line
-    keys holding a scope the new role lacks are revoked. A role with more: the next refresh has them."""
+def _key_revoked_entry(ctx: TenantContext, now: float):
+    """The audit entry of each key a member's change revokes, as DELETE /api-keys/:id writes it."""
+    def entry(key: dict[str, Any]) -> list[dict[str, Any]]:
+        old = "expired" if key.get("expiresAt") is not None and now >= key["expiresAt"] else "active"
+        return [audit.entry(ctx.tenant_id, "api_key.revoked", "api_key", key["id"], ctx=ctx, now=now,
+                            changes={"status": {"old": old, "new": "revoked"}})]
+    return entry
+
+
+def _credentials_follow(ctx: TenantContext, user_id: str, old_role: str, new_role: str, now: float) -> None:
+    """A role with fewer scopes: the sign-ins holding tokens of the old role end, and every key the
+    person holds (accounts.keys_held_by: any type) holding a scope the new role lacks is revoked. A role
+    with more: the next refresh has them (a key keeps its own scopes)."""
     if ROLE_SCOPES[old_role] <= ROLE_SCOPES[new_role]:
         return
-    accounts.end_sign_ins(user_id, int(now), tenant_id)
-    accounts.revoke_cli_keys(user_id, tenant_id, int(now), keep=ROLE_SCOPES[new_role])
+    accounts.end_sign_ins(user_id, int(now), ctx.tenant_id)
+    accounts.revoke_keys_of(user_id, ctx.tenant_id, int(now), keep=ROLE_SCOPES[new_role],
+                            also=_key_revoked_entry(ctx, now))
 
 
 def change_role(ctx: TenantContext, user_id: str, body: MemberRoleChange) -> dict[str, Any]:
@@ -154,7 +167,7 @@ def change_role(ctx: TenantContext, user_id: str, body: MemberRoleChange) -> dic
     elif new == "owner":
         writes.append(tenants_table.count_entry(ctx.tenant_id, "owners", 1))
     _commit(ctx, writes, member, owners_fall=old == "owner", by_owner="owner" in (old, new))
-    _credentials_follow(user_id, ctx.tenant_id, old, new, now)
+    _credentials_follow(ctx, user_id, old, new, now)
     return _view({**member, "role": new})
 
 
@@ -176,7 +189,7 @@ def transfer_ownership(ctx: TenantContext, body: OwnershipTransfer) -> dict[str,
     writes.append(audit.entry(ctx.tenant_id, "ownership.transferred", "user", target["userId"], ctx=ctx,
                               changes={"previousOwner": ctx.actor, "newOwner": target["userId"]}, now=now))
     _commit(ctx, writes, target, owners_fall=target["role"] == "owner", by_owner=True)
-    _credentials_follow(ctx.actor, ctx.tenant_id, "owner", "admin", now)
+    _credentials_follow(ctx, ctx.actor, "owner", "admin", now)
     return {"previousOwner": _view({**caller, "role": "admin"}), "newOwner": _view({**target, "role": "owner"})}
 
 
@@ -211,6 +224,8 @@ def _remove(ctx: TenantContext, member: dict[str, Any], checks: list[dict[str, A
                                                  "reason": "left" if action == "member.left" else "removed"}, now),
                   audit.entry(ctx.tenant_id, action, "user", user_id, ctx=ctx, changes={"role": role}, now=now)],
             member, owners_fall=role == "owner", by_owner=bool(checks))
-    return {"userId": user_id, "removed": True,
-            "sessionsEnded": accounts.end_sign_ins(user_id, int(now), ctx.tenant_id),
-            "cliKeysRevoked": accounts.revoke_cli_keys(user_id, ctx.tenant_id, int(now))}
+    ended = accounts.end_sign_ins(user_id, int(now), ctx.tenant_id)
+    revoked = accounts.revoke_keys_of(user_id, ctx.tenant_id, int(now),
+                                      also=_key_revoked_entry(ctx, now))
+    return {"userId": user_id, "removed": True, "sessionsEnded": ended, "cliKeysRevoked": revoked["cli"],
+            "apiKeysRevoked": revoked["other"]}

@@ -9,8 +9,9 @@ One credit is one US dollar of the provider's list price (no margin). Models are
 name them (svc_core/adapters/models/registry.py): Bedrock's ids bare, the others `openai:model` and
 `anthropic:model`.
 
-- 2026-11-01: Amazon Bedrock's on-demand prices; cross-region inference profiles ("us.", "eu.",
-  "apac.", "global." ...) cost what the model costs. The offline model has a nominal, non-zero price
+- 2026-11-01: Amazon Bedrock's on-demand prices; Bedrock's cross-region inference profiles ("us.",
+  "eu.", "apac.", "global." ...) of a foundation model in the table cost what the model costs (price_of:
+  the only rule besides the exact id). The offline model has a nominal, non-zero price
   (a tenth of the cheapest real model) so the local stack shows costs flowing through runs and
   messages; its records are also marked estimated.
 - 2026-11-27: the same, and OpenAI's and Anthropic's own list prices (OpenAI charges nothing for
@@ -77,19 +78,40 @@ PRICES["2026-11-27"] = {
 }
 CURRENT = "2026-11-27"
 
-_PROFILE_PREFIX = re.compile(r"^(?:us|eu|apac|jp|au|ca|us-gov|global)\.")
+# The inference-profile rule, the only one besides the exact id: a cross-region inference profile of
+# Bedrock ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.") followed by a Bedrock
+# foundation model id (`vendor.model...`, as `anthropic.claude-haiku-4-5-20251001-v1:0`: a vendor, a
+# dot, the vendor's name of the model) costs what that model costs. Nothing else is stripped: `us.offline`,
+# `global.openai:gpt-4.1-nano` or `eu.anthropic:claude-haiku-4-5` name no Bedrock foundation model and
+# have no price.
+_INFERENCE_PROFILE = re.compile(r"^(?:us|eu|apac|jp|au|ca|us-gov|global)\.(?P<model>[a-z0-9-]+\.[^.:][^:]*(?::\d+)?)$")
+
+
+_PROFILE_HEAD = re.compile(r"^(?:us|eu|apac|jp|au|ca|us-gov|global)\.")
 
 
 class UnpricedModel(LookupError):
     """A model with no price in this version of the table (a deployment error, never billed at 0)."""
 
 
+def profile_model(model_id: str) -> str | None:
+    """The Bedrock foundation model an inference profile id names (`us.anthropic.claude-...` ->
+    `anthropic.claude-...`), or None when the id is not one."""
+    match = _INFERENCE_PROFILE.match(model_id)
+    return match["model"] if match else None
+
+
 def price_of(model_id: str, version: str = CURRENT) -> Price:
+    """The price of a model as results name it: its own id's, or, for a Bedrock inference profile of a
+    foundation model in the table, that model's (the only rule; any other id is unpriced)."""
     try:
         table = PRICES[version]
     except KeyError:
         raise UnpricedModel(f"no price table version {version!r}") from None
-    price = table.get(model_id) or table.get(_PROFILE_PREFIX.sub("", model_id))
+    price = table.get(model_id)
+    if price is None:
+        foundation = profile_model(model_id)
+        price = table.get(foundation) if foundation is not None else None
     if price is None:
         raise UnpricedModel(f"{model_id!r} has no price in version {version}")
     return price
@@ -104,6 +126,11 @@ def unpriced_models(settings: Any, version: str = CURRENT) -> list[str]:
         shown = registry.resolve(model_id, settings).id
         try:
             price_of(shown, version)
+            # An id written as an inference profile must be one even where the offline model answers
+            # it (a bare id of MODEL_PROVIDER=offline): `us.offline` is no model of any provider.
+            written = registry.provider_name(model_id, settings)
+            if _PROFILE_HEAD.match(written) and written != shown:
+                price_of(written, version)
         except UnpricedModel:
             missing.append(model_id if shown == model_id else f"{model_id} ({shown})")
     return missing
@@ -155,21 +182,24 @@ SOURCES = {"run": "run", "message": "msg"}   # what a call was made for -> the p
 
 
 def usage_record(tenant_id: str, source: str, source_id: str, model_id: str, usage: Mapping[str, Any],
-                 version: str = CURRENT, now: float | None = None) -> dict[str, Any]:
-    """The usage record of one model call (what data/usage_table.py stores)."""
+                 version: str = CURRENT, now: float | None = None, failed: bool = False) -> dict[str, Any]:
+    """The usage record of one model call (what data/usage_table.py stores); failed: the call failed
+    after the provider had counted tokens, and what it had received is billed (base.Received)."""
     if source not in SOURCES or not ids.is_id(source_id, SOURCES[source]):
         raise ValueError(f"a {source!r} usage record needs a {SOURCES.get(source, '?')}_ id, not {source_id!r}")
     created_at = timeutil.iso(timeutil.now() if now is None else now)
     return {"tenantId": tenant_id, "sk": f"{created_at}#{ids.new_ulid()}", "source": source, "sourceId": source_id,
             "model": model_id, **tokens(usage), "estimated": bool(usage.get("estimated", False)),
-            "priceVersion": version, "microCredits": cost(usage, model_id, version), "created_at": created_at}
+            "priceVersion": version, "microCredits": cost(usage, model_id, version), "created_at": created_at,
+            "failed": failed}
 
 
 def record_call(tenant_id: str, source: str, source_id: str, result: Any) -> dict[str, Any]:
-    """Meter one model call (a ConverseResult): price it, store its usage record and debit its cost
-    from the tenant's credit balance, in one transaction (svc_core/domain/billing_ledger.py);
-    returns the record."""
-    record = usage_record(tenant_id, source, source_id, result.model_id, result.usage)
+    """Meter one model call (a ConverseResult, or what a failed call had received: base.billable):
+    price it, store its usage record and debit its cost from the tenant's credit balance, in one
+    transaction (svc_core/domain/billing_ledger.py); returns the record."""
+    record = usage_record(tenant_id, source, source_id, result.model_id, result.usage,
+                          failed=bool(getattr(result, "failed", False)))
     billing_ledger.record_usage(record)
     from svc_core.platform import metrics  # on first use: not a start-up import
     metrics.model_call(source, record["model"], record["inputTokens"], record["outputTokens"], record["microCredits"])

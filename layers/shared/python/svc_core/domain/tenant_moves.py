@@ -13,9 +13,14 @@ next begins, so a worker that dies resumes from the last step recorded (a table 
    old cell's outbox has published the tenant's last events, copies and verifies again (now exactly
    equal), then homes the tenant in the new cell in every cell's replica of the directory: the new
    cell serves it, the old one answers 421;
-4. cleaning: once the webhook deliveries still running in the old cell have ended (they read the
-   tenant's webhooks there), their records are copied over and every item and object of the tenant
-   in the old cell is deleted.
+4. cleaning: the old cell's webhook deliveries of the tenant go to the new cell (domain/cell_handoff.py:
+   from the switch on, a message of the tenant on the old cell's queues is sent on to the new cell's with
+   its attempts and schedule, writing nothing there). Once every run of the delivery and fan-out functions
+   that began before the switch has ended (their Timeout), the deliveries hidden for a retry are brought
+   back at once (their waits recorded with their receipt handles) so they are sent on, the dead letters of
+   the tenant are carried to the new cell's dead-letter queues, what the old cell's deliveries recorded
+   after the switch is added to the new cell's, and every item and object of the tenant in the old cell
+   is deleted. `done` only then: the old cell holds and writes nothing of the tenant any more.
 The tenant reads throughout; writes pause from the freeze to the switch (writesPausedMs).
 Not moved: the accounts of the tenant's members (a user's home is their own cell), the cell's rate
 counters, the outbox (its events are published by the old cell before the switch; the new cell's
@@ -35,10 +40,12 @@ from svc_core.adapters.dynamo import to_item
 from svc_core.auth.context import TenantContext
 from svc_core.contracts import cells, regions
 from svc_core.contracts.tenant_items import OBJECT_PREFIXES, TABLE_RULES, Owner
-from svc_core.data import cell_tables, directory_table, tenant_move_queue
+from svc_core.data import cell_queues, cell_tables, directory_table, tenant_move_queue
 from svc_core.data.cell_tables import Place
 from svc_core.data.common import ConditionFailed, transact
+from svc_core.data.webhook_deliveries_table import DELIVERED_PREFIX, WAITING_PREFIX
 from svc_core.domain import audit
+from svc_core.domain.cell_handoff import peer
 from svc_core.domain.tenant_access import own_tenant
 from svc_core.platform import timeutil
 from svc_core.platform.config import settings
@@ -53,6 +60,9 @@ COPIED = ("TenantsTable", *sorted(t for t in TABLE_RULES if t not in (*NOT_COPIE
           "WebhookDeliveriesTable")
 DELETED = (*COPIED[1:], "OutboxTable", "IdempotencyTable", "TenantsTable")  # the tenant item last
 FROZEN, ARRIVING, MOVED = "frozen", "arriving", "moved"
+DELIVERIES = "WebhookDeliveriesTable"
+DEAD_LETTER_QUEUES = (cell_queues.DELIVERY_DEAD_LETTERS, cell_queues.EVENT_DEAD_LETTERS)
+DEAD_LETTER_HOLD_SECONDS = 120   # another tenant's dead letter, hidden while the move reads past it
 FINAL_SYNC_ATTEMPTS = 3
 LEASE_SECONDS = 900   # a run's hold on its move: the worker's timeout (a run that died lets the next one in after it)
 MAX_ATTEMPTS = 5   # runs of a move that failed before it is given up (before its switch only)
@@ -86,7 +96,9 @@ def start_move(ctx: TenantContext, tenant_id: str, to_region: str) -> dict[str, 
     if prefs.get("dataResidencyRequired") and regions.REGIONS[to_region].jurisdiction != prefs.get("dataResidencyRegion"):
         raise Conflict(f"{to_region} lies outside the tenant's data residency region {prefs.get('dataResidencyRegion')}.",
                        {"resource": "migration", "reason": "outside_residency"})
-    if directory_table.cell_resources(to_region) is None:
+    resources = directory_table.cell_resources(to_region)
+    # Its webhook queues too: the tenant's deliveries are sent on there from the switch.
+    if resources is None or not all((resources.get("queues") or {}).get(q) for q in cell_queues.WEBHOOK_QUEUES):
         raise Conflict(f"The cell in {to_region} has not published its resources yet; retry shortly.",
                        {"resource": "migration", "reason": "cell_unknown"})
     now = timeutil.iso(timeutil.now())
@@ -119,13 +131,6 @@ def publish_cell(endpoints: dict[str, str] | None = None) -> dict[str, Any]:
     return view
 
 
-def peer(region: str) -> Place:
-    resources = directory_table.cell_resources(region)
-    if resources is None:
-        raise RuntimeError(f"the cell in {region} has published no resources")
-    return Place.of({**resources, "region": region})
-
-
 # ---- what is the tenant's, and its fingerprint ------------------------------------------------
 
 def plain(attr: dict[str, Any]) -> Any:
@@ -145,6 +150,24 @@ def plain(attr: dict[str, Any]) -> Any:
 
 def plain_item(raw: dict[str, Any]) -> dict[str, Any]:
     return {k: plain(v) for k, v in raw.items()}
+
+
+def cell_local(table: str, raw: dict[str, Any]) -> bool:
+    """An item of the tenant that belongs to its cell's own queues and is never copied: a delivery's
+    wait (the receipt handle of a message hidden on this cell's delivery queue)."""
+    return table == DELIVERIES and raw.get("attemptKey", {}).get("S", "").startswith(WAITING_PREFIX)
+
+
+def message_tenant(queue: str, body: str) -> str | None:
+    """The tenant of a message of a webhook dead-letter queue: a delivery's (or a replay step's), or the
+    event's of the bus's envelope; None for a message of another shape (left where it is)."""
+    try:
+        message = json.loads(body)
+        if queue == cell_queues.EVENT_DEAD_LETTERS:
+            return message["detail"]["tenantId"]
+        return (message.get("replayStep") or message)["tenantId"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def owns(table: str, tenant_id: str, webhooks: set[str]) -> Callable[[dict[str, Any]], bool]:
@@ -287,12 +310,13 @@ class Mover:
     def _items(self, place: Place, table: str, test: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
         return [raw for raw in cell_tables.scan(place, table) if test(raw)]
 
-    def fingerprints(self, place: Place, table: str) -> dict[str, tuple[str, dict[str, Any]]]:
-        """The tenant's items of the table in a cell: key -> (digest, item)."""
+    def fingerprints(self, place: Place, table: str, *, every: bool = False) -> dict[str, tuple[str, dict[str, Any]]]:
+        """The tenant's items of the table in a cell: key -> (digest, item); those a copy carries,
+        or every one."""
         keys = cell_tables.key_names(place, table)
         test = owns(table, self.tenant_id, self.webhooks())
         return {item_key(raw, keys): (digest(table, raw, self.home), raw)
-                for raw in self._items(place, table, test)}
+                for raw in self._items(place, table, test) if every or not cell_local(table, raw)}
 
     def prepared(self, table: str, raw: dict[str, Any]) -> dict[str, Any]:
         """An item of the old cell as the new one stores it."""
@@ -385,7 +409,9 @@ class Mover:
         for table in COPIED:
             for _attempt in range(FINAL_SYNC_ATTEMPTS):
                 done = self.sync_table(table)
-                if self.verify_table(table):
+                # The deliveries' copy is of this moment: the old cell's deliveries record on until the
+                # clean-up, whose sweep adds what they wrote.
+                if table == DELIVERIES or self.verify_table(table):
                     break
             else:
                 raise RuntimeError(f"{table}: the copy still differs after {FINAL_SYNC_ATTEMPTS} attempts")
@@ -408,8 +434,9 @@ class Mover:
                                          | {"homeRegion": self.target.region})
         for place in (self.target, self.source):
             cell_tables.put_all(place, cell_tables.DIRECTORY, [item])
-        paused = round(time.time() * 1000) - int(self.move["frozenAtMs"])
-        self.save(status="cleaning", writesPausedMs=paused, switchedAt=timeutil.iso(timeutil.now()))
+        switched_ms = round(time.time() * 1000)
+        self.save(status="cleaning", writesPausedMs=switched_ms - int(self.move["frozenAtMs"]),
+                  switchedAt=timeutil.iso(switched_ms / 1000), switchedAtMs=switched_ms)
 
     def wait_for_outbox(self) -> None:
         """Until every event of the tenant in the old cell's outbox is in its event log (published)."""
@@ -429,20 +456,68 @@ class Mover:
                                                                   owns("EventsTable", self.tenant_id, set()))}
         return [event_id for event_id in outbox if event_id not in logged]
 
-    def deliveries_running(self) -> int:
-        """The old cell's deliveries of the tenant still sending or waiting for a retry."""
-        test = owns("WebhookDeliveriesTable", self.tenant_id, self.webhooks())
-        latest: dict[tuple[str, str], dict[str, Any]] = {}
-        running = 0
-        for raw in self._items(self.source, "WebhookDeliveriesTable", test):
-            record = plain_item(raw)
-            if str(record.get("attemptKey", "")).startswith("!delivered#") and record.get("state") == "sending":
-                running += 1
-            elif record.get("eventId") and not str(record.get("attemptKey", "")).startswith("!"):
-                key = (record["webhookId"], record["eventId"])
-                if key not in latest or str(record["attemptKey"]) > str(latest[key]["attemptKey"]):
-                    latest[key] = record
-        return running + sum(1 for record in latest.values() if record.get("outcome") == "retrying")
+    def deliveries_here(self) -> tuple[dict[str, dict[str, Any]], int]:
+        """The old cell's deliveries of the tenant: those waiting hidden for a retry (key -> the wait:
+        receiptHandle, attempt, dueAt), and how many are sending now (a claim whose lease runs)."""
+        test = owns(DELIVERIES, self.tenant_id, self.webhooks())
+        keys, now = cell_tables.key_names(self.source, DELIVERIES), time.time()
+        waiting, sending = {}, 0
+        for raw in self._items(self.source, DELIVERIES, test):
+            record, key = plain_item(raw), item_key(raw, keys)
+            attempt_key = str(record.get("attemptKey", ""))
+            if attempt_key.startswith(WAITING_PREFIX):
+                waiting[key] = record
+            elif attempt_key.startswith(DELIVERED_PREFIX) and record.get("state") == "sending" \
+                    and float(record.get("leaseUntil") or 0) > now:
+                sending += 1
+        return waiting, sending
+
+    def send_deliveries_on(self) -> int:
+        """Bring the tenant's deliveries hidden for a retry in the old cell back at once: the delivery
+        function sends each on to the new cell with its schedule (and ends its wait here). Until none
+        waits or sends here; how many were brought back."""
+        deadline = self.clock() + settings().tenant_move_delivery_drain_seconds
+        released: dict[str, bool] = {}
+        while True:
+            waiting, sending = self.deliveries_here()
+            for key, wait in waiting.items():
+                if key not in released:
+                    released[key] = cell_queues.release(self.source, cell_queues.DELIVERIES, wait["receiptHandle"])
+            # A handle that no longer holds its message: received again since (being sent on now) or gone.
+            pending = [key for key in waiting if released[key]]
+            if not pending and not sending:
+                return sum(released.values())
+            if self.clock() > deadline:
+                raise RuntimeError(f"{len(pending)} deliveries of the tenant still wait in the old cell and {sending} "
+                                   f"are sending there after {settings().tenant_move_delivery_drain_seconds:.0f} s")
+            self.sleep(1.0)
+
+    def carry_dead_letters(self) -> int:
+        """The tenant's messages of the old cell's webhook dead-letter queues, onto the new cell's (an
+        operator's redrive happens there now); how many. Other tenants' are left as they were."""
+        carried = 0
+        for queue in DEAD_LETTER_QUEUES:
+            others = []
+            for message in cell_queues.receive_all(self.source, queue, DEAD_LETTER_HOLD_SECONDS):
+                if message_tenant(queue, message.body) == self.tenant_id:
+                    cell_queues.send(self.target, queue, message.body)
+                    cell_queues.delete(self.source, queue, message.receipt_handle)
+                    carried += 1
+                else:
+                    others.append(message.receipt_handle)
+            for handle in others:
+                cell_queues.release(self.source, queue, handle)
+        return carried
+
+    def sweep_deliveries(self) -> int:
+        """Add to the new cell what the old cell's deliveries recorded after the switch's copy: an item
+        the new cell lacks, and an event's delivered mark (the receiver has it). An item both hold stays
+        the new cell's (the home writes on); nothing of the new cell is deleted. How many were added."""
+        source, target = self.fingerprints(self.source, DELIVERIES), self.fingerprints(self.target, DELIVERIES)
+        added = [raw for key, (fingerprint, raw) in source.items()
+                 if key not in target or (raw.get("state", {}).get("S") == "delivered" and target[key][0] != fingerprint)]
+        cell_tables.put_all(self.target, DELIVERIES, [self.prepared(DELIVERIES, raw) for raw in added])
+        return len(added)
 
     def give_up(self) -> None:
         """The move failed before its switch: the old cell serves on (writes again), the new cell's
@@ -456,18 +531,41 @@ class Mover:
         """Every item and object of the tenant in the other cell: its copies, and what that cell wrote
         itself while it was the tenant's home (a former home dropped as a secondary: its outbox and
         idempotency records), the tenant item last."""
+        # The counters a request sent to that cell wrote (answered 421 there): found by key id, before the keys go.
+        cell_tables.delete_all(self.target, "RateLimitsTable", self.rate_limit_keys(self.target))
         for table in DELETED:
-            cell_tables.delete_all(self.target, table, [json.loads(k) for k in self.fingerprints(self.target, table)])
+            cell_tables.delete_all(self.target, table, [json.loads(k) for k in self.fingerprints(self.target, table,
+                                                                                                every=True)])
         for prefix in OBJECT_PREFIXES:
             cell_tables.delete_every_version(self.target, f"{prefix}{self.tenant_id}/")
 
+    def rate_limit_keys(self, place: Place | None = None) -> list[dict[str, Any]]:
+        """The keys of the tenant's counters and marks in a cell's rate-limits table (the old cell's, or
+        `place`'s): its own (tenant#, streams#tenant#) and its API keys' (a revoked key's mark has no
+        end). A move copies none: counters start again in the new cell, and a key's revocation is in
+        its own item there."""
+        place = place or self.source
+        test = owns("ApiKeysTable", self.tenant_id, set())
+        key_ids = {raw["id"]["S"] for raw in self._items(place, "ApiKeysTable", test)
+                   if raw.get("pk", {}).get("S", "").startswith("KEY#")}
+        rule = TABLE_RULES["RateLimitsTable"].owner
+        wanted = {Owner("tenant", self.tenant_id), *(Owner("api_key", key_id) for key_id in key_ids)}
+        return [{"pk": raw["pk"]} for raw in cell_tables.scan(place, "RateLimitsTable")
+                if rule(plain_item(raw)) in wanted]
+
     def clean(self) -> None:
         self.save(status="cleaning")
-        deadline = self.clock() + settings().tenant_move_delivery_drain_seconds
-        while self.deliveries_running() and self.clock() < deadline:
-            self.sleep(1.0)
-        self.sync_table("WebhookDeliveriesTable")   # what those deliveries recorded
+        # Every run of the delivery and fan-out functions that began before the switch (and read the
+        # tenant as homed here) has ended by then; later ones send the tenant's messages on.
+        switched = int(self.move.get("switchedAtMs") or time.time() * 1000) / 1000
+        self.sleep(max(0.0, switched + settings().tenant_move_delivery_grace_seconds - time.time()))
+        sent_on = self.send_deliveries_on()
+        dead_letters = self.carry_dead_letters()
+        swept = self.sweep_deliveries()
+        self.save(deliveries={"sentOn": sent_on, "deadLetters": dead_letters, "recordsAdded": swept})
         webhooks = self.webhooks()
+        counters = self.rate_limit_keys()  # before the keys' items go: the counters are found by key id
+        cell_tables.delete_all(self.source, "RateLimitsTable", counters)
         for table in DELETED:
             test = owns(table, self.tenant_id, webhooks)
             keys = cell_tables.key_names(self.source, table)

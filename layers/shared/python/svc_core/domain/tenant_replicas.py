@@ -199,8 +199,8 @@ def carry_record(record: dict[str, Any], known: dict[str, dict[str, Any] | None]
     change = record["dynamodb"]
     image = change.get("NewImage") or change.get("OldImage")
     tenant_id = tenant_of(table, image) if image else None
-    if tenant_id is None or _is_copy(table, change.get("NewImage")):
-        return None
+    if tenant_id is None or _is_copy(table, change.get("NewImage")) or tenant_moves.cell_local(table, image):
+        return None   # a delivery's wait names this cell's queue: never copied
     secondary = secondary_of(_home(tenant_id, known))
     if secondary is None:
         return None

@@ -11,7 +11,7 @@ from svc_core.auth.principal import Principal
 from svc_core.contracts import cells, events, plans
 from svc_core.data import directory_table, outbox_table, tenants_table, users_table
 from svc_core.data.common import ConditionFailed, transact
-from svc_core.domain import audit
+from svc_core.domain import audit, people
 from svc_core.domain.passwords import hash_password
 from svc_core.platform import ids, timeutil
 from svc_core.platform.config import settings
@@ -104,24 +104,35 @@ def _view(tenant: dict[str, Any], role: str) -> dict[str, Any]:
             "updated_at": tenant.get("updated_at", tenant["created_at"])}
 
 
-def _roles_of(principal: Principal) -> dict[str, str]:
-    """The tenants the caller may see, with the caller's role in each."""
+def _memberships_of(principal: Principal) -> dict[str, dict[str, Any]]:
+    """The tenants the caller may see, with the caller's membership of each (in whichever cell it is)."""
     if principal.credential != "user":
-        return {principal.tenant_id: "api_key"}  # a key belongs to one tenant
+        return {principal.tenant_id: {"tenantId": principal.tenant_id, "role": "api_key"}}  # a key: one tenant
     _, memberships = users_table.with_memberships(principal.subject)
-    return {m["tenantId"]: m["role"] for m in memberships}
+    return {m["tenantId"]: m for m in people.memberships(principal.subject, memberships)}
+
+
+def _roles_of(principal: Principal) -> dict[str, str]:
+    return {tenant_id: m["role"] for tenant_id, m in _memberships_of(principal).items()}
+
+
+def _tenant_of(membership: dict[str, Any]) -> dict[str, Any] | None:
+    if (membership.get("homeRegion") or cells.here()) == cells.here():
+        return tenants_table.get_consistent(membership["tenantId"])
+    return people.tenant(membership)
 
 
 def list_tenants(ctx: TenantContext) -> dict[str, Any]:
-    roles = _roles_of(ctx.principal)
-    found = [t for t in (tenants_table.get_consistent(tid) for tid in roles) if t is not None]
+    memberships = _memberships_of(ctx.principal)
+    found = [t for t in (_tenant_of(m) for m in memberships.values()) if t is not None]
     found.sort(key=lambda t: t["created_at"])
-    return {"items": [_view(t, roles[t["id"]]) for t in found], "nextCursor": None}
+    return {"items": [_view(t, memberships[t["id"]]["role"]) for t in found], "nextCursor": None}
 
 
 def get_tenant(ctx: TenantContext, tenant_id: str) -> dict[str, Any]:
-    role = _roles_of(ctx.principal).get(tenant_id)
-    tenant = tenants_table.get_consistent(tenant_id) if role else None
+    membership = _memberships_of(ctx.principal).get(tenant_id)
+    role = membership and membership["role"]
+    tenant = _tenant_of(membership) if membership else None
     if tenant is None:  # not a member: as absent as a tenant that does not exist
         raise NotFound("No such tenant.", {"id": tenant_id, "resource": "tenant"})
     return _view(tenant, role)

@@ -25,10 +25,22 @@ the delivery function takes each message off and calls process(), which:
   `failed`, and the message moves to the delivery dead-letter queue;
 - a subscription failing without a success for 5 days is disabled (`disabled`), with the reason.
 
-Attempt numbers are the message's ApproximateReceiveCount. A crash of the function (or of a
-batch) leaves the message on the queue: it comes back when its visibility timeout ends (the
-attempt number then skips one). The queue's redrive (maxReceiveCount = schedule length + 1) is
-the backstop that moves a message to the dead letters if the last attempt itself crashed.
+Attempt numbers go on from the last attempt's recorded wait (below), read once the send is claimed;
+a failed attempt's wait is recorded (and its message hidden) before its claim is given back, so a
+copy of the message that takes the claim next numbers on from it. A receive that made no attempt
+(another copy's claim held: its wait is recorded with the attempts made so far, unless a copy has
+recorded more; a crash before sending; the residency audit's look at the queue) leaves no gap. A message with no wait recorded
+(its first receive) counts its receives, after the attempts of the cells it came from. A crash of
+the function (or of a batch) leaves the message on the queue: it comes back when its visibility
+timeout ends. The queue's redrive (maxReceiveCount = schedule length + 1, counting receives) is the
+backstop that moves a message to the dead letters if the last attempt itself crashed.
+
+A message hidden for its retry is recorded with its receipt handle and due time (the deliveries
+table's waiting item), so that a move of its tenant to another cell can bring it back at once. In a
+deployment of cells, a message whose tenant the directory homes in another cell now is not delivered
+here and writes nothing here: it is sent on to the home's delivery queue with its attempts and the
+time its next attempt is due, and its numbering and schedule go on there (domain/cell_handoff.py).
+A replay's step is sent on the same way.
 """
 
 from __future__ import annotations
@@ -36,18 +48,20 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
 import random
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 from svc_core.adapters import sealing, webhook_http
-from svc_core.data import webhook_deliveries_table, webhook_delivery_queue, webhooks_table
+from svc_core.data import cell_queues, webhook_deliveries_table, webhook_delivery_queue, webhooks_table
+from svc_core.data.cell_tables import Place
 from svc_core.data.common import ConditionFailed
-from svc_core.domain import webhook_replays
+from svc_core.domain import cell_handoff, webhook_replays
 from svc_core.platform import timeutil
 from svc_core.platform.config import settings
 from svc_core.platform.log import logger
@@ -155,34 +169,44 @@ def signing_keys(subscription: dict[str, Any], tenant_id: str, now: float) -> li
 
 @dataclass(frozen=True)
 class Decision:
-    outcome: str                  # delivered, retrying, failed, disabled, skipped
+    outcome: str                  # delivered, retrying, failed, disabled, skipped; sent on (to another cell)
     retry_in: int | None = None   # retrying: seconds until the next attempt
     dead_letter: bool = False     # failed: keep the message on the dead-letter queue
+    attempted: bool = True        # retrying: after a failed attempt (not waiting for another's claim)
+    attempt: int | None = None    # the attempt's number (None: none was made)
 
 
-def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int, *, now: float | None = None,
-            post: Callable[..., webhook_http.HttpResult] = webhook_http.post,
-            rand: Callable[[], float] = random.random) -> Decision:
-    """Make attempt number `attempt` of this delivery message, log it, and say what follows."""
+def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int | Callable[[], int], *,
+            now: float | None = None, post: Callable[..., webhook_http.HttpResult] = webhook_http.post,
+            rand: Callable[[], float] = random.random,
+            wait: Callable[[int, int], None] | None = None) -> Decision:
+    """Make an attempt of this delivery message, log it, and say what follows. `attempt` is its number,
+    or what gives it once the send is claimed (a copy's attempt just made counts); `wait(attempt,
+    seconds)`, given, records a failed attempt's wait while the claim is still held."""
     cfg = settings()
     now = timeutil.now() if now is None else now
     event, tenant_id, webhook_id, send_id = message.event, message.tenantId, message.webhookId, message.sendId
     schedule = parse_schedule(cfg.webhook_retry_schedule)
     entry: dict[str, Any] = {"webhookId": webhook_id, "tenantId": tenant_id, "eventId": event.id,
-                             "eventType": event.type, "attempt": attempt, "statusCode": None,
+                             "eventType": event.type, "attempt": None, "statusCode": None,
                              "latencyMs": None, "error": None, "nextRetryAt": None,
                              "attemptedAt": timeutil.iso(now), "resentBy": send_id}
 
     def log(outcome: str, **fields: Any) -> None:
         webhook_deliveries_table.record({**entry, **fields, "outcome": outcome}, now)
         logger.info("webhook attempt", extra={"webhook_id": webhook_id, "event_id": event.id,
-                                              "attempt": attempt, "outcome": outcome,
+                                              "attempt": entry["attempt"], "outcome": outcome,
                                               "status_code": fields.get("statusCode"), "error": fields.get("error")})
         from svc_core.platform import metrics  # on first use: not a start-up import
         metrics.webhook_delivery(outcome, fields.get("latencyMs"))
 
+    def numbered() -> int:
+        entry["attempt"] = attempt() if callable(attempt) else attempt
+        return entry["attempt"]
+
     subscription = webhooks_table.get(tenant_id, webhook_id)
     if subscription is None or not subscription.get("enabled"):
+        numbered()
         log("skipped", error="the webhook was deleted" if subscription is None else "the webhook is disabled")
         return _replay_outcome(message, Decision("skipped"))
 
@@ -193,9 +217,12 @@ def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int, *, no
         logger.info("already delivered", extra={"webhook_id": webhook_id, "event_id": event.id})
         return Decision("skipped")
     if claimed != "claimed":  # another attempt is sending it now: look again when its claim ends
-        return Decision("retrying", retry_in=max(1, int(claimed - now) + 1))
+        return Decision("retrying", retry_in=max(1, int(claimed - now) + 1), attempted=False)
     try:
-        decision = _send(message, attempt, subscription, schedule, now, log, post, rand)
+        number = numbered()
+        decision = replace(_send(message, number, subscription, schedule, now, log, post, rand), attempt=number)
+        if decision.retry_in is not None and wait is not None:
+            wait(number, decision.retry_in)
     except Exception:
         webhook_deliveries_table.release(webhook_id, event.id, send_id)
         raise
@@ -296,22 +323,106 @@ class RetryLater(Exception):
     """The delivery failed and is hidden until its next attempt: report the message as failed."""
 
 
-def process(body: str, attempt: int, receipt_handle: str) -> Decision:
+def attempts_made(message: webhook_delivery_queue.DeliveryMessage, receive_count: int) -> int:
+    """The attempts of this delivery made before this receive: those of the cells it came from, then
+    one per earlier receive here (but a carried message's first, which only waited)."""
+    waited = 1 if message.waitFirst and receive_count > 1 else 0
+    return message.attempts + max(receive_count, 1) - 1 - waited
+
+
+def attempts_before(message: webhook_delivery_queue.DeliveryMessage, receive_count: int) -> int:
+    """The attempts of this delivery made before this receive: as its recorded wait says (set by the
+    last attempt, here or before it was carried here), else by its receives (attempts_made). A
+    receive that made no attempt leaves the wait as it was, so the next one is numbered on."""
+    if receive_count > 1:   # a first receive has no wait of its own to read (a carried one's is its message's)
+        waiting = webhook_deliveries_table.parked(message.webhookId, message.event.id, message.sendId)
+        if waiting is not None and int(waiting["attempt"]) >= message.attempts:
+            return int(waiting["attempt"])
+    return attempts_made(message, receive_count)
+
+
+def carried(message: webhook_delivery_queue.DeliveryMessage, made: int, due_at: float, now: float
+            ) -> tuple[webhook_delivery_queue.DeliveryMessage, int]:
+    """The message as another cell's queue takes it on, and its DelaySeconds there: `made` attempts
+    behind it, the next one due at due_at. SQS delays a message 15 minutes at most: a longer wait is
+    its first receive's there (waitFirst)."""
+    wait = max(0, math.ceil(due_at - now))
+    delay = min(wait, cell_queues.LONGEST_DELAY_SECONDS)
+    return replace(message, attempts=made, dueAt=math.ceil(due_at) if wait else None, waitFirst=wait > delay), delay
+
+
+def send_on(message: webhook_delivery_queue.DeliveryMessage, receive_count: int, home: Place, now: float) -> Decision:
+    """The delivery of a tenant homed in another cell now, put on that cell's delivery queue with its
+    attempts and its next attempt's time (a wait recorded here when it was hidden for a retry: a move
+    brings those back early); nothing written here but the end of that wait."""
+    event = message.event
+    waiting = webhook_deliveries_table.parked(message.webhookId, event.id, message.sendId)
+    if waiting is not None:
+        made, due_at = int(waiting["attempt"]), float(waiting["dueAt"])
+    else:   # none recorded: due now, or when the message's own schedule says (carried, not tried yet)
+        made = attempts_made(message, receive_count)
+        due_at = float(message.dueAt) if message.dueAt and made == message.attempts else now
+    onward, delay = carried(message, made, due_at, now)
+    cell_queues.send(home, cell_queues.DELIVERIES, onward.to_json(), delay)
+    if waiting is not None:
+        webhook_deliveries_table.unpark(message.webhookId, event.id, message.sendId)
+    logger.info("delivery sent on to the tenant's home cell", extra={
+        "webhook_id": message.webhookId, "event_id": event.id, "tenant_id": message.tenantId, "region": home.region,
+        "attempts": made, "delay": delay})
+    return Decision("sent on")
+
+
+def process(body: str, receive_count: int, receipt_handle: str) -> Decision:
     """What the delivery function does with one SQS message. Raises RetryLater (after hiding the
     message for the delay) when the delivery is to be tried again; returns when the message is
-    done with (delivered, disabled, skipped, or failed and copied to the dead-letter queue)."""
+    done with (delivered, disabled, skipped, sent on to the tenant's home cell, or failed and copied
+    to the dead-letter queue)."""
     step = webhook_delivery_queue.ReplayStep.of(body)
     if step is not None:  # a page of a replay's work, not a delivery
+        home = cell_handoff.elsewhere(step.tenantId)
+        if home is not None:   # the replay's records went with the tenant: its steps run there
+            cell_queues.send(home, cell_queues.DELIVERIES, body)
+            return Decision("sent on")
         try:
             webhook_replays.run_step(step)
         except webhook_replays.StepEarly:
             webhook_delivery_queue.retry_later(receipt_handle, webhook_replays.STEP_DELAY_SECONDS)
             raise RetryLater(f"replay step {step.position} came early") from None
         return Decision("replay step")
-    decision = deliver(webhook_delivery_queue.DeliveryMessage.of(body), attempt)
+    message = webhook_delivery_queue.DeliveryMessage.of(body)
+    home = cell_handoff.elsewhere(message.tenantId)
+    if home is not None:
+        return send_on(message, receive_count, home, timeutil.now())
+    if message.waitFirst and receive_count == 1:   # carried here before its next attempt is due
+        made = attempts_before(message, receive_count)
+        wait = max(0, int(message.dueAt) - int(timeutil.now()))
+        _wait(message, made, wait, receipt_handle)
+        raise RetryLater(f"attempt {made + 1} of a delivery carried from another cell is due in {wait} s")
+    # Numbered once the send is claimed: a copy that held the claim before has recorded its attempt.
+    decision = deliver(message, lambda: attempts_before(message, receive_count) + 1,
+                       wait=lambda attempt, seconds: _wait(message, attempt, seconds, receipt_handle))
     if decision.retry_in is not None:
-        webhook_delivery_queue.retry_later(receipt_handle, decision.retry_in)
-        raise RetryLater(f"attempt {attempt} failed; next in {decision.retry_in} s")
-    if decision.dead_letter:
-        webhook_delivery_queue.to_dead_letters(body)
+        if not decision.attempted:
+            # A wait for another copy's claim made no attempt: recorded with the attempts made so far, so
+            # the next receive is numbered on from them, not from the receives (a first receive here has
+            # no wait of its own: a carried delivery meeting the claim copied from the old cell, say);
+            # unless a copy recorded more, whose wait (and handle) stands.
+            made = attempts_before(message, receive_count)
+            _wait(message, made, decision.retry_in, receipt_handle, only_raising=True)
+            raise RetryLater(f"attempt {made + 1} waits {decision.retry_in} s for another copy's claim")
+        raise RetryLater(f"attempt {decision.attempt} failed; next in {decision.retry_in} s")
+    if (decision.attempt or 1) > 1 or receive_count > 1:   # it may have waited for this attempt
+        webhook_deliveries_table.unpark(message.webhookId, message.event.id, message.sendId)
+    if decision.dead_letter:   # as first queued: a redrive starts its attempts anew
+        webhook_delivery_queue.to_dead_letters(replace(message, attempts=0, dueAt=None, waitFirst=False).to_json()
+                                               if message.attempts or message.dueAt is not None else body)
     return decision
+
+
+def _wait(message: webhook_delivery_queue.DeliveryMessage, attempt: int, seconds: int, receipt_handle: str, *,
+          only_raising: bool = False) -> None:
+    """Hide the message until its next attempt, the wait recorded first (a move reads it); only_raising:
+    not over a wait recorded with as many attempts or more (another copy's)."""
+    webhook_deliveries_table.park(message.tenantId, message.webhookId, message.event.id, message.sendId, attempt,
+                                  timeutil.now() + seconds, receipt_handle, only_raising=only_raising)
+    webhook_delivery_queue.retry_later(receipt_handle, seconds)

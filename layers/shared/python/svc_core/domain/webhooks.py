@@ -27,6 +27,7 @@ write drops the secrets whose overlap has ended.
 from __future__ import annotations
 
 import base64
+import json
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -290,6 +291,21 @@ def fan_out(event: Event, store=webhooks_table,
     subscriptions = store.subscribers(event.tenantId, event.type)
     enqueue([webhook_delivery_queue.delivery_message(event, s["id"]) for s in subscriptions])
     return len(subscriptions)
+
+
+def fan_out_message(body: str) -> dict[str, Any]:
+    """One message of the webhook queue (the bus's envelope around an event): its deliveries queued
+    here ({event, subscriptions}), or, for a tenant homed in another cell now (moved), the message sent
+    on to that cell's webhook queue ({event, sentTo}), where the tenant's webhooks are: nothing of the
+    tenant is written here any more."""
+    from svc_core.data import cell_queues  # on first use: the webhooks API's start does without them
+    from svc_core.domain import cell_handoff
+    event = Event.of(json.loads(body)["detail"])
+    home = cell_handoff.elsewhere(event.tenantId)
+    if home is not None:
+        cell_queues.send(home, cell_queues.EVENTS, body)
+        return {"event": event, "sentTo": home.region}
+    return {"event": event, "subscriptions": fan_out(event)}
 
 
 def list_deliveries(ctx: TenantContext, webhook_id: str, limit: int, cursor: str | None, store=webhooks_table,

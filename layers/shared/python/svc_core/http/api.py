@@ -55,7 +55,7 @@ from svc_core.data.common import ConditionFailed
 from svc_core.http import cors, envelope, json_body, security_headers
 from svc_core.http.binding import Binder, RequestInvalid
 from svc_core.http.response import EVENT_STREAM, JSON, Response
-from svc_core.platform import ids, snapshot
+from svc_core.platform import deadline, ids, snapshot
 from svc_core.platform.config import settings
 from svc_core.platform.errors import (
     Conflict,
@@ -354,8 +354,12 @@ class Api:
         )
         token = _state.set(state)
         logger.thread_safe_append_keys(request_id=state.request_id, tenant_id=None)
+        remaining = None
+        if context is not None and hasattr(context, "get_remaining_time_in_millis"):
+            remaining = context.get_remaining_time_in_millis() / 1000
         try:
-            yield state
+            with deadline.request(remaining):   # the model calls' share of the request's time
+                yield state
         finally:
             logger.thread_safe_remove_keys(["request_id", "tenant_id"])
             _state.reset(token)
@@ -440,7 +444,7 @@ class Api:
         except rate_limit.CredentialRevoked:
             # Counted as a failed attempt of the address, as any other 401 is (and so it has headers).
             self._count(f"ip#{state.source_ip}", state, counter="address")
-            raise Unauthorized("The API key was revoked, or this value of it was rotated out.") from None
+            raise _revoked(state.principal) from None
         _refuse_if_exceeded(state.allowance)
 
     def _count_address(self, group: str, state: RequestState) -> None:
@@ -468,8 +472,7 @@ class Api:
         every request, so they stay in order.)"""
         self._count(state.principal.rate_limit_key, state, plans.requests_per_window(plan),
                     generation=state.principal.key_generation)
-        tenant = rate_limit.consume(rate_limit.tenant_key(state.principal.tenant_id),
-                                    plans.tenant_requests_per_window(plan), "tenant")
+        tenant = rate_limit.consume_tenant(state.principal.tenant_id, plans.tenant_requests_per_window(plan))
         state.allowance = rate_limit.binding(state.allowance, tenant)
         _refuse_if_exceeded(state.allowance)
 
@@ -611,6 +614,16 @@ def _check_body(event: dict[str, Any], spec: RouteSpec | None = None) -> tuple[s
         raise json_body.refuse("the body must be a JSON object")
     event["body"], event["isBase64Encoded"] = text, False
     return text, value
+
+
+def _revoked(principal: Principal | None) -> Unauthorized:
+    """The 401 of a credential whose counter carries a revocation mark, in the credential's words: an
+    API key revoked or rotated past, or a user's sign-in session ended (logout, a refresh token's
+    reuse, the membership's removal: the mark does not say which)."""
+    if principal is not None and principal.credential == "user":
+        return Unauthorized("This sign-in session has ended (signed out, its refresh token reused, or access "
+                            "to the tenant removed): sign in again.", {"reason": "session_ended"})
+    return Unauthorized("The API key was revoked, or this value of it was rotated out.")
 
 
 def _check_move(tenant_id: str, phase: str, method: str) -> None:

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from svc_core.contracts.brand import Brand
 
 
 def _csp_hash(text: str) -> str:
@@ -37,12 +43,44 @@ def _headers(**sources: str) -> dict[str, str]:
     }
 
 
-def load_page(directory: Path) -> Page:
-    """page.html with {{STYLE}} and {{SCRIPT}} replaced by page.css and page.js."""
-    style = (directory / "page.css").read_text()
-    script = (directory / "page.js").read_text()
-    html = (directory / "page.html").read_text().replace("{{STYLE}}", style).replace("{{SCRIPT}}", script)
-    return Page(html=html, headers=_headers(script_src=_csp_hash(script), style_src=_csp_hash(style)))
+def _origin(url: str | None) -> str | None:
+    return "/".join(url.split("/")[:3]) if url else None
+
+
+@dataclass(frozen=True)
+class BrandedPage:
+    """page.html with {{STYLE}} and {{SCRIPT}} replaced by page.css and page.js, and the operator's brand
+    (svc_core.contracts.brand, every value checked there and escaped here): {{NAME}}, {{BRAND}} (logo and
+    name), {{FAVICON}}; the accent as --accent and --accent-ink before page.css. Images may come from this
+    origin and the logo's and favicon's."""
+    html: str
+    style: str
+    script: str
+
+    def page(self, brand: Brand | None = None) -> Page:
+        from svc_core.contracts import brand as brand_rules  # on the first page drawn, not at start
+        return _render(self, brand or brand_rules.current())
+
+
+@lru_cache(maxsize=8)
+def _render(template: BrandedPage, brand: Brand) -> Page:
+    e = html.escape
+    style = f":root {{ --accent: {brand.color}; --accent-ink: {brand.on_color}; }}\n{template.style}"
+    logo = f'<img src="{e(brand.logo_url)}" alt="" width="32" height="32">' if brand.logo_url else ""
+    favicon = e(brand.favicon_url or "data:,")   # no address: an empty icon, not a 404 for /favicon.ico
+    page = (template.html.replace("{{STYLE}}", style).replace("{{SCRIPT}}", template.script)
+            .replace("{{NAME}}", e(brand.name)).replace("{{FAVICON}}", f'<link rel="icon" href="{favicon}">')
+            .replace("{{BRAND}}", f'<p class="brand">{logo}<span>{e(brand.name)}</span></p>'))
+    icon_source = _origin(brand.favicon_url) or "data:"
+    images = " ".join(dict.fromkeys(o for o in ("'self'", _origin(brand.logo_url), icon_source) if o))
+    return Page(html=page, headers=_headers(script_src=_csp_hash(template.script), style_src=_csp_hash(style),
+                                            img_src=images))
+
+
+def load_page(directory: Path) -> BrandedPage:
+    """The page of a directory (page.html, page.css, page.js), read once; .page() draws it with the brand."""
+    return BrandedPage(html=(directory / "page.html").read_text(), style=(directory / "page.css").read_text(),
+                       script=(directory / "page.js").read_text())
 
 
 def renderer_page(html_file: Path) -> Page:

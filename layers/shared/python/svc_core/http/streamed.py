@@ -6,9 +6,11 @@ x-amzn-request-context header (request id, source address, stage); the local sta
 it in-process the same way, writing each chunk as it comes. The request is admitted as every route
 is (svc_core.http.api: credential, rate limit, tenant policy and IP allowlist, scope); errors until
 the stream starts are answered in the envelope; then a follower's events are written as they come,
-with heartbeat comments while nothing does, until the follower is finished, the stream's time is up
-or the client goes away. Each stream holds a slot of its credential's and tenant's open streams
-(svc_core.auth.stream_slots) from before it opens until it ends, renewed while it runs.
+with heartbeat comments while nothing does, until the follower is finished, the stream's time is up,
+the client goes away or the credential no longer stands (looked at every
+stream_credential_check_seconds: the stream then ends with an `error` event, code UNAUTHORIZED).
+Each stream holds a slot of its credential's and tenant's open streams (svc_core.auth.stream_slots)
+from before it opens until it ends, renewed while it runs.
 
 What a stream sends is the route's business (a StreamRoute: how to open its follower, format an
 event, its timings); this module is the transport only (functions/chat_stream, functions/event_stream).
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
-from svc_core.auth import stream_slots
+from svc_core.auth import rate_limit, stream_slots
 from svc_core.http import envelope
 from svc_core.http.api import JSON, Api
 from svc_core.http.response import EVENT_STREAM
@@ -124,9 +126,12 @@ class _SlotKeeper:
             await asyncio.to_thread(stream_slots.release, slot)
 
 
-async def _pump(route: StreamRoute, follower: Follower, receive, send, keeper: _SlotKeeper) -> None:
+async def _pump(route: StreamRoute, follower: Follower, receive, send, keeper: _SlotKeeper,
+                watch: rate_limit.CredentialWatch) -> None:
     """Write the events as they come; heartbeats while waiting; keep the stream's slot; stop when the
-    client is gone (or the slot was lost: the client reconnects as after any end)."""
+    client is gone (or the slot was lost: the client reconnects as after any end). A credential that
+    no longer stands (a removed member's sign-in, a revoked key) ends the stream within
+    stream_credential_check_seconds, with an `error` event UNAUTHORIZED: nothing more is sent to it."""
     poll, heartbeat_seconds, max_seconds = route.timing()
     loop = asyncio.get_running_loop()
     gone = asyncio.Event()
@@ -140,6 +145,9 @@ async def _pump(route: StreamRoute, follower: Follower, receive, send, keeper: _
         await write(route.first_line)
         last_write = loop.time()
         while not gone.is_set():
+            if watch.due() and await asyncio.to_thread(watch.ended):
+                await write(rate_limit.credential_ended_event())
+                break
             try:
                 events = await asyncio.to_thread(follower.step)
             except Exception:
@@ -247,7 +255,7 @@ def asgi_app(api: Api, route: StreamRoute) -> Callable[..., Any]:
                     await send({"type": "http.response.start", "status": 200, "headers": _header_list({
                         **api.response_headers(state), "Content-Type": EVENT_STREAM, "Cache-Control": "no-cache",
                         "X-Accel-Buffering": "no"})})
-                    await _pump(route, follower, receive, send, keeper)
+                    await _pump(route, follower, receive, send, keeper, rate_limit.CredentialWatch(state.principal))
                 finally:  # however the stream ended: its end, the client gone, a failure
                     await keeper.give_back()
             logger.info("request", extra={"method": event["httpMethod"], "resource": event["resource"],

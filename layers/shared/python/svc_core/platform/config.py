@@ -47,6 +47,10 @@ class Settings:
     email_sender: str = ""
     email_configuration_set: str = ""
     webhook_delivery_queue_url: str = ""
+    # The queue the bus puts every event on for the fan-out, and its dead letters (a move between cells
+    # carries a tenant's messages from this cell's webhook queues to its new home's).
+    webhook_queue_url: str = ""
+    webhook_dead_letter_queue_url: str = setting("", env="WEBHOOK_DLQ_URL")
     oauth_flows_table: str = "oauth-flows"
     oauth_connections_table: str = "oauth-connections"
     secrets_table: str = "secrets"
@@ -61,6 +65,13 @@ class Settings:
     public_base_url: str = ""
     # Where a browser reaches the dashboard (empty: none; the device login then approves on the API's page).
     dashboard_url: str = ""
+    # The operator's brand (contracts/brand.py checks each value; template.yaml's Brand* parameters) and
+    # where the dashboard's files are, for a logo or favicon shipped with it (empty: not known).
+    brand_name: str = ""
+    brand_logo: str = ""
+    brand_favicon: str = ""
+    brand_color: str = ""
+    brand_files_url: str = ""
     # An external identity provider whose tokens may be exchanged (empty: none).
     idp_issuer: str = ""
     idp_audience: str = ""
@@ -126,11 +137,14 @@ class Settings:
     # invocation may work on a run before handing the rest to the worker (seconds).
     agent_run_queue_url: str = ""
     agent_run_sync_budget_seconds: float = 20.0
-    # Moves of a tenant between cells (domain/tenant_moves.py): the worker's queue, how long a move waits for
-    # the old cell's webhook deliveries of the tenant to end before deleting what they read, and for the
-    # old cell's outbox to publish the tenant's last events once writes are paused.
+    # Moves of a tenant between cells (domain/tenant_moves.py): the worker's queue; after the switch, how long
+    # the clean-up waits before it looks at the old cell's deliveries (the longest run of the webhook
+    # delivery and fan-out functions, their Timeout: one that began before the switch has ended by then),
+    # and at most for the deliveries still sending or waiting there to be sent on to the new cell; how
+    # long it waits for the old cell's outbox to publish the tenant's last events once writes are paused.
     tenant_move_queue_url: str = ""
-    tenant_move_delivery_drain_seconds: float = 900.0
+    tenant_move_delivery_grace_seconds: float = 30.0
+    tenant_move_delivery_drain_seconds: float = 300.0
     tenant_move_outbox_drain_seconds: float = 60.0
     agent_run_worker_budget_seconds: float = 600.0
     # Chat: sessions, messages, the stored events of assistant turns, and the queue of turns.
@@ -153,6 +167,9 @@ class Settings:
     stream_cap_per_credential: int = 10
     stream_cap_per_tenant: int = 50
     stream_lease_seconds: int = 60
+    # How often an open stream looks whether its credential still stands (a sign-in ended by a removal,
+    # a demotion or a logout; a key revoked): one read of the credential's counter; it ends within this.
+    stream_credential_check_seconds: float = 0.5
     # Billing: the ledger's table, Idempotency-Key records, the payment provider ("test": settles at once,
     # says so; "stripe": the Stripe API with the keys in the secret), what a user's first tenant starts with.
     billing_table: str = "billing"
@@ -170,6 +187,8 @@ class Settings:
     login_account_failures_per_hour: int = 50
     login_slow_seconds: int = 5
     login_known_address_days: int = 90
+    # A forgotten password: the most reset links e-mailed to one account in an hour (more asks send nothing).
+    password_reset_mails_per_hour: int = 3
     # Public routes that create or check credentials, per source address and route group in each rate-limit
     # window, sized for an office behind one address: requests of those that count every request (register,
     # refresh, device login, token exchange); failed sign-ins (401, 429) of login, which counts only those.

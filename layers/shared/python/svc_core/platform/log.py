@@ -7,6 +7,7 @@ password field from every line before it is written.
 
 from __future__ import annotations
 
+import logging
 import re
 
 from aws_lambda_powertools import Logger
@@ -19,6 +20,7 @@ _SECRET_SHAPES = re.compile(
     r"|eyJ[0-9A-Za-z_-]+\.[0-9A-Za-z_-]+\.[0-9A-Za-z_-]*"  # JWTs
     r"|whsec_[0-9A-Za-z+/=]+"                            # webhook secrets
     r"|rt_ses_[0-9A-Za-z]+\.[0-9A-Za-z_-]+"                # refresh tokens
+    r"|prt_[0-9A-Za-z]+\.[0-9A-Za-z_-]+"                   # password reset links' tokens
     r"|(?i:\"(?:password|secret|token|apiKey|key)\"\s*:\s*\"[^\"]*\")"
 )
 
@@ -33,3 +35,9 @@ class RedactingFormatter(LambdaPowertoolsFormatter):
 
 
 logger = Logger(logger_formatter=RedactingFormatter())
+
+# botocore's DEBUG lines carry every AWS request's and answer's body (an e-mailed link with its token, a
+# secret's value sent to Secrets Manager), written by the runtime's own handler, which scrubs nothing:
+# never let them, whatever the log level (a deployment's LogLevel=DEBUG included).
+for _name in ("botocore.endpoint", "botocore.parsers"):
+    logging.getLogger(_name).setLevel(logging.INFO)

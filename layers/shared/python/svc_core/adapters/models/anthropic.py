@@ -35,8 +35,16 @@ from typing import Any
 
 import httpx
 
-from svc_core.adapters.models.base import DEFAULT_BUDGET_SECONDS, ConverseRequest, ConverseResult, StreamEvent, usage_of
+from svc_core.adapters.models.base import (
+    DEFAULT_BUDGET_SECONDS,
+    ConverseRequest,
+    ConverseResult,
+    Received,
+    StreamEvent,
+    usage_of,
+)
 from svc_core.adapters.models.http_api import JsonOverHttp
+from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -123,8 +131,10 @@ class AnthropicProvider:
     def converse(self, request: ConverseRequest) -> ConverseResult:
         started = time.monotonic()
         answer = self._http.call(self.body(request, stream=False))
-        if not isinstance(answer.get("content"), list) or not answer.get("stop_reason"):
-            raise self._http.failure("model_error", error="not a message")
+        if not isinstance(answer.get("content"), list) or not answer.get("stop_reason"):   # billed if counted
+            received = Received(self.model_id, self.name)
+            received.report(usage_from(answer["usage"]) if isinstance(answer.get("usage"), dict) else None)
+            raise received.attach(self._http.failure("model_error", error="not a message"), request)
         content: list[dict[str, Any]] = []
         for block in answer["content"]:
             if block.get("type") == "text" and block.get("text"):
@@ -140,7 +150,15 @@ class AnthropicProvider:
     def converse_stream(self, request: ConverseRequest) -> Iterator[StreamEvent]:
         started = time.monotonic()
         events = self._http.events(self.body(request, stream=True))
-        return self._converse_events(events, started)
+        return self._billed_events(events, request, started)
+
+    def _billed_events(self, events: Iterator[tuple[str, str]], request: ConverseRequest, started: float
+                       ) -> Iterator[StreamEvent]:
+        received = Received(self.model_id, self.name)
+        try:
+            yield from self._converse_events(events, started, received)
+        except (ModelThrottled, ModelUnavailable) as exc:   # what was received before is billed
+            raise received.attach(exc, request) from None
 
     def _stream_error(self, error: dict[str, Any]) -> Exception:
         kind = str(error.get("type") or "")
@@ -149,7 +167,8 @@ class AnthropicProvider:
             return self._http.throttled(None, providerCode=kind)
         return self._http.failure(reason, error="error in stream", providerCode=kind)
 
-    def _converse_events(self, events: Iterator[tuple[str, str]], started: float) -> Iterator[StreamEvent]:
+    def _converse_events(self, events: Iterator[tuple[str, str]], started: float,
+                         received: Received) -> Iterator[StreamEvent]:
         usage: dict[str, Any] = {}
         stop_reason: str | None = None
         kept: set[int] = set()   # the indexes of text and tool_use blocks (thinking blocks are left out)
@@ -161,6 +180,7 @@ class AnthropicProvider:
             kind = event.get("type")
             if kind == "message_start":
                 usage = usage_from((event.get("message") or {}).get("usage") or {})
+                received.report(usage)
                 yield {"messageStart": {"role": "assistant"}}
             elif kind == "content_block_start":
                 block, index = event.get("content_block") or {}, event["index"]
@@ -172,6 +192,7 @@ class AnthropicProvider:
                     kept.add(index)
             elif kind == "content_block_delta":
                 delta, index = event.get("delta") or {}, event["index"]
+                received.streamed(delta.get("text") or delta.get("partial_json"))
                 if delta.get("type") == "text_delta" and delta.get("text"):
                     yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": delta["text"]}}}
                 elif delta.get("type") == "input_json_delta" and delta.get("partial_json"):
@@ -183,6 +204,7 @@ class AnthropicProvider:
             elif kind == "message_delta":
                 stop_reason = (event.get("delta") or {}).get("stop_reason") or stop_reason
                 usage.update(usage_from(event.get("usage") or {}))  # cumulative: the last counts are the answer's
+                received.report(usage)
             elif kind == "message_stop":
                 break
             elif kind == "error":

@@ -25,10 +25,13 @@ fixes, unlike a model that failed.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict
+
+from svc_core.platform import deadline as request_deadline
 
 StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "guardrail_intervened",
                      "content_filtered"]
@@ -91,13 +94,26 @@ class Usage(TypedDict, total=False):
 DEFAULT_BUDGET_SECONDS = 30.0
 MAX_ATTEMPTS = 3
 FIRST_BACKOFF_SECONDS = 0.25
+# A provider's Retry-After reaches the caller (MODEL_THROTTLED's retryAfterSeconds) at most this long:
+# a wait of hours (a daily quota) is no wait a caller should be told to sit through in one go.
+MAX_RETRY_AFTER_SECONDS = 60
+DEFAULT_RETRY_AFTER_SECONDS = 10   # a provider that says nothing
+
+
+def retry_after(wait: float | None) -> int:
+    """The whole seconds a caller is told to wait: the provider's (at least 1, at most the cap), else 10."""
+    if wait is None:
+        return DEFAULT_RETRY_AFTER_SECONDS
+    return min(MAX_RETRY_AFTER_SECONDS, max(1, math.ceil(wait)))
 
 
 class Budget:
-    """The time left of one call."""
+    """The time left of one call: its own budget, within what is left of the request's
+    (svc_core/platform/deadline.py: a synchronous request's model calls, fallback included, end in time
+    for the request to answer before API Gateway's 29 s)."""
 
     def __init__(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
+        self.deadline = time.monotonic() + request_deadline.clamp(seconds)
 
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -118,6 +134,7 @@ class ConverseResult:
     model_id: str
     provider: str
     metrics: dict[str, Any] = field(default_factory=dict)
+    failed: bool = False   # what a call that failed had received (Received): billed, marked failed
 
     @property
     def text(self) -> str:
@@ -151,6 +168,64 @@ def usage_of(raw: dict[str, Any] | None, estimated: bool) -> Usage:
                                + usage.get("cacheReadInputTokens", 0) + usage.get("cacheWriteInputTokens", 0))
     usage["estimated"] = estimated
     return usage
+
+
+def estimated_usage(request: Any, output: str) -> dict[str, Any]:
+    """Usage when a server reports none (some OpenAI-compatible servers): characters / 4 of the
+    request and of the answer, marked estimated, so the call is still billed."""
+    input_tokens = math.ceil(len(json.dumps(request, default=str)) / 4)
+    output_tokens = math.ceil(len(output) / 4)
+    return {"inputTokens": input_tokens, "outputTokens": output_tokens, "estimated": True}
+
+
+class Received:
+    """What one call received before it failed, so that it is billed (the provider bills the tokens it
+    counted whether or not the service could read the rest): the counts the provider reported last
+    (`report`), and the text and tool input it streamed after them (`streamed`).
+
+    Billed (`usage`): the reported counts as they are when nothing was streamed after them (measured);
+    with text after them (or no counts at all), the output is the reported count plus ⌈characters / 4⌉ of
+    that text, the input the reported count or ⌈characters / 4⌉ of the request, marked estimated.
+    Nothing reported and nothing streamed: nothing is billed (the answer never started)."""
+
+    def __init__(self, model_id: str, provider: str) -> None:
+        self.model_id, self.provider = model_id, provider
+        self.reported: dict[str, Any] | None = None
+        self._after: list[str] = []
+
+    def report(self, usage: dict[str, Any] | None) -> None:
+        if usage:
+            self.reported, self._after = dict(usage), []
+
+    def streamed(self, text: str | None) -> None:
+        if text:
+            self._after.append(text)
+
+    def usage(self, request: Any) -> Usage | None:
+        text = "".join(self._after)
+        if self.reported is None and not text:
+            return None
+        reported = {k: v for k, v in (self.reported or {}).items() if k != "totalTokens"}
+        if not text:
+            return usage_of(reported, bool(reported.get("estimated", False)))
+        estimate = estimated_usage(request, text)
+        counts = {**reported, "inputTokens": reported.get("inputTokens", estimate["inputTokens"]),
+                  "outputTokens": int(reported.get("outputTokens") or 0) + estimate["outputTokens"]}
+        return usage_of(counts, True)
+
+    def attach(self, exc: Exception, request: Any) -> Exception:
+        """The failure, holding what is billed of it (`billable(exc)`), if anything was received."""
+        usage = self.usage(request)
+        if usage is not None:
+            exc.received = ConverseResult(  # type: ignore[attr-defined]
+                message={"role": "assistant", "content": []}, stop_reason="failed", usage=usage,
+                model_id=self.model_id, provider=self.provider, failed=True)
+        return exc
+
+
+def billable(exc: Exception) -> ConverseResult | None:
+    """What a failed call received and is billed for (a result marked failed), or None."""
+    return getattr(exc, "received", None)
 
 
 def tool_input(text: str) -> dict[str, Any]:

@@ -4,8 +4,8 @@ Requests and results are already in Converse shapes, so the adapter passes them 
 it adds is the model id, usage marked as measured, and the mapping of every failure to one of two
 errors whose messages are ours (the AWS error text is logged by code only, never shown):
 
-- ModelThrottled (429, MODEL_THROTTLED, Retry-After): the model is busy or a quota is exhausted;
-  retrying later may work.
+- ModelThrottled (429, MODEL_THROTTLED, Retry-After: the answer's own, at most 60 s, else 10 s): the
+  model is busy or a quota is exhausted; retrying later may work.
 - ModelUnavailable (502, MODEL_UNAVAILABLE, details.reason): the model refused the request, failed,
   timed out, is not available to this deployment (access, unknown id), or AWS refused the
   deployment's credentials (reason credentials: an unknown, expired or badly signed key).
@@ -21,6 +21,7 @@ interface's events; an exception frame in the middle of a stream raises the same
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Iterator
@@ -38,7 +39,9 @@ from svc_core.adapters.models.base import (
     Budget,
     ConverseRequest,
     ConverseResult,
+    Received,
     StreamEvent,
+    retry_after,
     usage_of,
 )
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable
@@ -81,15 +84,25 @@ def _normalised(code: str | None) -> str:
     return (code[:1].upper() + code[1:]) if code else ""
 
 
-def model_error(code: str | None, model_id: str) -> ModelThrottled | ModelUnavailable:
-    """Our error for an AWS error code (the code is logged; its message never leaves the process)."""
+def model_error(code: str | None, model_id: str, wait: float | None = None) -> ModelThrottled | ModelUnavailable:
+    """Our error for an AWS error code (the code is logged; its message never leaves the process);
+    wait: the answer's Retry-After, if it had one."""
     from svc_core.platform.log import logger
     code = _normalised(code)
     logger.warning("model call failed", extra={"provider": "bedrock", "modelId": model_id, "awsErrorCode": code})
     if code in _THROTTLED:
-        return ModelThrottled(details={"model": model_id})
+        return ModelThrottled(details={"model": model_id}, retry_after_seconds=retry_after(wait))
     reason, message = _UNAVAILABLE.get(code, ("model_error", "The model failed while answering."))
     return ModelUnavailable(message, {"model": model_id, "reason": reason})
+
+
+def _retry_after(exc: ClientError) -> float | None:
+    """The Retry-After (seconds) of a refused call's answer, if it had one."""
+    headers = (exc.response.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+    try:
+        return float(headers["retry-after"]) if "retry-after" in headers else None
+    except (TypeError, ValueError):
+        return None
 
 
 class BedrockProvider:
@@ -102,6 +115,7 @@ class BedrockProvider:
         the registry has already checked that the tests may reach it). shown_as: the id results and
         errors name (the registry's `bedrock:model`), model_id going in the request."""
         self.budget_seconds = float(budget_seconds)
+        self._endpoint_url, self._own_client = endpoint_url, client is None
         if client is None:
             if endpoint_url is None:
                 forbid_if_tests()
@@ -120,10 +134,10 @@ class BedrockProvider:
         while True:
             attempt += 1
             try:
-                return getattr(self._client, operation)(**self._arguments(request))
+                return getattr(self._client_for(budget), operation)(**self._arguments(request))
             except ClientError as exc:
                 code = _normalised(exc.response.get("Error", {}).get("Code"))
-                error: ModelThrottled | ModelUnavailable = model_error(code, self.model_id)
+                error: ModelThrottled | ModelUnavailable = model_error(code, self.model_id, _retry_after(exc))
                 retried = code in _RETRIED
             except ReadTimeoutError as exc:
                 raise self._failure("timeout", "The model took too long to answer.", exc) from None
@@ -135,6 +149,15 @@ class BedrockProvider:
             if not retried or attempt == MAX_ATTEMPTS or budget.left() - wait < 1.0:
                 raise error from None   # AWS's own text stays out (logged by code only)
             time.sleep(wait)
+
+    def _client_for(self, budget: Budget) -> Any:
+        """The client, or where the request's deadline leaves less than the budget, one that reads for
+        at most what is left (whole seconds, so a few clients at most; made once each per container)."""
+        left = budget.left()
+        if not self._own_client or left >= self.budget_seconds - 0.5:
+            return self._client
+        from svc_core.adapters import aws
+        return aws.model_client("bedrock-runtime", float(max(1, math.ceil(left))), self._endpoint_url)
 
     def _failure(self, reason: str, message: str, exc: Exception) -> ModelUnavailable:
         from svc_core.platform.log import logger
@@ -157,28 +180,36 @@ class BedrockProvider:
 
     def converse_stream(self, request: ConverseRequest) -> Iterator[StreamEvent]:
         answer = self._call("converse_stream", request)
-        return self._events(answer["stream"])
+        return self._events(answer["stream"], request)
 
-    def _events(self, stream: Any) -> Iterator[StreamEvent]:
+    def _events(self, stream: Any, request: ConverseRequest | None = None) -> Iterator[StreamEvent]:
+        received = Received(self.model_id, self.name)   # what a failure had received is billed
         try:
             for event in stream:
                 if "metadata" in event:
                     metadata = event["metadata"]
                     event = {"metadata": {"usage": usage_of(metadata.get("usage"), estimated=False),
                                           "metrics": dict(metadata.get("metrics") or {})}}
+                    received.report(event["metadata"]["usage"])
+                elif "contentBlockDelta" in event:
+                    delta = event["contentBlockDelta"].get("delta") or {}
+                    received.streamed(delta.get("text") or (delta.get("toolUse") or {}).get("input"))
                 yield event
         except ClientError as exc:  # an exception frame (EventStreamError is a ClientError)
-            raise model_error(exc.response.get("Error", {}).get("Code"), self.model_id) from None
+            raise received.attach(model_error(exc.response.get("Error", {}).get("Code"), self.model_id),
+                                  request) from None
         except ReadTimeoutError as exc:  # silent for the whole budget in the middle of the answer
-            raise self._failure("timeout", "The model took too long to answer.", exc) from None
+            raise received.attach(self._failure("timeout", "The model took too long to answer.", exc),
+                                  request) from None
         except (BotocoreConnectionError, HTTPClientError, Urllib3Error) as exc:  # the connection broke mid-stream
-            raise self._unreachable(exc) from None
+            raise received.attach(self._unreachable(exc), request) from None
         except EventStreamParserError as exc:  # a frame that fails its checksums or lengths
             from svc_core.platform.log import logger
             logger.warning("model stream corrupt", extra={"provider": "bedrock", "modelId": self.model_id,
                                                           "error": type(exc).__name__})
-            raise ModelUnavailable("The model's answer arrived damaged; try again.",
-                                   {"model": self.model_id, "reason": "bad_stream"}) from None
+            raise received.attach(ModelUnavailable("The model's answer arrived damaged; try again.",
+                                                   {"model": self.model_id, "reason": "bad_stream"}),
+                                  request) from None
         finally:
             close = getattr(stream, "close", None)
             if close:

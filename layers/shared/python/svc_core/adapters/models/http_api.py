@@ -20,7 +20,7 @@ connecting, sending, waiting for the answer, the retries and their waits all com
 Failures map to the errors bedrock.py raises, with the provider's text logged by code only (it
 can quote part of the key) and never shown:
 
-  429, 529 (after the retries)  ModelThrottled (Retry-After: the provider's, else 10 s)
+  429, 529 (after the retries)  ModelThrottled (Retry-After: the provider's, at most 60 s, else 10 s)
   401                           ModelUnavailable reason credentials (the key is wrong or revoked)
   403                           not_enabled (the key may not use this model); OpenAI's 429
                                 insufficient_quota too (the account's credit is spent: no retry)
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import math
 import random
 import socket
 import threading
@@ -47,8 +46,10 @@ from typing import Any
 
 import httpx
 
-from svc_core.adapters.models.base import FIRST_BACKOFF_SECONDS, MAX_ATTEMPTS, Budget
+from svc_core.adapters.models.base import FIRST_BACKOFF_SECONDS, MAX_ATTEMPTS, Budget, estimated_usage, retry_after
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable
+
+__all__ = ["JsonOverHttp", "estimated_usage", "retry_after_seconds"]
 
 _RETRIED_STATUSES = {429, 500, 502, 503, 504, 529}
 _THROTTLED_STATUSES = {429, 529}
@@ -121,8 +122,7 @@ class JsonOverHttp:
     def throttled(self, wait: float | None, **log: Any) -> ModelThrottled:
         from svc_core.platform.log import logger
         logger.warning("model call throttled", extra={"provider": self.provider, "modelId": self.model_id, **log})
-        seconds = max(1, math.ceil(wait)) if wait is not None else 10
-        return ModelThrottled(details={"model": self.model_id}, retry_after_seconds=seconds)
+        return ModelThrottled(details={"model": self.model_id}, retry_after_seconds=retry_after(wait))
 
     def _transport_failure(self, exc: Exception, budget: Budget) -> ModelUnavailable:
         """timeout when the budget ran out (a timeout, or the connection shut at the deadline), else unreachable."""
@@ -254,11 +254,3 @@ class JsonOverHttp:
 
     def close(self) -> None:
         self._client.close()
-
-
-def estimated_usage(request: Any, output: str) -> dict[str, Any]:
-    """Usage when a server reports none (some OpenAI-compatible servers): characters / 4 of the
-    request and of the answer, marked estimated, so the call is still billed."""
-    input_tokens = math.ceil(len(json.dumps(request, default=str)) / 4)
-    output_tokens = math.ceil(len(output) / 4)
-    return {"inputTokens": input_tokens, "outputTokens": output_tokens, "estimated": True}

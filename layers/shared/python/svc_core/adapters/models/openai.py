@@ -44,11 +44,14 @@ from svc_core.adapters.models.base import (
     DEFAULT_BUDGET_SECONDS,
     ConverseRequest,
     ConverseResult,
+    Received,
     StreamEvent,
+    estimated_usage,
     tool_input,
     usage_of,
 )
-from svc_core.adapters.models.http_api import JsonOverHttp, estimated_usage
+from svc_core.adapters.models.http_api import JsonOverHttp
+from svc_core.platform.errors import ModelThrottled, ModelUnavailable
 
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "function_call": "tool_use",
                  "content_filter": "content_filtered"}
@@ -160,8 +163,10 @@ class OpenAIProvider:
         started = time.monotonic()
         answer = self._http.call(self.body(request, stream=False))
         choices = answer.get("choices") or []
-        if not choices or not isinstance(choices[0].get("message"), dict):
-            raise self._http.failure("model_error", error="no choice")
+        if not choices or not isinstance(choices[0].get("message"), dict):   # counted, if it says so: billed
+            received = Received(self.model_id, self.name)
+            received.report(usage_from(answer.get("usage") if isinstance(answer.get("usage"), dict) else None))
+            raise received.attach(self._http.failure("model_error", error="no choice"), request)
         message, finish = choices[0]["message"], choices[0].get("finish_reason")
         content: list[dict[str, Any]] = []
         if message.get("content"):
@@ -187,6 +192,14 @@ class OpenAIProvider:
 
     def _converse_events(self, events: Iterator[tuple[str, str]], request: ConverseRequest, started: float
                          ) -> Iterator[StreamEvent]:
+        received = Received(self.model_id, self.name)
+        try:
+            yield from self._stream(events, request, started, received)
+        except (ModelThrottled, ModelUnavailable) as exc:   # what was received before is billed
+            raise received.attach(exc, request) from None
+
+    def _stream(self, events: Iterator[tuple[str, str]], request: ConverseRequest, started: float,
+                received: Received) -> Iterator[StreamEvent]:
         yield {"messageStart": {"role": "assistant"}}
         blocks: dict[Any, int] = {}       # "text" or ("tool", index) -> the Converse block index
         open_block: int | None = None
@@ -206,6 +219,7 @@ class OpenAIProvider:
                                          providerCode=str(chunk["error"].get("code") or chunk["error"].get("type")))
             if chunk.get("usage"):
                 usage = usage_from(chunk["usage"])
+                received.report(usage)
             for choice in chunk.get("choices") or []:
                 delta = choice.get("delta") or {}
                 if delta.get("content"):
@@ -214,6 +228,7 @@ class OpenAIProvider:
                             yield {"contentBlockStop": {"contentBlockIndex": open_block}}
                         blocks["text"] = open_block = len(blocks)
                     output.append(delta["content"])
+                    received.streamed(delta["content"])
                     yield {"contentBlockDelta": {"contentBlockIndex": blocks["text"],
                                                  "delta": {"text": delta["content"]}}}
                 for fragment in delta.get("tool_calls") or []:
@@ -228,6 +243,7 @@ class OpenAIProvider:
                             "toolUseId": fragment.get("id") or "", "name": function.get("name") or ""}}}}
                     if function.get("arguments"):
                         output.append(function["arguments"])
+                        received.streamed(function["arguments"])
                         yield {"contentBlockDelta": {"contentBlockIndex": blocks[key],
                                                      "delta": {"toolUse": {"input": function["arguments"]}}}}
                 if choice.get("finish_reason"):

@@ -36,11 +36,13 @@ from typing import Any
 from svc_core.adapters.models.base import ConverseRequest, ConverseResult, ModelProvider, StreamEvent
 from svc_core.adapters.models.bedrock import RealModelForbidden, forbid_if_tests
 from svc_core.adapters.models.offline import OfflineProvider
+from svc_core.platform import deadline as request_deadline
 from svc_core.platform.errors import ModelThrottled, ModelUnavailable, ValidationFailed
 
 PROVIDERS = ("bedrock", "openai", "anthropic", "offline")
 CALLING = ("bedrock", "openai", "anthropic")       # the providers that call a model somewhere
 FALLBACK_REASONS = frozenset({"service_error", "unreachable", "timeout"})
+MIN_FALLBACK_SECONDS = 1.0   # less left of a request's deadline: the fallback is not asked (it could not answer)
 _test_provider: list[ModelProvider] = []
 _providers: dict[tuple[Any, ...], ModelProvider] = {}   # per container: each keeps its HTTP connections
 _lock = threading.Lock()
@@ -86,6 +88,12 @@ def _named(model_id: str, settings: Any) -> tuple[str, str]:
     are one model; two bare ids of the offline provider stay two choices."""
     head, colon, rest = model_id.partition(":")
     return (head, rest) if colon and head in CALLING and rest else (default_provider(settings), model_id)
+
+
+def provider_name(model_id: str, settings: Any) -> str:
+    """The model's name as written, without its `provider:` prefix (what the deployment asked for,
+    even where the offline model answers a bare id)."""
+    return _named(model_id, settings)[1]
 
 
 def allowed_models(settings: Any) -> list[str]:
@@ -203,7 +211,7 @@ class WithFallback:
         self.name, self.model_id = primary.name, primary.model_id
 
     @staticmethod
-    def _falls_back(exc: Exception) -> bool:
+    def _reason_to_fall_back(exc: Exception) -> bool:
         return isinstance(exc, ModelThrottled) or (
             isinstance(exc, ModelUnavailable) and exc.details.get("reason") in FALLBACK_REASONS)
 
@@ -212,9 +220,16 @@ class WithFallback:
         logger.warning("model fell back", extra={"modelId": self.primary.model_id,
                                                  "fallbackModelId": self.fallback.model_id, "error": exc.code})
 
+    def _falls_back(self, exc: Exception) -> bool:
+        """Whether the fallback is asked: a reason it may not share, and time left for it (a synchronous
+        request's deadline, svc_core/platform/deadline.py: a fallback gets what the primary left of it)."""
+        left = request_deadline.left()
+        return self._reason_to_fall_back(exc) and (left is None or left >= MIN_FALLBACK_SECONDS)
+
     def converse(self, request: ConverseRequest) -> ConverseResult:
         try:
-            return self.primary.converse(request)
+            with request_deadline.share(request_deadline.PRIMARY_SHARE):   # the fallback keeps the rest
+                return self.primary.converse(request)
         except (ModelThrottled, ModelUnavailable) as exc:
             if not self._falls_back(exc):
                 raise
@@ -224,8 +239,9 @@ class WithFallback:
     def converse_stream(self, request: ConverseRequest) -> Iterator[StreamEvent]:
         self.name, self.model_id = self.primary.name, self.primary.model_id
         try:
-            events = iter(self.primary.converse_stream(request))
-            first = next(events, None)
+            with request_deadline.share(request_deadline.PRIMARY_SHARE):   # up to its first event
+                events = iter(self.primary.converse_stream(request))
+                first = next(events, None)
         except (ModelThrottled, ModelUnavailable) as exc:
             if not self._falls_back(exc):
                 raise
@@ -260,4 +276,4 @@ def scripted(provider: ModelProvider) -> Iterator[ModelProvider]:
 
 __all__ = ["CALLING", "ModelConfigurationError", "ModelRef", "PROVIDERS", "RealModelForbidden", "WithFallback",
            "allowed_models", "api_key", "choose_model", "configured_models", "default_provider", "forget_providers",
-           "provider_for", "resolve", "scripted"]
+           "provider_for", "provider_name", "resolve", "scripted"]

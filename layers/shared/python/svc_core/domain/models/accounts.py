@@ -7,7 +7,9 @@ from typing import Annotated
 from pydantic import BaseModel, Field, StringConstraints
 
 from svc_core.contracts import email_address
+from svc_core.domain.fields import password_reset
 from svc_core.domain.fields.regions import RegionId
+from svc_core.domain.models.common import Deleted, Page, named
 from svc_core.domain.models.request_body import RequestBody, name_text
 
 # A valid e-mail address by the HTML standard: the schema's pattern and maxLength are the check.
@@ -85,3 +87,67 @@ class Me(BaseModel):
     tenant: TenantView
     tenants: list[TenantView] = Field(description="Every tenant the user belongs to")
     scopes: list[str]
+
+
+# ---- a forgotten password, a changed one, the sessions, the profile -------------------------------
+
+ResetToken = Annotated[str, StringConstraints(pattern=f"^{password_reset.TOKEN_PATTERN}$")]
+
+
+class ForgotPasswordBody(RequestBody):
+    email: Annotated[str, StringConstraints(min_length=1, max_length=254)] = Field(
+        description="The account's address, as at sign-in (compared normalised)", examples=["ada@example.com"])
+
+
+class PasswordResetRequested(BaseModel):
+    email: str = Field(description="The address as sent: the answer is the same whether or not it has an account")
+    expiresIn: int = Field(description="Seconds a link e-mailed now works (once): "
+                                       f"{password_reset.LINK_MINUTES * 60}")
+
+
+class ResetPasswordBody(RequestBody):
+    token: ResetToken = Field(description="The token of the e-mailed link (its token= part): prt_<id>.<secret>",
+                              examples=["prt_01JD2Q7ZB6V8S3K4X9W2M5N7PA.0a8bM1cHrEexampleOnlyxXxXxXxXxXxXxXxXxXxXx1"])
+    password: Password = Field(description="The new password (12 to 256 characters, as registration asks)",
+                               examples=["correct horse battery staple"])
+
+
+class PasswordReset(BaseModel):
+    email: str = Field(description="The account's address: sign in with it and the new password")
+    sessionsEnded: int = Field(description="How many of the account's sessions were open and are now ended")
+
+
+class ChangePasswordBody(RequestBody):
+    currentPassword: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    newPassword: Password = Field(description="12 to 256 characters, as registration asks")
+
+
+class PasswordChanged(BaseModel):
+    sessionsEnded: int = Field(description="How many other sessions of the account were open and are now ended")
+    currentSessionId: str | None = Field(description="The caller's session, which stays open (null: the token "
+                                                     "names no session, as an identity provider's exchange's)")
+
+
+class SignInSession(BaseModel):
+    id: str = Field(examples=["ses_01JD2Q7ZB6V8S3K4X9W2M5N7PA"])
+    current: bool = Field(description="Whether the caller's access token is of this session")
+    tenantId: str = Field(description="The tenant it signed in to")
+    currentTenantId: str = Field(description="The tenant of its latest access token (a refresh may switch)")
+    created_at: str = Field(description="ISO 8601 UTC: when it began (the sign-in)")
+    last_refreshed_at: str = Field(description="ISO 8601 UTC: its latest refresh, its start if none (an open client "
+                                               "refreshes every 15 minutes)")
+    expires_at: str = Field(description="ISO 8601 UTC: when its refresh token stops working (30 days after the "
+                                        "sign-in); its last access token works 15 minutes more at most")
+
+
+SignInSessionPage = named("SignInSessionPage", Page[SignInSession])
+SignInSessionDeleted = named("SignInSessionDeleted", Deleted)
+
+
+class OtherSessionsEnded(BaseModel):
+    sessionsEnded: int
+    currentSessionId: str | None = Field(description="The caller's session, which stays open (null: none)")
+
+
+class ProfileUpdate(RequestBody):
+    name: name_text(200) = Field(examples=["Ada King"])  # type: ignore[valid-type]

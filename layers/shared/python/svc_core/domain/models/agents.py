@@ -136,6 +136,9 @@ class RunError(BaseModel):
     code: str = Field(description="MODEL_THROTTLED, MODEL_UNAVAILABLE, STEP_LIMIT_REACHED, CANCELLED, "
                                   "CONVERSATION_TOO_LARGE or INTERNAL_ERROR")
     message: str
+    retryAfterSeconds: int | None = Field(
+        default=None, description="MODEL_THROTTLED only: the seconds the model provider asked to wait "
+                                  "(its Retry-After, at most 60; 10 when it said none)")
 
 
 class Run(BaseModel):

@@ -39,6 +39,12 @@ class ApiKeyRotate(RequestBody):
         description="How long the earlier values keep working at most (0 to 7 days; 0 ends them all now).")
 
 
+class EarlierValue(BaseModel):
+    hint: str | None = Field(description="The value's prefix and last four characters (None for a value rotated "
+                                         "out before they were kept)")
+    worksUntil: str = Field(description="When the value stops working")
+
+
 class ApiKey(BaseModel):
     id: str
     name: str
@@ -57,6 +63,9 @@ class ApiKey(BaseModel):
     expires_at: str | None
     revoked_at: str | None
     rotated_at: str | None
+    earlierValues: list[EarlierValue] = Field(default_factory=list, description=(
+        "The values a rotation replaced that still work, in their overlap (newest first): each one's hint and "
+        "when it stops; empty for a key not rotated, past its overlaps, revoked or expired"))
 
 
 class ApiKeyWithSecret(ApiKey):

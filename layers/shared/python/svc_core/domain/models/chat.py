@@ -66,6 +66,9 @@ class ChatUsage(BaseModel):
 class ChatError(BaseModel):
     code: str = Field(description="MODEL_THROTTLED, MODEL_UNAVAILABLE or INTERNAL_ERROR")
     message: str
+    retryAfterSeconds: int | None = Field(
+        default=None, description="MODEL_THROTTLED only: the seconds the model provider asked to wait "
+                                  "(its Retry-After, at most 60; 10 when it said none)")
 
 
 class ChatMessage(BaseModel):

@@ -40,6 +40,9 @@ class MemberRemoved(BaseModel):
     sessionsEnded: int = Field(description="The member's sign-ins that had tokens for this tenant, ended now: "
                                            "their access tokens are refused from their next request")
     cliKeysRevoked: int = Field(description="The member's command-line keys (svc_cli_) in this tenant, revoked")
+    apiKeysRevoked: int = Field(description="The other API keys the member held in this tenant (made by them, or "
+                                            "by a key they held), revoked: a key never outlives its holder's "
+                                            "membership")
 
 
 class OwnershipTransferred(BaseModel):
