@@ -245,6 +245,40 @@ def test_a_copy_that_takes_the_claim_after_another_copys_failed_attempt_numbers_
     assert len(receiver.deliveries) == 3
 
 
+def test_a_copy_that_takes_the_claim_after_another_copys_failed_attempt_waits_for_its_schedule(
+        stack, path, receivers, monkeypatch):
+    """As above with a schedule that waits: the copy that claims after another copy's failed attempt 2
+    does not send at once (seen in CI: a moved tenant's attempt 4 came 20 s before attempt 3's next
+    retry); it hides until the recorded wait ends, leaves that wait (and its handle) as it is, and
+    makes attempt 3 once it is due."""
+    from svc_core.domain import webhook_delivery
+    from svc_core.platform import timeutil
+    monkeypatch.setenv("WEBHOOK_RETRY_SCHEDULE", "0,30,30")   # attempt 2 waits 30-36 s
+    settings.cache_clear()
+    tenant_id, receiver, webhook_id, message, (first_copy, second_copy) = _two_copies_after_attempt_1(
+        stack, path, receivers)
+    body = message.to_json()
+    with pytest.raises(webhook_delivery.RetryLater, match="attempt 2 failed; next in (3[0-6]) s"):
+        webhook_delivery.process(body, 2, first_copy)
+    due = float(webhook_deliveries_table.parked(webhook_id, message.event.id, None)["dueAt"])
+
+    with pytest.raises(webhook_delivery.RetryLater, match="attempt 3 waits") as waited:
+        webhook_delivery.process(body, 2, second_copy)
+    assert len(receiver.deliveries) == 2 and [a["attempt"] for a in attempts(tenant_id, webhook_id)] == [1, 2]
+    seconds = int(str(waited.value).split(" waits ")[1].split(" ")[0])
+    assert due - time.time() - 2 <= seconds <= due - time.time() + 2, (seconds, due - time.time())
+    waiting = webhook_deliveries_table.parked(webhook_id, message.event.id, None)
+    assert (int(waiting["attempt"]), waiting["receiptHandle"]) == (2, first_copy)
+    assert webhook_deliveries_table.claim(webhook_id, message.event.id, time.time(), 5, None) == "claimed"  # given back
+    webhook_deliveries_table.release(webhook_id, message.event.id, None)
+
+    real_now = timeutil.now
+    monkeypatch.setattr(timeutil, "now", lambda: real_now() + seconds + 1)
+    with pytest.raises(webhook_delivery.RetryLater, match="attempt 3 failed"):
+        webhook_delivery.process(body, 3, second_copy)
+    assert [a["attempt"] for a in attempts(tenant_id, webhook_id)] == [1, 2, 3] and len(receiver.deliveries) == 3
+
+
 def test_a_wait_for_a_claim_never_lowers_the_attempts_another_copy_recorded(data_backend):
     """A copy waiting for another's claim records its wait only over fewer attempts (or none): the
     copy that holds the claim may have recorded its attempt (and its longer wait's handle) meanwhile."""

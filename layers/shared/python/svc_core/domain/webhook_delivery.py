@@ -27,7 +27,8 @@ the delivery function takes each message off and calls process(), which:
 
 Attempt numbers go on from the last attempt's recorded wait (below), read once the send is claimed;
 a failed attempt's wait is recorded (and its message hidden) before its claim is given back, so a
-copy of the message that takes the claim next numbers on from it. A receive that made no attempt
+copy of the message that takes the claim next numbers on from it, and makes no attempt before that
+wait ends (it hides itself until then: the schedule holds whichever copy sends). A receive that made no attempt
 (another copy's claim held: its wait is recorded with the attempts made so far, unless a copy has
 recorded more; a crash before sending; the residency audit's look at the queue) leaves no gap. A message with no wait recorded
 (its first receive) counts its receives, after the attempts of the cells it came from. A crash of
@@ -176,13 +177,24 @@ class Decision:
     attempt: int | None = None    # the attempt's number (None: none was made)
 
 
-def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int | Callable[[], int], *,
+@dataclass(frozen=True)
+class Turn:
+    """The next attempt of a delivery: its number, and when it is due (a copy's recorded wait)."""
+    number: int
+    due_at: float | None = None
+
+
+EARLY_TOLERANCE_SECONDS = 1   # a wait is recorded rounded up to the second: its own copy may come back this early
+
+
+def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int | Callable[[], Turn], *,
             now: float | None = None, post: Callable[..., webhook_http.HttpResult] = webhook_http.post,
             rand: Callable[[], float] = random.random,
             wait: Callable[[int, int], None] | None = None) -> Decision:
     """Make an attempt of this delivery message, log it, and say what follows. `attempt` is its number,
-    or what gives it once the send is claimed (a copy's attempt just made counts); `wait(attempt,
-    seconds)`, given, records a failed attempt's wait while the claim is still held."""
+    or what gives its Turn once the send is claimed (a copy's attempt just made counts, and so does the
+    wait it recorded: no attempt before it is due); `wait(attempt, seconds)`, given, records a failed
+    attempt's wait while the claim is still held."""
     cfg = settings()
     now = timeutil.now() if now is None else now
     event, tenant_id, webhook_id, send_id = message.event, message.tenantId, message.webhookId, message.sendId
@@ -200,13 +212,14 @@ def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int | Call
         from svc_core.platform import metrics  # on first use: not a start-up import
         metrics.webhook_delivery(outcome, fields.get("latencyMs"))
 
-    def numbered() -> int:
-        entry["attempt"] = attempt() if callable(attempt) else attempt
-        return entry["attempt"]
+    def turn() -> Turn:
+        next_turn = attempt() if callable(attempt) else Turn(attempt)
+        entry["attempt"] = next_turn.number
+        return next_turn
 
     subscription = webhooks_table.get(tenant_id, webhook_id)
     if subscription is None or not subscription.get("enabled"):
-        numbered()
+        turn()
         log("skipped", error="the webhook was deleted" if subscription is None else "the webhook is disabled")
         return _replay_outcome(message, Decision("skipped"))
 
@@ -219,7 +232,11 @@ def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int | Call
     if claimed != "claimed":  # another attempt is sending it now: look again when its claim ends
         return Decision("retrying", retry_in=max(1, int(claimed - now) + 1), attempted=False)
     try:
-        number = numbered()
+        number, due_at = (this := turn()).number, this.due_at
+        if due_at is not None and due_at - now > EARLY_TOLERANCE_SECONDS:
+            # Another copy's attempt failed and recorded when the next one is due: not sooner, from any copy.
+            webhook_deliveries_table.release(webhook_id, event.id, send_id)
+            return Decision("retrying", retry_in=max(1, math.ceil(due_at - now)), attempted=False)
         decision = replace(_send(message, number, subscription, schedule, now, log, post, rand), attempt=number)
         if decision.retry_in is not None and wait is not None:
             wait(number, decision.retry_in)
@@ -334,11 +351,17 @@ def attempts_before(message: webhook_delivery_queue.DeliveryMessage, receive_cou
     """The attempts of this delivery made before this receive: as its recorded wait says (set by the
     last attempt, here or before it was carried here), else by its receives (attempts_made). A
     receive that made no attempt leaves the wait as it was, so the next one is numbered on."""
+    return next_turn(message, receive_count).number - 1
+
+
+def next_turn(message: webhook_delivery_queue.DeliveryMessage, receive_count: int) -> Turn:
+    """The attempt this receive would make: numbered on from the recorded wait (and not due before it
+    ends), else from the receives (attempts_made)."""
     if receive_count > 1:   # a first receive has no wait of its own to read (a carried one's is its message's)
         waiting = webhook_deliveries_table.parked(message.webhookId, message.event.id, message.sendId)
         if waiting is not None and int(waiting["attempt"]) >= message.attempts:
-            return int(waiting["attempt"])
-    return attempts_made(message, receive_count)
+            return Turn(int(waiting["attempt"]) + 1, float(waiting["dueAt"]))
+    return Turn(attempts_made(message, receive_count) + 1)
 
 
 def carried(message: webhook_delivery_queue.DeliveryMessage, made: int, due_at: float, now: float
@@ -399,17 +422,18 @@ def process(body: str, receive_count: int, receipt_handle: str) -> Decision:
         _wait(message, made, wait, receipt_handle)
         raise RetryLater(f"attempt {made + 1} of a delivery carried from another cell is due in {wait} s")
     # Numbered once the send is claimed: a copy that held the claim before has recorded its attempt.
-    decision = deliver(message, lambda: attempts_before(message, receive_count) + 1,
+    decision = deliver(message, lambda: next_turn(message, receive_count),
                        wait=lambda attempt, seconds: _wait(message, attempt, seconds, receipt_handle))
     if decision.retry_in is not None:
         if not decision.attempted:
-            # A wait for another copy's claim made no attempt: recorded with the attempts made so far, so
-            # the next receive is numbered on from them, not from the receives (a first receive here has
-            # no wait of its own: a carried delivery meeting the claim copied from the old cell, say);
-            # unless a copy recorded more, whose wait (and handle) stands.
+            # A wait for another copy's claim (or for the attempt another copy scheduled) made no attempt:
+            # recorded with the attempts made so far, so the next receive is numbered on from them, not
+            # from the receives (a first receive here has no wait of its own: a carried delivery meeting
+            # the claim copied from the old cell, say); unless a copy recorded more, whose wait (and
+            # handle) stands.
             made = attempts_before(message, receive_count)
             _wait(message, made, decision.retry_in, receipt_handle, only_raising=True)
-            raise RetryLater(f"attempt {made + 1} waits {decision.retry_in} s for another copy's claim")
+            raise RetryLater(f"attempt {made + 1} waits {decision.retry_in} s for another copy's claim or wait")
         raise RetryLater(f"attempt {decision.attempt} failed; next in {decision.retry_in} s")
     if (decision.attempt or 1) > 1 or receive_count > 1:   # it may have waited for this attempt
         webhook_deliveries_table.unpark(message.webhookId, message.event.id, message.sendId)
