@@ -63,13 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-install", action="store_true",
                         help="do not pip-install bench/requirements.txt; skip the FastAPI + Mangum baseline")
     parser.add_argument("--only", choices=("cold", "warm", "calls", "load", "webhooks", "chat", "soak", "replication",
-                                                  "cost", "ceilings"),
-                        action="append", help="run only these parts (repeatable; soak, replication, cost and "
-                                              "ceilings run only when named)")
+                                                  "cost", "ceilings", "growth"),
+                        action="append", help="run only these parts (repeatable; soak, replication, cost, "
+                                              "ceilings and growth run only when named)")
+    parser.add_argument("--growth-items", type=int, default=100_000,
+                        help="items of each kind in the tenant (default 100000; --only growth)")
     args = parser.parse_args(argv)
     parts = set(args.only or ("cold", "warm", "calls", "load", "webhooks", "chat"))
 
-    from bench import calls, ceilings, chat_stream, cold, cost, load, replication, report, soak, warm, webhooks
+    from bench import calls, ceilings, chat_stream, cold, cost, growth, load, replication, report, soak, warm, webhooks
 
     started = time.monotonic()
     load_before = os.getloadavg()[0]
@@ -127,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         if "ceilings" in parts:
             _say("ceilings: parallel creators on one enterprise tenant of the local stack")
             rows += ceilings.rows(timed("ceilings", lambda: ceilings.measure(load.stack_env(clean_env), progress=_say)))
+        if "growth" in parts:
+            _say(f"growth: one tenant's first pages with 10 and {args.growth_items:,} items of a kind")
+            rows += growth.rows(timed("growth", lambda: growth.measure(load.stack_env(clean_env), args.growth_items,
+                                                                       progress=_say)))
         if "cost" in parts:
             _say("cost: the local stack with its meter on (DEVSTACK_METER)")
             costs = timed("cost", lambda: cost.measure(load.stack_env(clean_env), _say))
