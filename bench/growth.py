@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -69,7 +71,9 @@ def _routes() -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def _stack_env(port: str) -> dict[str, str]:
-    return json.loads((ROOT / ".local" / "stacks" / port / "local-stack-env.json").read_text())
+    from devstack.stack import environment_file
+
+    return json.loads(environment_file(int(port), None).read_text())
 
 
 def _rss_kib(pid: int) -> int:
@@ -163,8 +167,6 @@ def measure(env: dict[str, str], large: int = 100_000, small: int = 10, progress
         try:
             base, key, tenant_id = creds["baseUrl"], creds["apiKey"], creds["tenantId"]
             port = base.rsplit(":", 1)[1].split("/")[0]
-            import subprocess
-            import sys
             subprocess.run([sys.executable, "-m", "ops", "--local", "--stack", port, "tenants", "set-plan",
                             tenant_id, "enterprise"], cwd=ROOT, env=env, check=True, capture_output=True)
             stack = _stack_env(port)

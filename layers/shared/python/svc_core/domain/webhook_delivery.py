@@ -232,11 +232,12 @@ def deliver(message: webhook_delivery_queue.DeliveryMessage, attempt: int | Call
     if claimed != "claimed":  # another attempt is sending it now: look again when its claim ends
         return Decision("retrying", retry_in=max(1, int(claimed - now) + 1), attempted=False)
     try:
-        number, due_at = (this := turn()).number, this.due_at
-        if due_at is not None and due_at - now > EARLY_TOLERANCE_SECONDS:
+        this = turn()
+        if this.due_at is not None and this.due_at - now > EARLY_TOLERANCE_SECONDS:
             # Another copy's attempt failed and recorded when the next one is due: not sooner, from any copy.
             webhook_deliveries_table.release(webhook_id, event.id, send_id)
-            return Decision("retrying", retry_in=max(1, math.ceil(due_at - now)), attempted=False)
+            return Decision("retrying", retry_in=max(1, math.ceil(this.due_at - now)), attempted=False)
+        number = this.number
         decision = replace(_send(message, number, subscription, schedule, now, log, post, rand), attempt=number)
         if decision.retry_in is not None and wait is not None:
             wait(number, decision.retry_in)
